@@ -1,0 +1,16 @@
+/** Coded errors of the e2e package (E2E_ERR_*). */
+export const e2eErrorCodes = {
+  E2E_ERR_BROWSER_LAUNCH: 'Chromium could not be started',
+} as const;
+
+export type E2eErrorCode = keyof typeof e2eErrorCodes;
+
+export class E2eError extends Error {
+  readonly code: E2eErrorCode;
+
+  constructor(code: E2eErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'E2eError';
+    this.code = code;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * buildApp(): the origin as a fastify instance that is not listening yet, so tests can use
+ * inject() where sockets do not matter and listen() where they do.
+ */
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import type { OriginConfig } from './config/config.js';
+import type { MediaLibrary } from './media/library.js';
+import { errorBody, trickleOrigin } from './plugin.js';
+
+export interface BuildAppOptions {
+  readonly config: OriginConfig;
+  /** A pino logger or logger options; defaults to JSON logs at config.logLevel on stdout. */
+  readonly logger?: FastifyServerOptions['loggerInstance'] | false;
+  readonly library?: MediaLibrary;
+}
+
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const app = Fastify({
+    ...(options.logger === undefined
+      ? { logger: { level: config.logLevel } }
+      : options.logger === false
+        ? { logger: false }
+        : { loggerInstance: options.logger }),
+    // One log line per response (below) instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Malformed percent-encoding and the like: a 400 in the same error shape as every other error.
+    frameworkErrors: (error, _request, reply) => {
+      void (reply as FastifyReply).code(400).send(errorBody(error.code, error.message));
+    },
+    // Idle keep-alive connections are closed at shutdown; busy ones drain.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    keepAliveTimeout: 65_000,
+    requestTimeout: 120_000,
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const length = reply.getHeader('content-length');
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        bytes: typeof length === 'string' || typeof length === 'number' ? Number(length) : undefined,
+        completed: reply.raw.writableFinished,
+        durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
+        remote: `${request.socket.remoteAddress}:${request.socket.remotePort}`,
+      },
+      'response',
+    );
+  });
+
+  await app.register(trickleOrigin, { config, ...(options.library === undefined ? {} : { library: options.library }) });
+  return app;
+}

@@ -1,0 +1,21 @@
+/** Public entry of @trickle/origin. Other packages import only from here. */
+export { buildApp, type BuildAppOptions } from './app.js';
+export { trickleOrigin, type TrickleOriginOptions } from './plugin.js';
+export { startOrigin, checkDemoMedia, type RunningOrigin } from './server.js';
+export { loadConfig, resolveConfig, configFromEnv, originConfigSchema, type OriginConfig, type OriginConfigInput, type ConfigSources } from './config/config.js';
+export { OriginError, isOriginError, originErrorCodes, type OriginErrorCode } from './errors.js';
+export { MediaLibrary, type MediaLibraryOptions, type MediaFile, type AssetEntry, type IndexState } from './media/library.js';
+export {
+  buildAssetIndex,
+  summarizeIndex,
+  type AssetIndex,
+  type RenditionIndex,
+  type SegmentEntry,
+  type ProgressiveIndex,
+} from './media/media-index.js';
+export { ByteTimeMap, readProgressiveLayout, type ProgressiveLayout, type SampleTrack } from './media/sample-table.js';
+export { parseRange, byteRangeLength, type ByteRange, type RangeOutcome } from './http/range.js';
+export { generateDemoMedia, type DemoOptions } from './media/demo.js';
+export { packageInput, type PackageInputOptions, type Stage, type ProgressReporter } from './media/packager.js';
+export { parseLadder, fitLadder, demoLadderSpec, type Rung } from './media/ladder.js';
+export { checkTools, ffprobe } from './media/ffmpeg.js';

@@ -1,0 +1,158 @@
+/**
+ * The origin as a fastify plugin: `app.register(trickleOrigin, { media: '/srv/media' })` inside any
+ * fastify app, or through `buildApp()`. Routes: /media/<asset>/<file>, /api/assets,
+ * /api/assets/<asset>, /player/, /healthz.
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import cors from '@fastify/cors';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { resolveConfig, type OriginConfig, type OriginConfigInput } from './config/config.js';
+import { OriginError, isOriginError, type OriginErrorCode } from './errors.js';
+import { sendFile, type SendFileOptions } from './http/send-file.js';
+import { MediaLibrary } from './media/library.js';
+import { summarizeIndex } from './media/media-index.js';
+import { registerPlayerRoutes, type PlayerFiles } from './player/routes.js';
+
+export interface TrickleOriginOptions {
+  /** A validated config (from loadConfig) or raw values validated here. */
+  readonly config?: OriginConfig | OriginConfigInput;
+  /** Share one library between several registrations, or inject one in tests. */
+  readonly library?: MediaLibrary;
+}
+
+const statusByCode: Partial<Record<OriginErrorCode, number>> = {
+  ORIGIN_ERR_ASSET_NOT_FOUND: 404,
+  ORIGIN_ERR_FILE_NOT_FOUND: 404,
+  ORIGIN_ERR_BAD_PATH: 400,
+  ORIGIN_ERR_DEMO_MISSING: 404,
+  ORIGIN_ERR_CORRUPT_MEDIA: 500,
+};
+
+export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}) {
+  return { error: { code, message, ...extra } };
+}
+
+function isFrozenConfig(config: TrickleOriginOptions['config']): config is OriginConfig {
+  return config !== undefined && Object.isFrozen(config);
+}
+
+export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (app: FastifyInstance, options) => {
+  const config = isFrozenConfig(options.config) ? options.config : resolveConfig([{ label: 'plugin options', values: { ...(options.config ?? {}) } }]);
+  const library =
+    options.library ??
+    new MediaLibrary({
+      root: config.media,
+      cacheMaxBytes: config.cache.maxBytes,
+      cacheMaxFileBytes: config.cache.maxFileBytes,
+      revalidateMs: config.cache.revalidateMs,
+      onIndexError: (asset, error) => app.log.error({ asset, err: error, code: (error as OriginError).code, file: (error as OriginError).details?.file }, `asset "${asset}" cannot be indexed: ${error.message}`),
+    });
+  await library.open();
+
+  await app.register(cors, {
+    origin: config.corsAllowOrigin === '*' ? '*' : config.corsAllowOrigin,
+    methods: ['GET', 'HEAD', 'OPTIONS'],
+    allowedHeaders: ['Range', 'If-Range', 'If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since', 'CMCD-Request', 'CMCD-Object', 'CMCD-Status', 'CMCD-Session', 'Content-Type'],
+    exposedHeaders: ['Content-Range', 'Content-Length', 'Accept-Ranges', 'Server-Timing', 'ETag', 'Last-Modified', 'CMSD-Dynamic', 'CMSD-Static'],
+    maxAge: 600,
+  });
+
+  app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
+    if (isOriginError(error)) {
+      const status = statusByCode[error.code] ?? 500;
+      if (status >= 500) request.log.error({ err: error }, error.message);
+      return reply.code(status).send(errorBody(error.code, error.message));
+    }
+    const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
+    if (status >= 500) request.log.error({ err: error }, 'unhandled error');
+    return reply.code(status).send(errorBody(error.code ?? 'ORIGIN_ERR_INTERNAL', status >= 500 ? 'internal error' : error.message));
+  });
+  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('ORIGIN_ERR_NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`)));
+
+  const sendOptions: SendFileOptions = {
+    maxRanges: config.maxRanges,
+    cacheControl: config.cacheControl,
+    onShortRead: (file, error) => {
+      library.forget(file.asset, file.name);
+      app.log.error({ file: file.path, err: error }, error.message);
+    },
+  };
+
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/media/:asset/*',
+    exposeHeadRoute: false,
+    handler: async (request: FastifyRequest<{ Params: { asset: string; '*': string } }>, reply: FastifyReply) => {
+      const file = await library.getFile(request.params.asset, request.params['*']);
+      if (file === undefined) {
+        return reply.code(404).send(errorBody('ORIGIN_ERR_FILE_NOT_FOUND', 'no such media file'));
+      }
+      return sendFile(request, reply, file, sendOptions);
+    },
+  });
+
+  app.get('/api/assets', async () => {
+    const assets = await library.listAssets();
+    return {
+      assets: await Promise.all(
+        assets.map(async (asset) => {
+          const state = await library.indexState(asset.name);
+          const base = `media/${asset.name}/`;
+          return {
+            name: asset.name,
+            status: state?.status ?? 'broken',
+            ...(state?.status === 'broken' ? { error: { code: (state.error as OriginError).code ?? 'ORIGIN_ERR_CORRUPT_MEDIA', message: state.error.message } } : {}),
+            durationSec: state?.status === 'ready' ? state.index.durationSec : null,
+            renditionCount: state?.status === 'ready' ? state.index.renditions.length : null,
+            links: {
+              dash: asset.files.mpdFile === undefined ? null : base + asset.files.mpdFile,
+              hls: asset.files.hlsMasterFile === undefined ? null : base + asset.files.hlsMasterFile,
+              progressive: asset.files.progressiveFile === undefined ? null : base + asset.files.progressiveFile,
+              index: `api/assets/${asset.name}`,
+            },
+          };
+        }),
+      ),
+    };
+  });
+
+  app.get('/api/assets/:asset', async (request: FastifyRequest<{ Params: { asset: string }; Querystring: { segments?: string } }>, reply) => {
+    const state = await library.indexState(request.params.asset);
+    if (state === undefined) throw new OriginError('ORIGIN_ERR_ASSET_NOT_FOUND', `no asset named "${request.params.asset}"`);
+    if (state.status === 'broken') {
+      const error = state.error as OriginError;
+      return reply.code(500).send(errorBody(error.code ?? 'ORIGIN_ERR_CORRUPT_MEDIA', error.message, { file: error.details?.file ?? null }));
+    }
+    return summarizeIndex(state.index, { includeSegments: request.query.segments !== '0' });
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok', media: library.root, cache: library.cacheStats() }));
+
+  await registerPlayerRoutes(app, playerFiles());
+
+  // Index every asset as soon as the server is ready, so the first requests do not pay for it.
+  app.addHook('onReady', async () => {
+    const assets = await library.listAssets();
+    if (assets.length === 0) app.log.warn({ media: library.root }, `no assets found under ${library.root}`);
+    for (const asset of assets) {
+      const state = await library.indexState(asset.name);
+      if (state?.status === 'ready') {
+        app.log.info({ asset: asset.name, renditions: state.index.renditions.length, durationSec: state.index.durationSec }, `indexed asset "${asset.name}"`);
+      }
+    }
+  });
+};
+
+/** Page and script live in the origin package (static/ and the compiled dist/player/). */
+function playerFiles(): PlayerFiles {
+  const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  const require = createRequire(import.meta.url);
+  return {
+    indexHtml: join(packageRoot, 'static', 'player', 'index.html'),
+    playerJs: join(packageRoot, 'dist', 'player', 'player.js'),
+    dashjs: require.resolve('dashjs'),
+    hlsjs: join(dirname(require.resolve('hls.js')), 'hls.min.js'),
+  };
+}

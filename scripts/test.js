@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// The project's test command (`npm test`): build, make the media fixture the tests share (a short
+// demo clip made with the real ffmpeg, cached in .cache/), then run every package's compiled tests
+// with node's test runner.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const run = (command, args, env = {}) => {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+};
+
+run('npx', ['tsc', '-b']);
+
+const mediaRoot = join(root, '.cache', 'test-media');
+if (!existsSync(join(mediaRoot, 'demo', 'manifest.mpd'))) {
+  console.log('test fixture: generating a 24 s demo clip with ffmpeg (once; cached in .cache/test-media)');
+  run('node', ['bin/trickle.js', 'media', 'demo', '--out', join(mediaRoot, 'demo'), '--duration', '24', '--overwrite']);
+}
+
+function testFiles(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return testFiles(path);
+    return name.endsWith('.test.js') ? [path] : [];
+  });
+}
+
+const filter = process.argv.slice(2);
+const files = ['dist/test', 'origin/dist/test', 'native/dist/test', 'player-sim/dist/test', 'e2e/dist/test']
+  .flatMap((dir) => testFiles(join(root, dir)))
+  .filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)));
+run('node', ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], { TRICKLE_TEST_MEDIA: mediaRoot });

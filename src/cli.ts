@@ -1,0 +1,116 @@
+/**
+ * The `trickle` command line. Each command validates its flags, calls a package's public API and
+ * prints errors as one clear line (with the error code), never a stack trace for a user error.
+ */
+import { resolve } from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, startOrigin } from '@trickle/origin';
+import { stageProgress } from './progress.js';
+
+function positiveNumber(name: string) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed <= 0) throw new InvalidArgumentError(`${name} must be a positive number`);
+    return parsed;
+  };
+}
+
+function port(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new InvalidArgumentError('port must be an integer from 0 to 65535');
+  return parsed;
+}
+
+export function buildProgram(): Command {
+  const program = new Command('trickle')
+    .description('Trickle: a DASH/HLS origin that paces responses like Google\'s Trickle, and a QoE lab')
+    .showHelpAfterError()
+    .configureOutput({ outputError: (text, write) => write(text) });
+
+  const media = program.command('media').description('demo media');
+  media
+    .command('demo')
+    .description('synthesize a VBR demo clip and package it (DASH + HLS CMAF, progressive MP4)')
+    .option('--out <dir>', 'output directory (an asset directory)', 'media/demo')
+    .option('--duration <seconds>', 'clip duration in seconds', positiveNumber('duration'), 120)
+    .option('--overwrite', 'replace an existing, non-empty output directory')
+    .option('--if-missing', 'do nothing when the output already holds a manifest')
+    .action(async (opts: { out: string; duration: number; overwrite?: boolean; ifMissing?: boolean }) => {
+      const outDir = resolve(opts.out);
+      if (opts.ifMissing === true) {
+        try {
+          await checkDemoMedia(resolve(outDir, '..'));
+          if (resolve(outDir, '..', 'demo') === outDir) {
+            process.stderr.write(`demo media already in ${outDir}\n`);
+            return;
+          }
+        } catch {
+          // Missing: generate below.
+        }
+      }
+      const progress = stageProgress();
+      const startedMs = Date.now();
+      await generateDemoMedia({ outDir, durationSec: opts.duration, overwrite: opts.overwrite === true || opts.ifMissing === true, onProgress: progress.update });
+      progress.stop();
+      process.stderr.write(`demo media written to ${outDir} in ${((Date.now() - startedMs) / 1000).toFixed(1)} s\n`);
+    });
+
+  program
+    .command('package')
+    .description('package any media file ffmpeg can read into the same layout as the demo')
+    .argument('<input>', 'input media file')
+    .requiredOption('--out <dir>', 'output asset directory')
+    .option('--ladder <spec>', 'rungs like "360p:800k,720p:2800k" or "1280x720:2.8M" (default: the demo ladder, minus rungs taller than the source)')
+    .option('--segment-seconds <s>', 'segment and GOP duration', positiveNumber('segment-seconds'), 2)
+    .option('--force', 'allow rungs taller than the source (upscaling)')
+    .option('--overwrite', 'replace an existing, non-empty output directory')
+    .action(async (input: string, opts: { out: string; ladder?: string; segmentSeconds: number; force?: boolean; overwrite?: boolean }) => {
+      const progress = stageProgress();
+      const { rungs, durationSec } = await packageInput({
+        input: resolve(input),
+        outDir: resolve(opts.out),
+        ladder: opts.ladder,
+        segmentSeconds: opts.segmentSeconds,
+        force: opts.force === true,
+        overwrite: opts.overwrite === true,
+        onProgress: progress.update,
+      });
+      progress.stop();
+      process.stderr.write(`packaged ${durationSec.toFixed(1)} s into ${resolve(opts.out)}: ${rungs.map((r) => `${r.width}x${r.height}@${Math.round(r.bitrateBps / 1000)}k`).join(', ')}\n`);
+    });
+
+  program
+    .command('serve')
+    .description('run the origin (DASH, HLS, progressive MP4, /player/, /api/assets)')
+    .option('--media <dir>', 'media root: one subdirectory per asset (default: media/, with the demo)')
+    .addOption(new Option('--port <port>', 'TCP port (default 8080)').argParser(port))
+    .option('--host <address>', 'address to listen on (default 127.0.0.1)')
+    .option('--config <file>', 'config file (YAML or JSON); also TRICKLE_CONFIG')
+    .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
+    .action(async (opts: { media?: string; port?: number; host?: string; config?: string; logLevel?: string }) => {
+      const config = await loadConfig({
+        file: opts.config,
+        env: process.env,
+        flags: { media: opts.media, port: opts.port, host: opts.host, logLevel: opts.logLevel },
+      });
+      if (opts.media === undefined && process.env.TRICKLE_MEDIA === undefined) await checkDemoMedia(config.media);
+      await startOrigin(config, { handleSignals: true });
+    });
+
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync([...argv]);
+  } catch (error) {
+    if (isOriginError(error)) {
+      process.stderr.write(`trickle: ${error.message} [${error.code}]\n`);
+      process.exitCode = 1;
+      return;
+    }
+    throw error;
+  }
+}
+
+await main(process.argv);
