@@ -17,5 +17,5 @@ export { ByteTimeMap, readProgressiveLayout, type ProgressiveLayout, type Sample
 export { parseRange, byteRangeLength, type ByteRange, type RangeOutcome } from './http/range.js';
 export { generateDemoMedia, type DemoOptions } from './media/demo.js';
 export { packageInput, type PackageInputOptions, type Stage, type ProgressReporter } from './media/packager.js';
-export { parseLadder, fitLadder, demoLadderSpec, type Rung } from './media/ladder.js';
+export { parseLadder, fitLadder, defaultLadderSpec, type Rung } from './media/ladder.js';
 export { checkTools, ffprobe } from './media/ffmpeg.js';

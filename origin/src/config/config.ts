@@ -127,14 +127,18 @@ export async function readConfigFile(path: string): Promise<Record<string, unkno
   return parsed;
 }
 
+/** TRICKLE_* variables that configure tools rather than the origin. */
+const nonConfigVariables = new Set(['TRICKLE_CONFIG', 'TRICKLE_FFMPEG', 'TRICKLE_FFPROBE', 'TRICKLE_CHROMIUM']);
+
 /**
  * TRICKLE_PORT=9000 -> { port: 9000 }; TRICKLE_CACHE__MAX_BYTES=1 -> { cache: { maxBytes: 1 } }.
+ * Tool variables (TRICKLE_FFMPEG, TRICKLE_CHROMIUM, TRICKLE_TEST_*, ...) are not config keys.
  * Values that read as JSON numbers, booleans or arrays are parsed; everything else stays a string.
  */
 export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(env)) {
-    if (!name.startsWith('TRICKLE_') || raw === undefined || name === 'TRICKLE_CONFIG') continue;
+    if (!name.startsWith('TRICKLE_') || raw === undefined || nonConfigVariables.has(name) || name.startsWith('TRICKLE_TEST_')) continue;
     const path = name
       .slice('TRICKLE_'.length)
       .split('__')

@@ -1,0 +1,103 @@
+/** The `trickle` command as users run it: real processes, real ffmpeg. */
+import assert from 'node:assert/strict';
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { before, describe, it } from 'node:test';
+import { buildAssetIndex } from '@trickle/origin';
+
+const cli = resolve(import.meta.dirname, '..', '..', 'bin', 'trickle.js');
+const exec = promisify(execFile);
+
+function trickle(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+  const result = spawnSync(process.execPath, [cli, ...args], { cwd: options.cwd ?? process.cwd(), env: { ...process.env, ...options.env }, encoding: 'utf8', timeout: 120_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('trickle CLI', () => {
+  let work: string;
+  let input: string;
+
+  before(async () => {
+    work = await mkdtemp(join(tmpdir(), 'trickle-cli-'));
+    input = join(work, 'input-4x3.mp4');
+    await exec('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=640x480:r=25:d=4', '-f', 'lavfi', '-i', 'sine=f=300:d=4', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', input]);
+  });
+
+  it('lists its commands', () => {
+    const { status, stdout } = trickle(['--help']);
+    assert.equal(status, 0);
+    for (const command of ['media', 'package', 'serve']) assert.match(stdout, new RegExp(`\\b${command}\\b`));
+  });
+
+  it('tells how to create the demo when serve finds none', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'trickle-empty-'));
+    const { status, stderr } = trickle(['serve', '--port', '0'], { cwd: empty });
+    assert.equal(status, 1);
+    assert.match(stderr, /npx trickle media demo --out .*media\/demo/);
+    assert.match(stderr, /ORIGIN_ERR_DEMO_MISSING/);
+  });
+
+  it('rejects bad flags and bad config with the key named', () => {
+    const badPort = trickle(['serve', '--port', '99999']);
+    assert.notEqual(badPort.status, 0);
+    assert.match(badPort.stderr, /port must be an integer/);
+    const badEnv = trickle(['serve', '--media', work, '--port', '0'], { env: { TRICKLE_LOG_LEVEL: 'chatty' } });
+    assert.equal(badEnv.status, 1);
+    assert.match(badEnv.stderr, /"logLevel" \(from environment\)/);
+  });
+
+  it('reports unreadable input, an impossible ladder and a missing ffmpeg clearly', async () => {
+    const missing = trickle(['package', join(work, 'nope.mp4'), '--out', join(work, 'x')]);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /ORIGIN_ERR_INPUT_UNREADABLE/);
+    const text = join(work, 'notes.txt');
+    await writeFile(text, 'not a video\n');
+    const garbage = trickle(['package', text, '--out', join(work, 'x')]);
+    assert.equal(garbage.status, 1);
+    assert.match(garbage.stderr, /ffprobe cannot read .*notes\.txt.*ORIGIN_ERR_INPUT_UNREADABLE/s);
+    const upscale = trickle(['package', input, '--out', join(work, 'x'), '--ladder', '360p:800k,720p:2800k']);
+    assert.equal(upscale.status, 1);
+    assert.match(upscale.stderr, /720p would upscale the 640x480 source.*--force.*ORIGIN_ERR_LADDER/s);
+    const noFfmpeg = trickle(['package', input, '--out', join(work, 'x')], { env: { TRICKLE_FFPROBE: '/nonexistent/ffprobe', TRICKLE_FFMPEG: '/nonexistent/ffmpeg' } });
+    assert.equal(noFfmpeg.status, 1);
+    assert.match(noFfmpeg.stderr, /not found on PATH.*apt-get install ffmpeg.*ORIGIN_ERR_FFMPEG_MISSING/s);
+  });
+
+  it('packages a 4:3 file into DASH + HLS + progressive, dropping rungs taller than the source', async () => {
+    const out = join(work, 'asset');
+    const { status, stderr } = trickle(['package', input, '--out', out]);
+    assert.equal(status, 0, stderr);
+    assert.match(stderr, /encode: 100%/);
+    const files = await readdir(out);
+    for (const name of ['manifest.mpd', 'master.m3u8', 'progressive.mp4', 'init-0.m4s', 'media_0.m3u8']) assert.ok(files.includes(name), name);
+    assert.ok(!files.some((name) => name.startsWith('.')), 'no staging leftovers');
+    const index = await buildAssetIndex('asset', out, { mpdFile: 'manifest.mpd', hlsMasterFile: 'master.m3u8', progressiveFile: 'progressive.mp4' });
+    const video = index.renditions.filter((r) => r.kind === 'video');
+    assert.deepEqual(video.map((r) => [r.width, r.height]), [
+      [312, 234],
+      [480, 360],
+    ]);
+    for (const rendition of index.renditions) assert.ok(Math.abs(rendition.durationSec - 4) < 0.1, `${rendition.id}: ${rendition.durationSec}`);
+    assert.equal(index.progressive?.faststart, true);
+    assert.match(await readFile(join(out, 'master.m3u8'), 'utf8'), /AVERAGE-BANDWIDTH=/);
+
+    const again = trickle(['package', input, '--out', out]);
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /already exists.*--overwrite/);
+  });
+
+  it('refuses to overwrite demo output without --overwrite, and --if-missing is a no-op when present', async () => {
+    const out = join(work, 'media', 'demo');
+    await mkdir(out, { recursive: true });
+    await writeFile(join(out, 'manifest.mpd'), '<MPD/>');
+    const skipped = trickle(['media', 'demo', '--out', out, '--if-missing']);
+    assert.equal(skipped.status, 0);
+    assert.match(skipped.stderr, /already in/);
+    const refused = trickle(['media', 'demo', '--out', out, '--duration', '4']);
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /--overwrite/);
+  });
+});
