@@ -2,7 +2,8 @@
  * The `trickle` command line. Each command validates its flags, calls a package's public API and
  * prints errors as one clear line (with the error code), never a stack trace for a user error.
  */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, startOrigin } from '@trickle/origin';
 import { stageProgress } from './progress.js';
@@ -37,16 +38,9 @@ export function buildProgram(): Command {
     .option('--if-missing', 'do nothing when the output already holds a manifest')
     .action(async (opts: { out: string; duration: number; overwrite?: boolean; ifMissing?: boolean }) => {
       const outDir = resolve(opts.out);
-      if (opts.ifMissing === true) {
-        try {
-          await checkDemoMedia(resolve(outDir, '..'));
-          if (resolve(outDir, '..', 'demo') === outDir) {
-            process.stderr.write(`demo media already in ${outDir}\n`);
-            return;
-          }
-        } catch {
-          // Missing: generate below.
-        }
+      if (opts.ifMissing === true && existsSync(join(outDir, 'manifest.mpd'))) {
+        process.stderr.write(`demo media already in ${outDir}\n`);
+        return;
       }
       const progress = stageProgress();
       const startedMs = Date.now();

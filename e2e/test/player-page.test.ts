@@ -47,7 +47,7 @@ describe('/player/ in Chromium', { skip }, () => {
     page.on('pageerror', (error) => consoleErrors.push(error.message));
     await page.goto(`${url}/player/?asset=demo&player=${player}`);
     await page.waitForFunction(() => (window as unknown as { trickle?: Snapshot }).trickle?.startupMs != null, undefined, { timeout: 20_000 });
-    await page.waitForFunction((s) => (document.getElementById('video') as HTMLVideoElement).currentTime >= s, seconds, { timeout: 30_000 });
+    await page.waitForFunction((s) => (window.document.getElementById('video') as HTMLVideoElement).currentTime >= s, seconds, { timeout: 30_000 });
     const snapshot = await page.evaluate(() => (window as unknown as { trickle: Snapshot }).trickle);
     return { page, snapshot, consoleErrors };
   }
@@ -58,7 +58,7 @@ describe('/player/ in Chromium', { skip }, () => {
       assert.deepEqual(snapshot.errors, []);
       assert.deepEqual(consoleErrors, []);
       assert.ok(snapshot.startupMs! > 0 && snapshot.startupMs! < 10_000, `startup ${snapshot.startupMs} ms`);
-      const frames = await page.evaluate(() => (document.getElementById('video') as HTMLVideoElement).getVideoPlaybackQuality().totalVideoFrames);
+      const frames = await page.evaluate(() => (window.document.getElementById('video') as HTMLVideoElement).getVideoPlaybackQuality().totalVideoFrames);
       assert.ok(frames > 60, `${frames} frames decoded`);
       await page.close();
     });
@@ -68,9 +68,9 @@ describe('/player/ in Chromium', { skip }, () => {
     const { page, snapshot } = await playFor('native', 2);
     assert.deepEqual(snapshot.errors, []);
     await page.evaluate(() => {
-      (document.getElementById('video') as HTMLVideoElement).currentTime = 15;
+      (window.document.getElementById('video') as HTMLVideoElement).currentTime = 15;
     });
-    await page.waitForFunction(() => (document.getElementById('video') as HTMLVideoElement).currentTime >= 16.5, undefined, { timeout: 20_000 });
+    await page.waitForFunction(() => (window.document.getElementById('video') as HTMLVideoElement).currentTime >= 16.5, undefined, { timeout: 20_000 });
     assert.ok(ranges.length > 0, 'the browser fetched the MP4 with Range requests');
     await page.close();
   });
