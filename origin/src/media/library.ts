@@ -1,0 +1,263 @@
+/**
+ * The media library: discovers assets below a media root, resolves request paths safely, keeps a
+ * bounded in-memory cache of hot files (manifests, init and media segments) revalidated against
+ * the file system, and builds each asset's media index once (rebuilt when its manifests change).
+ *
+ * Path safety is by construction: a request path is split into segments that must each match a
+ * strict file-name pattern (no leading dot, no separators, no percent signs, no NUL), and the
+ * resolved real path (symlinks followed) must stay inside the asset directory.
+ */
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { OriginError } from '../errors.js';
+import { makeValidators, type Validators } from '../http/conditional.js';
+import { classifyFile, type FileRole } from '../http/content-type.js';
+import { buildAssetIndex, type AssetFiles, type AssetIndex } from './media-index.js';
+
+export interface MediaLibraryOptions {
+  readonly root: string;
+  /** Total bytes of file bodies kept in memory. */
+  readonly cacheMaxBytes: number;
+  /** Files larger than this are streamed from disk instead of cached. */
+  readonly cacheMaxFileBytes: number;
+  /** How long a cached stat is trusted before the file is checked again. */
+  readonly revalidateMs: number;
+  readonly now?: () => number;
+  readonly onIndexError?: (asset: string, error: Error) => void;
+}
+
+export interface MediaFile {
+  readonly asset: string;
+  /** Path relative to the asset directory, with forward slashes. */
+  readonly name: string;
+  readonly path: string;
+  readonly sizeBytes: number;
+  readonly mtimeMs: number;
+  readonly validators: Validators;
+  readonly contentType: string;
+  readonly role: FileRole;
+  /** The whole file when it is small enough to cache; otherwise read from `path` per request. */
+  readonly body: Buffer | undefined;
+}
+
+export interface AssetEntry {
+  readonly name: string;
+  readonly dir: string;
+  readonly files: AssetFiles;
+}
+
+export type IndexState =
+  | { readonly status: 'ready'; readonly index: AssetIndex }
+  | { readonly status: 'broken'; readonly error: Error };
+
+interface CachedFile {
+  file: MediaFile;
+  checkedAtMs: number;
+  ino: number;
+}
+
+const fileNamePattern = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
+const maxPathDepth = 8;
+
+export function isSafeName(name: string): boolean {
+  return fileNamePattern.test(name);
+}
+
+/** Splits a request path below an asset into safe segments, or returns undefined. */
+export function safeRelativePath(relative: string): string[] | undefined {
+  if (relative.length === 0 || relative.length > 1024) return undefined;
+  const parts = relative.split('/');
+  if (parts.length > maxPathDepth) return undefined;
+  return parts.every(isSafeName) ? parts : undefined;
+}
+
+function isInside(parent: string, child: string): boolean {
+  return child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+}
+
+export class MediaLibrary {
+  readonly root: string;
+  private realRoot: string | undefined;
+  private readonly options: MediaLibraryOptions;
+  private readonly now: () => number;
+  private readonly files: LRUCache<string, CachedFile>;
+  private readonly indexes = new Map<string, { state: Promise<IndexState>; fingerprint: string; checkedAtMs: number }>();
+
+  constructor(options: MediaLibraryOptions) {
+    this.options = options;
+    this.root = options.root;
+    this.now = options.now ?? Date.now;
+    this.files = new LRUCache<string, CachedFile>({
+      max: 100_000,
+      maxSize: Math.max(1, options.cacheMaxBytes),
+      sizeCalculation: (entry) => Math.max(1, entry.file.body?.length ?? 0) + 256,
+    });
+  }
+
+  /** Resolves the media root once; fails with a clear error when it is missing. */
+  async open(): Promise<void> {
+    try {
+      this.realRoot = await realpath(this.root);
+      const info = await stat(this.realRoot);
+      if (!info.isDirectory()) throw new Error('not a directory');
+    } catch (error) {
+      throw new OriginError('ORIGIN_ERR_MEDIA_ROOT', `media root ${this.root} is missing or not a readable directory (${(error as Error).message})`, { root: this.root }, { cause: error });
+    }
+  }
+
+  private requireRoot(): string {
+    if (this.realRoot === undefined) throw new OriginError('ORIGIN_ERR_MEDIA_ROOT', 'MediaLibrary.open() was not called', { root: this.root });
+    return this.realRoot;
+  }
+
+  async listAssets(): Promise<AssetEntry[]> {
+    const root = this.requireRoot();
+    const entries = await readdir(root, { withFileTypes: true });
+    const assets: AssetEntry[] = [];
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      if (!isSafeName(entry.name) || !(entry.isDirectory() || entry.isSymbolicLink())) continue;
+      const asset = await this.getAsset(entry.name);
+      if (asset !== undefined) assets.push(asset);
+    }
+    return assets;
+  }
+
+  /** The asset named `name`, or undefined when it does not exist or is not a media asset. */
+  async getAsset(name: string): Promise<AssetEntry | undefined> {
+    if (!isSafeName(name)) return undefined;
+    const root = this.requireRoot();
+    let dir: string;
+    try {
+      dir = await realpath(join(root, name));
+    } catch {
+      return undefined;
+    }
+    if (!isInside(root, dir) || dir === root) return undefined;
+    let names: string[];
+    try {
+      names = (await readdir(dir)).filter(isSafeName).sort();
+    } catch {
+      return undefined;
+    }
+    const pick = (preferred: string, extension: string) => (names.includes(preferred) ? preferred : names.find((n) => n.endsWith(extension)));
+    let hlsMasterFile = names.includes('master.m3u8') ? 'master.m3u8' : undefined;
+    if (hlsMasterFile === undefined) {
+      for (const candidate of names.filter((n) => n.endsWith('.m3u8'))) {
+        const text = await readFile(join(dir, candidate), 'utf8').catch(() => '');
+        if (text.includes('#EXT-X-STREAM-INF')) {
+          hlsMasterFile = candidate;
+          break;
+        }
+      }
+    }
+    const files: AssetFiles = { mpdFile: pick('manifest.mpd', '.mpd'), hlsMasterFile, progressiveFile: pick('progressive.mp4', '.mp4') };
+    if (files.mpdFile === undefined && files.hlsMasterFile === undefined && files.progressiveFile === undefined) return undefined;
+    return { name, dir, files };
+  }
+
+  /**
+   * The file `relative` of `asset`, from the cache when still valid. Returns undefined for a path
+   * that is malformed, leaves the asset, or names no regular file: callers answer 404.
+   */
+  async getFile(asset: string, relative: string): Promise<MediaFile | undefined> {
+    const key = `${asset}/${relative}`;
+    const cached = this.files.get(key);
+    const nowMs = this.now();
+    if (cached !== undefined && nowMs - cached.checkedAtMs < this.options.revalidateMs) return cached.file;
+
+    if (!isSafeName(asset) || safeRelativePath(relative) === undefined) return undefined;
+    const root = this.requireRoot();
+    const assetDir = join(root, asset);
+    let path: string;
+    let realAssetDir: string;
+    try {
+      realAssetDir = await realpath(assetDir);
+      path = await realpath(join(assetDir, relative));
+    } catch {
+      this.files.delete(key);
+      return undefined;
+    }
+    if (!isInside(root, realAssetDir) || !isInside(realAssetDir, path)) return undefined;
+    const info = await stat(path).catch(() => undefined);
+    if (info === undefined || !info.isFile()) {
+      this.files.delete(key);
+      return undefined;
+    }
+    if (cached !== undefined && cached.ino === info.ino && cached.file.sizeBytes === info.size && cached.file.mtimeMs === info.mtimeMs && cached.file.path === path) {
+      cached.checkedAtMs = nowMs;
+      return cached.file;
+    }
+
+    const initKind = await this.initKindOf(asset, relative);
+    const { contentType, role } = classifyFile(relative, initKind);
+    let body: Buffer | undefined;
+    if (info.size <= this.options.cacheMaxFileBytes) {
+      body = await readFile(path);
+      // A writer replaced the file between stat and read: serve what was read, and describe it.
+      if (body.length !== info.size) return this.describe(asset, relative, path, body.length, info.mtimeMs, contentType, role, body);
+    }
+    const file = this.describe(asset, relative, path, info.size, info.mtimeMs, contentType, role, body);
+    this.files.set(key, { file, checkedAtMs: nowMs, ino: info.ino });
+    return file;
+  }
+
+  /** Drops a file from the cache, e.g. after a read failed because it changed underneath. */
+  forget(asset: string, relative: string): void {
+    this.files.delete(`${asset}/${relative}`);
+  }
+
+  private describe(asset: string, name: string, path: string, sizeBytes: number, mtimeMs: number, contentType: string, role: FileRole, body: Buffer | undefined): MediaFile {
+    return { asset, name, path, sizeBytes, mtimeMs, validators: makeValidators(sizeBytes, mtimeMs), contentType, role, body };
+  }
+
+  /** Only an index that is already built is consulted: a file request never waits for indexing. */
+  private async initKindOf(asset: string, relative: string): Promise<'video' | 'audio' | 'other' | undefined> {
+    const known = this.indexes.get(asset);
+    if (known === undefined) return undefined;
+    const state = await known.state;
+    return state.status === 'ready' ? state.index.renditionByInitFile.get(relative)?.kind : undefined;
+  }
+
+  /** Cache statistics for /metrics and the benchmarks. */
+  cacheStats(): { entries: number; bytes: number } {
+    return { entries: this.files.size, bytes: this.files.calculatedSize };
+  }
+
+  /**
+   * The asset's index, built once and rebuilt when a manifest or the progressive file changes.
+   * A failure is kept (and reported once through onIndexError) until the files change.
+   */
+  async indexState(name: string): Promise<IndexState | undefined> {
+    const asset = await this.getAsset(name);
+    if (asset === undefined) return undefined;
+    const nowMs = this.now();
+    const known = this.indexes.get(name);
+    if (known !== undefined && nowMs - known.checkedAtMs < this.options.revalidateMs) return known.state;
+    const fingerprint = await this.fingerprint(asset);
+    if (known !== undefined && known.fingerprint === fingerprint) {
+      known.checkedAtMs = nowMs;
+      return known.state;
+    }
+    const state: Promise<IndexState> = buildAssetIndex(name, asset.dir, asset.files).then(
+      (index) => ({ status: 'ready', index }),
+      (error: Error) => {
+        this.options.onIndexError?.(name, error);
+        return { status: 'broken', error };
+      },
+    );
+    this.indexes.set(name, { state, fingerprint, checkedAtMs: nowMs });
+    return state;
+  }
+
+  private async fingerprint(asset: AssetEntry): Promise<string> {
+    const names = [asset.files.mpdFile, asset.files.hlsMasterFile, asset.files.progressiveFile].filter((n): n is string => n !== undefined);
+    const parts = await Promise.all(
+      names.map(async (n) => {
+        const info = await stat(join(asset.dir, n)).catch(() => undefined);
+        return `${n}:${info?.size ?? -1}:${info?.mtimeMs ?? -1}`;
+      }),
+    );
+    return parts.join('|');
+  }
+}
