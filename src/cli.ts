@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, startOrigin } from '@trickle/origin';
+import { registerNativeCommands } from './native-command.js';
 import { stageProgress } from './progress.js';
 
 function positiveNumber(name: string) {
@@ -91,14 +92,20 @@ export function buildProgram(): Command {
       await startOrigin(config, { handleSignals: true });
     });
 
+  registerNativeCommands(program);
   return program;
+}
+
+/** Coded errors of the other packages (NATIVE_ERR_*, E2E_ERR_*) and syscall errors (EPERM, ...). */
+function isCodedError(error: unknown): error is Error & { code: string } {
+  return error instanceof Error && typeof (error as { code?: unknown }).code === 'string' && /^([A-Z0-9]+_ERR_|E[A-Z]+$)/.test((error as unknown as { code: string }).code);
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
   try {
     await buildProgram().parseAsync([...argv]);
   } catch (error) {
-    if (isOriginError(error)) {
+    if (isOriginError(error) || isCodedError(error)) {
       process.stderr.write(`trickle: ${error.message} [${error.code}]\n`);
       process.exitCode = 1;
       return;

@@ -1,0 +1,45 @@
+#pragma once
+#include <napi.h>
+
+#include <cstdint>
+#include <string>
+
+namespace trickle {
+
+// The loaded sock_ops program and its maps, owned by one addon instance (no static globals).
+// Links and fds are closed explicitly by Close() and by the destructor.
+class BpfClamp {
+ public:
+  BpfClamp() = default;
+  BpfClamp(const BpfClamp&) = delete;
+  BpfClamp& operator=(const BpfClamp&) = delete;
+  ~BpfClamp();
+
+  static bool Compiled();
+  static std::string NotCompiledReason();
+
+  // Loads the program, pins its maps (and link) under pinDir, attaches it to the cgroup unless a
+  // pinned link shows it is attached already. Returns true when this call attached it.
+  bool LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const std::string& pinDir);
+  // Opens maps pinned by an earlier LoadAndAttach (possibly by another, privileged, process).
+  void OpenPinned(Napi::Env env, const std::string& pinDir);
+  // Detaches: destroys the in-process link and removes the pinned link and maps.
+  void Unpin(Napi::Env env, const std::string& pinDir);
+  void Close();
+
+  void SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t rateBytesPerSec, uint32_t gainMilli, uint32_t minPackets, uint32_t fixedPackets);
+  Napi::Value GetTarget(Napi::Env env, uint64_t cookie);
+  bool DeleteTarget(Napi::Env env, uint64_t cookie);
+  uint32_t CountTargets(Napi::Env env);
+  Napi::Object Stats(Napi::Env env);
+  bool IsOpen() const { return targets_fd_ >= 0; }
+
+ private:
+  void RequireOpen(Napi::Env env) const;
+  int targets_fd_ = -1;
+  int stats_fd_ = -1;
+  void* skeleton_ = nullptr;
+  void* link_ = nullptr;
+};
+
+}  // namespace trickle

@@ -1,0 +1,87 @@
+/** Loads the compiled addon (node-gyp-build); on failure records why, for the JS fallback. */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface RawTcpInfo {
+  readonly [field: string]: number | boolean | undefined;
+}
+
+export interface RawTarget {
+  mode: number;
+  rateBytesPerSec: number;
+  gainMilli: number;
+  minPackets: number;
+  fixedPackets: number;
+  appliedPackets: number;
+  updates: number;
+}
+
+export interface RawBpfStats {
+  rttSamples: number;
+  clampUpdates: number;
+  closedRemoved: number;
+  setsockoptErrors: number;
+  entries: number;
+}
+
+/** The addon's exports, as defined in addon/addon.cc. */
+export interface NativeBinding {
+  tcpInfo(fd: number): RawTcpInfo;
+  setMaxPacingRate(fd: number, bytesPerSecond: number | null): void;
+  getMaxPacingRate(fd: number): number | null;
+  setCongestionControl(fd: number, name: string): void;
+  getCongestionControl(fd: number): string;
+  setNotsentLowat(fd: number, bytes: number): void;
+  socketCookie(fd: number): bigint;
+  bpfCompiled(): { compiled: boolean; reason?: string };
+  bpfLoadAndAttach(cgroupPath: string, pinDir: string): boolean;
+  bpfOpenPinned(pinDir: string): void;
+  bpfUnpin(pinDir: string): void;
+  bpfClose(): void;
+  bpfSetTarget(cookie: bigint, mode: number, rateBytesPerSec: number, gainMilli: number, minPackets: number, fixedPackets: number): void;
+  bpfGetTarget(cookie: bigint): RawTarget | undefined;
+  bpfDeleteTarget(cookie: bigint): boolean;
+  bpfStats(): RawBpfStats;
+}
+
+export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export interface BuildStatus {
+  readonly addon: boolean;
+  readonly bpf: boolean;
+  readonly delayline: boolean;
+  readonly reasons: Readonly<Record<string, string>>;
+}
+
+export function buildStatus(): BuildStatus | undefined {
+  try {
+    return JSON.parse(readFileSync(join(packageRoot, 'out', 'native-status.json'), 'utf8')) as BuildStatus;
+  } catch {
+    return undefined;
+  }
+}
+
+function load(): { binding: NativeBinding | undefined; reason: string | undefined } {
+  if (process.platform !== 'linux') return { binding: undefined, reason: `${process.platform} is not Linux` };
+  try {
+    const require = createRequire(import.meta.url);
+    const nodeGypBuild = require('node-gyp-build') as (dir: string) => NativeBinding;
+    return { binding: nodeGypBuild(packageRoot), reason: undefined };
+  } catch (error) {
+    const built = buildStatus()?.reasons.addon;
+    return { binding: undefined, reason: `the addon could not be loaded: ${built ?? (error as Error).message.split('\n')[0]}` };
+  }
+}
+
+const loaded = load();
+
+/** The addon, or undefined with `bindingUnavailableReason` saying why. */
+export const binding: NativeBinding | undefined = loaded.binding;
+export const bindingUnavailableReason: string | undefined = loaded.reason;
+
+/** The lab's delay line program built at install time (see delayline/delayline.c). */
+export function delaylinePath(): string {
+  return join(packageRoot, 'out', 'delayline');
+}

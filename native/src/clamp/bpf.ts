@@ -1,0 +1,57 @@
+/** The real per-socket cwnd clamp: entries in the sock_ops program's map, keyed by socket cookie. */
+import type { NativeBinding } from '../binding.js';
+import { socketCookie, socketFd, type SocketLike } from '../socket.js';
+import { checkClampRate, checkPackets, type ClampBackend, type ClampRate, type ClampSocketState, type ClampStats, type ReleaseOptions } from './clamp-backend.js';
+
+/** Mirrors enum trickle_clamp_mode in bpf/cwnd_clamp.h. */
+export const clampMode = { rate: 1, packets: 2, releaseGradual: 3, releaseImmediate: 4 } as const;
+
+export class BpfClampBackend implements ClampBackend {
+  readonly backend = 'bpf';
+  readonly fallbackReason = undefined;
+  private errors = 0;
+
+  constructor(private readonly native: NativeBinding) {}
+
+  setRate(socket: SocketLike, target: ClampRate): void {
+    const { rateBytesPerSec, gain, minPackets } = checkClampRate(target);
+    this.write(socket, clampMode.rate, rateBytesPerSec, gain, minPackets, 0);
+  }
+
+  setPackets(socket: SocketLike, packets: number): void {
+    this.write(socket, clampMode.packets, 0, 1, 1, checkPackets(packets));
+  }
+
+  release(socket: SocketLike, options: ReleaseOptions = {}): void {
+    this.write(socket, options.mode === 'immediate' ? clampMode.releaseImmediate : clampMode.releaseGradual, 0, 1, 1, 0);
+  }
+
+  forget(socket: SocketLike): void {
+    this.native.bpfDeleteTarget(socketCookie(socket));
+  }
+
+  state(socket: SocketLike): ClampSocketState | undefined {
+    const target = this.native.bpfGetTarget(socketCookie(socket));
+    if (target === undefined) return undefined;
+    return { backend: 'bpf', appliedPackets: target.appliedPackets === 0 ? undefined : target.appliedPackets, updates: target.updates };
+  }
+
+  stats(): ClampStats {
+    const raw = this.native.bpfStats();
+    return { backend: 'bpf', entries: raw.entries, updatesApplied: raw.clampUpdates, rttSamples: raw.rttSamples, closedRemoved: raw.closedRemoved, errors: raw.setsockoptErrors + this.errors };
+  }
+
+  close(): void {
+    this.native.bpfClose();
+  }
+
+  private write(socket: SocketLike, mode: number, rateBytesPerSec: number, gain: number, minPackets: number, fixedPackets: number): void {
+    socketFd(socket);
+    try {
+      this.native.bpfSetTarget(socketCookie(socket), mode, Math.round(rateBytesPerSec), Math.round(gain * 1000), minPackets, fixedPackets);
+    } catch (error) {
+      this.errors++;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Socket introspection and control: TCP_INFO and the per-socket options a pacing origin needs.
+ * Every function takes a net.Socket or a raw file descriptor.
+ */
+import type { Socket } from 'node:net';
+import { binding, bindingUnavailableReason, type NativeBinding } from './binding.js';
+import { NativeError, type SyscallError } from './errors.js';
+
+export type SocketLike = Socket | number;
+
+/** TCP_INFO with units in the names; fields the running kernel does not report are undefined. */
+export interface TcpInfo {
+  readonly state?: number;
+  readonly caState?: number;
+  readonly retransmits?: number;
+  readonly rtoUs?: number;
+  readonly mss?: number;
+  readonly unacked?: number;
+  readonly sacked?: number;
+  readonly lost?: number;
+  readonly retrans?: number;
+  readonly rttUs?: number;
+  readonly rttVarUs?: number;
+  readonly ssthresh?: number;
+  readonly cwnd?: number;
+  readonly totalRetrans?: number;
+  /** bits per second */
+  readonly pacingRateBps?: number;
+  /** bits per second; undefined when unlimited */
+  readonly maxPacingRateBps?: number;
+  readonly bytesAcked?: number;
+  readonly bytesReceived?: number;
+  readonly segsOut?: number;
+  readonly segsIn?: number;
+  readonly notsentBytes?: number;
+  readonly minRttUs?: number;
+  readonly dataSegsOut?: number;
+  /** bits per second */
+  readonly deliveryRateBps?: number;
+  readonly deliveryRateAppLimited?: boolean;
+  readonly busyTimeUs?: number;
+  readonly rwndLimitedUs?: number;
+  readonly sndbufLimitedUs?: number;
+  readonly delivered?: number;
+  readonly bytesSent?: number;
+  readonly bytesRetrans?: number;
+  readonly sndWnd?: number;
+  readonly rcvWnd?: number;
+  readonly totalRto?: number;
+  /** How many bytes of struct tcp_info the kernel returned. */
+  readonly kernelLengthBytes: number;
+  readonly [field: string]: number | boolean | undefined;
+}
+
+export function requireBinding(): NativeBinding {
+  if (binding === undefined) throw new NativeError('NATIVE_ERR_UNSUPPORTED', `native socket control is not available: ${bindingUnavailableReason}`);
+  return binding;
+}
+
+/** The socket's file descriptor; a destroyed socket fails like a closed fd would (EBADF). */
+export function socketFd(socket: SocketLike): number {
+  if (typeof socket === 'number') return socket;
+  const fd = (socket as unknown as { _handle?: { fd?: number } | null })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) {
+    const error = new Error('the socket is closed or has no file descriptor') as SyscallError;
+    error.code = 'EBADF';
+    error.errno = -9;
+    error.syscall = 'fd';
+    throw error;
+  }
+  return fd;
+}
+
+export function tcpInfo(socket: SocketLike): TcpInfo {
+  return requireBinding().tcpInfo(socketFd(socket)) as TcpInfo;
+}
+
+function checkRate(bytesPerSecond: number): void {
+  if (typeof bytesPerSecond !== 'number' || !Number.isFinite(bytesPerSecond) || bytesPerSecond < 1) {
+    const error = new RangeError(`rate must be a finite number of bytes per second >= 1 (got ${bytesPerSecond})`);
+    Object.assign(error, { code: 'NATIVE_ERR_ARGUMENT' });
+    throw error;
+  }
+}
+
+/** SO_MAX_PACING_RATE in bytes per second (TCP internal pacing, no fq needed); null lifts it. */
+export function setMaxPacingRate(socket: SocketLike, bytesPerSecond: number | null): void {
+  if (bytesPerSecond !== null) checkRate(bytesPerSecond);
+  requireBinding().setMaxPacingRate(socketFd(socket), bytesPerSecond === null ? null : Math.round(bytesPerSecond));
+}
+
+/** Bytes per second, or null when unlimited. */
+export function getMaxPacingRate(socket: SocketLike): number | null {
+  return requireBinding().getMaxPacingRate(socketFd(socket));
+}
+
+export function setCongestionControl(socket: SocketLike, name: string): void {
+  requireBinding().setCongestionControl(socketFd(socket), name);
+}
+
+export function getCongestionControl(socket: SocketLike): string {
+  return requireBinding().getCongestionControl(socketFd(socket));
+}
+
+/** TCP_NOTSENT_LOWAT: how many unsent bytes may wait in the socket before it stops being writable. */
+export function setNotsentLowat(socket: SocketLike, bytes: number): void {
+  requireBinding().setNotsentLowat(socketFd(socket), bytes);
+}
+
+/** SO_COOKIE: the kernel's stable 64-bit id of the socket (the BPF map key). */
+export function socketCookie(socket: SocketLike): bigint {
+  return requireBinding().socketCookie(socketFd(socket));
+}
+
+export { checkRate };

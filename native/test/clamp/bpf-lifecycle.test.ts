@@ -1,0 +1,98 @@
+/**
+ * The BPF clamp's lifecycle (root): entries die with their sockets (10,000 connections leave an
+ * empty map), and the privilege split works: root sets up and pins, an unprivileged process
+ * started inside the cgroup opens the pinned maps and clamps its own sockets.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { stat } from 'node:fs/promises';
+import { createServer, connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { attachClamp, setupClamp, teardownClamp } from '../../src/index.js';
+import { rootSkipReason } from '../helpers/privilege.js';
+
+const skip = rootSkipReason('the BPF clamp lifecycle tests');
+
+describe('BPF clamp lifecycle', { skip }, () => {
+  const pinDir = '/run/trickle/bpf-test-lifecycle';
+  const cgroup = 'trickle-test-lifecycle';
+
+  after(async () => {
+    await teardownClamp({ pinDir, cgroup }).catch(() => undefined);
+  });
+
+  it('removes the map entry of every closed socket: 10,000 connections leave the map empty', async () => {
+    const clamp = await attachClamp({ cgroupPath: cgroup, pinDir, join: true });
+    assert.equal(clamp.backend, 'bpf', clamp.fallbackReason);
+    const server = createServer((socket: Socket) => {
+      clamp.setRate(socket, { rateBytesPerSec: 125_000 });
+      socket.on('error', () => undefined);
+      socket.end('x');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as { port: number }).port;
+    const total = 10_000;
+    const batch = 200;
+    const before = clamp.stats();
+    for (let done = 0; done < total; done += batch) {
+      await Promise.all(
+        Array.from({ length: batch }, () =>
+          new Promise<void>((resolve, reject) => {
+            const client = connect(port, '127.0.0.1');
+            client.on('data', () => client.end());
+            client.on('close', () => resolve());
+            client.on('error', reject);
+          }),
+        ),
+      );
+    }
+    server.close();
+    let stats = clamp.stats();
+    for (let i = 0; i < 50 && stats.entries > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      stats = clamp.stats();
+    }
+    assert.equal(stats.entries, 0, `entries left: ${stats.entries}`);
+    assert.ok(stats.closedRemoved! - (before.closedRemoved ?? 0) >= total, `closed-removed ${stats.closedRemoved}`);
+    clamp.close();
+  });
+
+  it('lets an unprivileged process in the cgroup use maps pinned by root', async () => {
+    const result = await setupClamp({ cgroup, pinDir, user: 'nobody' });
+    const mapInfo = await stat(join(pinDir, 'trickle_targets'));
+    assert.equal(mapInfo.mode & 0o777, 0o660);
+    assert.equal(mapInfo.uid, result.owner!.uid);
+    const script = `
+      const { attachClamp } = await import(${JSON.stringify(new URL('../../src/index.js', import.meta.url).href)});
+      const net = await import('node:net');
+      const clamp = await attachClamp({ cgroupPath: ${JSON.stringify(result.cgroupPath)}, pinDir: ${JSON.stringify(pinDir)} });
+      const server = net.createServer((socket) => { clamp.setPackets(socket, 20); socket.end('x'); });
+      server.listen(0, '127.0.0.1', () => {
+        const client = net.connect(server.address().port, '127.0.0.1');
+        client.on('data', () => {});
+        client.on('close', () => { console.log(JSON.stringify({ backend: clamp.backend, reason: clamp.fallbackReason ?? null, uid: process.getuid(), updates: clamp.stats().updatesApplied })); server.close(); });
+      });`;
+    // Join the cgroup as root, then drop to nobody: the cgroup is fixed before the server listens.
+    const child = spawn('sh', ['-c', `echo $$ > ${join(result.cgroupPath, 'cgroup.procs')} && exec setpriv --reuid=nobody --regid=nogroup --clear-groups ${process.execPath} --input-type=module -e "$0"`, script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number];
+    assert.equal(code, 0, output);
+    const report = JSON.parse(output.trim().split('\n').at(-1)!) as { backend: string; reason: string | null; uid: number };
+    assert.notEqual(report.uid, 0);
+    assert.equal(report.backend, 'bpf', report.reason ?? '');
+  });
+
+  it('falls back to pacing-rate with the reason when the process is outside the cgroup', async () => {
+    const clamp = await attachClamp({ cgroupPath: `${cgroup}-elsewhere`, pinDir: `${pinDir}-elsewhere` });
+    try {
+      assert.equal(clamp.backend, 'pacing-rate');
+      assert.match(clamp.fallbackReason ?? '', /not in cgroup .*join: true/);
+    } finally {
+      await teardownClamp({ pinDir: `${pinDir}-elsewhere`, cgroup: `${cgroup}-elsewhere` }).catch(() => undefined);
+    }
+  });
+});

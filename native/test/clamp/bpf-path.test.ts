@@ -1,0 +1,119 @@
+/**
+ * The BPF cwnd clamp on a real path (server -- router with delay line and TBF bottleneck --
+ * client, 40 ms RTT, 50 Mbit/s): the kernel keeps snd_cwnd at max(10, ceil(1.2 R srtt / mss)),
+ * goodput lands at 1.2 R, the clamp follows an RTT change and a live rate change, and a gradual
+ * release causes fewer retransmissions than a one-step lift. Needs root (CI runs it).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { teardownClamp } from '../../src/index.js';
+import { createNetPath, type NetPath } from '../helpers/netpath.js';
+import { rootSkipReason } from '../helpers/privilege.js';
+import { goodputBps, retransmitsBetween, runStream } from '../helpers/stream-run.js';
+import type { ScheduleStep } from '../fixtures/stream-peer.js';
+
+const skip = rootSkipReason('the BPF clamp path tests');
+const pinDir = '/run/trickle/bpf-test-path';
+const cgroup = 'trickle-test-path';
+const linkMbit = 50;
+const oneWayDelayMs = 20;
+
+function expectedClamp(rateBytesPerSec: number, rttUs: number, mss: number): number {
+  return Math.max(10, Math.ceil((1.2 * rateBytesPerSec * (rttUs / 1e6)) / mss));
+}
+
+describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
+  let path: NetPath;
+  const stream = (steps: ScheduleStep[], durationMs = 6000, bufferNote = '') =>
+    runStream(path, { durationMs, sampleMs: 50, backend: 'bpf', cgroup, pinDir, congestionControl: 'cubic', steps }).then((run) => {
+      assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason}) ${bufferNote}`);
+      return run;
+    });
+
+  before(async () => {
+    path = await createNetPath({ name: 'tnc', subnet: 61, rateMbit: linkMbit, oneWayDelayMs, bufferBytes: 250_000 });
+  });
+
+  after(async () => {
+    await path?.down();
+    await teardownClamp({ pinDir, cgroup }).catch(() => undefined);
+  });
+
+  it('keeps cwnd at the clamp computed from the live srtt, and goodput at 1.2 R', async () => {
+    const table: string[] = [];
+    const unclamped = await stream([], 5000);
+    const unclampedCwnd = unclamped.samples.filter((s) => s.tMs > 1500).map((s) => s.cwnd);
+    const unclampedRetrans = retransmitsBetween(unclamped.samples, 0, 5000);
+    assert.ok(unclampedRetrans > 0 && path.bottleneckDrops() > 0, 'an unclamped flow overflows the 1x BDP buffer, and tcpInfo counts the retransmissions');
+    table.push(`unclamped      cwnd ${Math.min(...unclampedCwnd)}-${Math.max(...unclampedCwnd)}  goodput ${(goodputBps(unclamped.samples, 1500, 5000) / 1e6).toFixed(2)} Mbit/s  retrans ${unclampedRetrans}`);
+    for (const rateMbit of [4, 10]) {
+      const rateBytesPerSec = (rateMbit * 1e6) / 8;
+      const run = await stream([{ atMs: 0, action: 'rate', rateBytesPerSec }], 5000);
+      const clamped = run.samples.filter((s) => s.tMs > 1000);
+      for (const sample of clamped) {
+        const bound = expectedClamp(rateBytesPerSec, sample.rttUs, sample.mss) + 1;
+        assert.ok(sample.cwnd <= bound, `t=${sample.tMs} ms: cwnd ${sample.cwnd} > ${bound} (srtt ${sample.rttUs} us)`);
+      }
+      const goodput = goodputBps(run.samples, 1500, 5000);
+      assert.ok(Math.abs(goodput / (1.2 * rateMbit * 1e6) - 1) < 0.1, `goodput ${goodput} vs 1.2 R = ${1.2 * rateMbit * 1e6}`);
+      assert.equal(retransmitsBetween(run.samples, 1000, 5000), 0, 'no losses while clamped below the link rate');
+      const cwnds = clamped.map((s) => s.cwnd);
+      table.push(`clamped ${String(rateMbit).padStart(2)} Mbit/s cwnd ${Math.min(...cwnds)}-${Math.max(...cwnds)}  goodput ${(goodput / 1e6).toFixed(2)} Mbit/s  retrans ${retransmitsBetween(run.samples, 0, 5000)}  srtt ${Math.round(clamped.at(-1)!.rttUs / 1000)} ms`);
+    }
+    console.log(`# cwnd/goodput over ${2 * oneWayDelayMs} ms RTT, ${linkMbit} Mbit/s, 250 KB buffer, cubic:\n# ${table.join('\n# ')}`);
+  });
+
+  it('follows an RTT change without a user-space update', async () => {
+    const rateBytesPerSec = 1_250_000;
+    const change = setTimeout(() => void path.setOneWayDelayMs(2 * oneWayDelayMs), 2500);
+    try {
+      const run = await stream([{ atMs: 0, action: 'rate', rateBytesPerSec }], 6000);
+      const before = run.samples.filter((s) => s.tMs > 1000 && s.tMs < 1800);
+      const afterChange = run.samples.filter((s) => s.tMs > 4500);
+      const clampBefore = before.at(-1)!.appliedPackets!;
+      const clampAfter = afterChange.at(-1)!.appliedPackets!;
+      assert.ok(afterChange.at(-1)!.rttUs > 1.7 * before.at(-1)!.rttUs, 'the RTT doubled');
+      assert.ok(clampAfter / clampBefore > 1.7 && clampAfter / clampBefore < 2.3, `clamp ${clampBefore} -> ${clampAfter}`);
+      const goodput = goodputBps(run.samples, 4500, 6000);
+      assert.ok(Math.abs(goodput / (1.2 * rateBytesPerSec * 8) - 1) < 0.15, `goodput after the change ${goodput}`);
+    } finally {
+      clearTimeout(change);
+      await path.setOneWayDelayMs(oneWayDelayMs);
+    }
+  });
+
+  it('applies a live rate change within a second', async () => {
+    const run = await stream(
+      [
+        { atMs: 0, action: 'rate', rateBytesPerSec: 500_000 },
+        { atMs: 2500, action: 'rate', rateBytesPerSec: 1_250_000 },
+      ],
+      5500,
+    );
+    const settled = run.samples.find((s) => s.tMs >= 3500)!;
+    assert.ok(Math.abs(settled.cwnd - expectedClamp(1_250_000, settled.rttUs, settled.mss)) <= 1, `cwnd ${settled.cwnd} 1 s after the change`);
+    const goodput = goodputBps(run.samples, 3500, 5500);
+    assert.ok(Math.abs(goodput / 12e6 - 1) < 0.1, `goodput after the change ${goodput}`);
+  });
+
+  it('releases gradually with fewer retransmissions than a one-step lift', async () => {
+    const results: Record<'gradual' | 'immediate', number[]> = { gradual: [], immediate: [] };
+    for (let round = 0; round < 2; round++) {
+      for (const mode of ['gradual', 'immediate'] as const) {
+        const run = await stream(
+          [
+            { atMs: 0, action: 'rate', rateBytesPerSec: 1_250_000 },
+            { atMs: 2500, action: 'release', mode },
+          ],
+          6500,
+        );
+        results[mode].push(retransmitsBetween(run.samples, 2500, 6500));
+        const lifted = Math.max(...run.samples.filter((s) => s.tMs > 3500).map((s) => s.cwnd));
+        assert.ok(lifted > 100, `${mode}: cwnd after release reached only ${lifted}`);
+      }
+    }
+    const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+    console.log(`# retransmissions in the 4 s after release (1x BDP buffer): gradual ${results.gradual.join(', ')}; one-step ${results.immediate.join(', ')}`);
+    assert.ok(sum(results.gradual) < sum(results.immediate), `gradual ${results.gradual} vs one-step ${results.immediate}`);
+  });
+});

@@ -1,0 +1,57 @@
+/** Runs the stream peer across a test path and collects its samples. */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import type { Sample, Schedule } from '../fixtures/stream-peer.js';
+import type { NetPath } from './netpath.js';
+
+const peer = join(import.meta.dirname, '..', 'fixtures', 'stream-peer.js');
+
+export interface StreamRun {
+  readonly attached: string;
+  readonly reason: string | null;
+  readonly samples: readonly Sample[];
+  readonly stats: Record<string, number | string>;
+}
+
+export async function runStream(path: NetPath, schedule: Omit<Schedule, 'host' | 'port'> & { port?: number }): Promise<StreamRun> {
+  const full: Schedule = { host: path.serverAddress, port: schedule.port ?? 5201, ...schedule };
+  const server = spawn('ip', ['netns', 'exec', path.serverNs, process.execPath, peer, 'server', JSON.stringify(full)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const samples: Sample[] = [];
+  let attached = '';
+  let reason: string | null = null;
+  let stats: Record<string, number | string> = {};
+  let listening: () => void;
+  const ready = new Promise<void>((resolve) => (listening = resolve));
+  const lines = createInterface({ input: server.stdout! });
+  lines.on('line', (line) => {
+    const message = JSON.parse(line) as Record<string, unknown>;
+    if (message.listening === true) listening();
+    else if (typeof message.attached === 'string') {
+      attached = message.attached;
+      reason = message.reason as string | null;
+    } else if (message.done === true) stats = message.stats as Record<string, number | string>;
+    else samples.push(message as unknown as Sample);
+  });
+  const exited = new Promise<number | null>((resolve) => server.on('exit', resolve));
+  await Promise.race([ready, exited.then((code) => Promise.reject(new Error(`stream server exited early (${code})`)))]);
+  const client = spawn('ip', ['netns', 'exec', path.clientNs, process.execPath, peer, 'client', full.host, String(full.port)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const code = await exited;
+  client.kill();
+  if (code !== 0) throw new Error(`stream server exited with ${code}`);
+  return { attached, reason, samples, stats };
+}
+
+/** Goodput (bits/s) from acknowledged bytes between two sample times. */
+export function goodputBps(samples: readonly Sample[], fromMs: number, toMs: number): number {
+  const first = samples.find((s) => s.tMs >= fromMs);
+  const last = [...samples].reverse().find((s) => s.tMs <= toMs);
+  if (first === undefined || last === undefined || last.tMs <= first.tMs) return 0;
+  return ((last.bytesAcked - first.bytesAcked) * 8 * 1000) / (last.tMs - first.tMs);
+}
+
+export function retransmitsBetween(samples: readonly Sample[], fromMs: number, toMs: number): number {
+  const first = samples.find((s) => s.tMs >= fromMs);
+  const last = [...samples].reverse().find((s) => s.tMs <= toMs);
+  return first === undefined || last === undefined ? 0 : last.totalRetrans - first.totalRetrans;
+}

@@ -1,0 +1,49 @@
+/** `trickle native ...`: host capabilities and the privileged clamp setup. */
+import type { Command } from 'commander';
+import { nativeInfo, setupClamp, teardownClamp, defaultCgroupName, defaultPinDir, type NativeInfo } from '@trickle/native';
+
+function describe(info: NativeInfo): string {
+  const line = (name: string, capability: { available: boolean; reason?: string }) => `${name.padEnd(20)} ${capability.available ? 'yes' : `no (${capability.reason})`}`;
+  return [
+    `${'platform'.padEnd(20)} ${info.platform} ${info.kernel}${info.supported ? '' : ' (unsupported)'}`,
+    line('native addon', info.addon),
+    line('TCP_INFO', info.tcpInfo),
+    line('SO_MAX_PACING_RATE', info.pacingRate),
+    `${'congestion control'.padEnd(20)} default ${info.congestionControl.default ?? '?'}; available ${info.congestionControl.available.join(', ')}; settable here ${info.congestionControl.settable.join(', ')}`,
+    line('BPF cwnd clamp', info.bpfClamp),
+  ].join('\n');
+}
+
+export function registerNativeCommands(program: Command): void {
+  const native = program.command('native').description('socket control and the eBPF cwnd clamp');
+  native
+    .command('info')
+    .description('what this host offers: TCP_INFO, pacing, congestion controls, the BPF clamp (checked, not assumed)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const info = await nativeInfo();
+      process.stdout.write(opts.json === true ? `${JSON.stringify(info, null, 2)}\n` : `${describe(info)}\n`);
+    });
+  native
+    .command('setup')
+    .description('as root: mount bpffs/cgroup2 where needed, create the cgroup, load and attach the clamp program, pin its maps for an unprivileged origin')
+    .option('--cgroup <path>', 'cgroup v2 directory, or a name below the cgroup2 mount', defaultCgroupName)
+    .option('--pin <dir>', 'bpffs directory for the pinned maps and link', defaultPinDir)
+    .option('--user <name>', 'the user the origin runs as (gets the maps and the cgroup)')
+    .action(async (opts: { cgroup: string; pin: string; user?: string }) => {
+      const result = await setupClamp({ cgroup: opts.cgroup, pinDir: opts.pin, ...(opts.user === undefined ? {} : { user: opts.user }) });
+      process.stdout.write(
+        `clamp ${result.attachedNow ? 'attached' : 'already attached'} to cgroup ${result.cgroupPath}; maps pinned in ${result.pinDir}${result.owner === undefined ? '' : ` for uid ${result.owner.uid}`}\n` +
+          `start the origin inside the cgroup (before it listens), e.g. echo $$ > ${result.cgroupPath}/cgroup.procs in its launcher\n`,
+      );
+    });
+  native
+    .command('teardown')
+    .description('as root: detach the clamp program and remove its pinned maps and link')
+    .option('--cgroup <path>', 'also remove this cgroup when empty')
+    .option('--pin <dir>', 'bpffs directory of the pinned maps and link', defaultPinDir)
+    .action(async (opts: { cgroup?: string; pin: string }) => {
+      await teardownClamp({ pinDir: opts.pin, ...(opts.cgroup === undefined ? {} : { cgroup: opts.cgroup }) });
+      process.stdout.write(`clamp detached; pins removed from ${opts.pin}\n`);
+    });
+}
