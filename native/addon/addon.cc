@@ -57,7 +57,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
  public:
   TrickleNative(Napi::Env env, Napi::Object exports) {
     DefineAddon(exports, {
-        InstanceMethod("tcpInfo", &TrickleNative::TcpInfo),
+        InstanceMethod("tcpInfoInto", &TrickleNative::TcpInfoInto),
+        InstanceMethod("tcpInfoFields", &TrickleNative::TcpInfoFields),
         InstanceMethod("setMaxPacingRate", &TrickleNative::SetMaxPacingRate),
         InstanceMethod("getMaxPacingRate", &TrickleNative::GetMaxPacingRate),
         InstanceMethod("setCongestionControl", &TrickleNative::SetCongestionControl),
@@ -78,7 +79,18 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
   }
 
  private:
-  Napi::Value TcpInfo(const Napi::CallbackInfo& info) { return ReadTcpInfo(info.Env(), FdArgument(info)); }
+  // (fd, Float64Array) -> bytes the kernel returned
+  Napi::Value TcpInfoInto(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    int fd = FdArgument(info);
+    if (info.Length() < 2 || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+      throw ArgumentError(env, "expected a Float64Array for the TCP_INFO values");
+    }
+    Napi::Float64Array out = info[1].As<Napi::Float64Array>();
+    return Napi::Number::New(env, static_cast<double>(ReadTcpInfoInto(env, fd, out.Data(), out.ElementLength())));
+  }
+
+  Napi::Value TcpInfoFields(const Napi::CallbackInfo& info) { return TcpInfoFieldNames(info.Env()); }
 
   // bytesPerSecond: a number, or null for "no limit" (the kernel's ~0).
   Napi::Value SetMaxPacingRate(const Napi::CallbackInfo& info) {

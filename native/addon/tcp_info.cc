@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "errors.h"
 
@@ -107,28 +108,40 @@ double ReadField(const uint8_t* buffer, const Field& field) {
 
 }  // namespace
 
-Napi::Object ReadTcpInfo(Napi::Env env, int fd) {
+constexpr size_t kFieldCount = sizeof(kFields) / sizeof(kFields[0]);
+// After the ABI fields: deliveryRateAppLimited (0/1), sndWscale, rcvWscale.
+constexpr const char* kExtraNames[] = {"deliveryRateAppLimited", "sndWscale", "rcvWscale"};
+constexpr size_t kSlots = kFieldCount + 3;
+
+Napi::Array TcpInfoFieldNames(Napi::Env env) {
+  Napi::Array names = Napi::Array::New(env, kSlots);
+  for (size_t i = 0; i < kFieldCount; i++) names.Set(static_cast<uint32_t>(i), Napi::String::New(env, kFields[i].name));
+  for (size_t i = 0; i < 3; i++) names.Set(static_cast<uint32_t>(kFieldCount + i), Napi::String::New(env, kExtraNames[i]));
+  return names;
+}
+
+size_t ReadTcpInfoInto(Napi::Env env, int fd, double* out, size_t slots) {
+  if (slots < kSlots) throw ArgumentError(env, "output array too small for TCP_INFO");
   alignas(8) uint8_t buffer[512];
   std::memset(buffer, 0, sizeof(buffer));
   socklen_t length = sizeof(buffer);
   if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, buffer, &length) != 0) {
     throw SyscallError(env, "getsockopt", errno, "TCP_INFO");
   }
-  Napi::Object info = Napi::Object::New(env);
-  for (const Field& field : kFields) {
+  const double missing = std::numeric_limits<double>::quiet_NaN();
+  for (size_t i = 0; i < kFieldCount; i++) {
+    const Field& field = kFields[i];
+    out[i] = missing;
     if (field.offset + WidthBytes(field.width) > length) continue;
     double value = ReadField(buffer, field);
-    // ~0 is the kernel's "no limit" for max_pacing_rate: report it as undefined, not 1.5e20.
+    // ~0 is the kernel's "no limit" for max_pacing_rate: report it as missing, not 1.5e20.
     if (field.width == Width::U64 && value >= 1.8e19) continue;
-    info.Set(field.name, Napi::Number::New(env, value * field.scale));
+    out[i] = value * field.scale;
   }
-  if (length > 7) {
-    info.Set("deliveryRateAppLimited", Napi::Boolean::New(env, (buffer[7] & 1) != 0));
-    info.Set("sndWscale", Napi::Number::New(env, buffer[6] & 0x0f));
-    info.Set("rcvWscale", Napi::Number::New(env, buffer[6] >> 4));
-  }
-  info.Set("kernelLengthBytes", Napi::Number::New(env, length));
-  return info;
+  out[kFieldCount] = length > 7 ? (buffer[7] & 1) : missing;
+  out[kFieldCount + 1] = length > 6 ? (buffer[6] & 0x0f) : missing;
+  out[kFieldCount + 2] = length > 6 ? (buffer[6] >> 4) : missing;
+  return length;
 }
 
 }  // namespace trickle

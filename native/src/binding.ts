@@ -4,10 +4,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export interface RawTcpInfo {
-  readonly [field: string]: number | boolean | undefined;
-}
-
 export interface RawTarget {
   mode: number;
   rateBytesPerSec: number;
@@ -28,7 +24,9 @@ export interface RawBpfStats {
 
 /** The addon's exports, as defined in addon/addon.cc. */
 export interface NativeBinding {
-  tcpInfo(fd: number): RawTcpInfo;
+  /** Fills `out` with TCP_INFO values in tcpInfoFields() order (NaN: not returned); returns the kernel's length. */
+  tcpInfoInto(fd: number, out: Float64Array): number;
+  tcpInfoFields(): string[];
   setMaxPacingRate(fd: number, bytesPerSecond: number | null): void;
   getMaxPacingRate(fd: number): number | null;
   setCongestionControl(fd: number, name: string): void;

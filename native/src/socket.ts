@@ -71,8 +71,31 @@ export function socketFd(socket: SocketLike): number {
   return fd;
 }
 
+type TcpInfoBuilder = (values: Float64Array, kernelLengthBytes: number) => TcpInfo;
+
+/**
+ * Builds TcpInfo objects as one object literal with a fixed shape, compiled once from the addon's
+ * field list: ~10x faster than assigning 59 keys in a loop (this runs once per paced block).
+ * Missing fields (NaN from the addon) become undefined.
+ */
+function compileTcpInfoBuilder(names: readonly string[]): TcpInfoBuilder {
+  if (!names.every((name) => /^[A-Za-z][A-Za-z0-9]*$/.test(name))) throw new Error('unexpected TCP_INFO field name from the addon');
+  const properties = names.map((name, i) =>
+    name === 'deliveryRateAppLimited' ? `${name}: values[${i}] !== values[${i}] ? undefined : values[${i}] === 1` : `${name}: values[${i}] !== values[${i}] ? undefined : values[${i}]`,
+  );
+  return new Function('values', 'kernelLengthBytes', `return { ${properties.join(', ')}, kernelLengthBytes };`) as TcpInfoBuilder;
+}
+
+let tcpInfoLayout: { build: TcpInfoBuilder; values: Float64Array } | undefined;
+
 export function tcpInfo(socket: SocketLike): TcpInfo {
-  return requireBinding().tcpInfo(socketFd(socket)) as TcpInfo;
+  const native = requireBinding();
+  tcpInfoLayout ??= (() => {
+    const names = native.tcpInfoFields();
+    return { build: compileTcpInfoBuilder(names), values: new Float64Array(names.length) };
+  })();
+  const kernelLengthBytes = native.tcpInfoInto(socketFd(socket), tcpInfoLayout.values);
+  return tcpInfoLayout.build(tcpInfoLayout.values, kernelLengthBytes);
 }
 
 function checkRate(bytesPerSecond: number): void {
