@@ -10,6 +10,7 @@ export const originErrorCodes = {
   ORIGIN_ERR_FILE_NOT_FOUND: 'no such file in asset',
   ORIGIN_ERR_BAD_PATH: 'malformed or forbidden path',
   ORIGIN_ERR_CORRUPT_MEDIA: 'media file could not be parsed',
+  ORIGIN_ERR_FILE_CHANGED: 'media file changed while being read',
   ORIGIN_ERR_FFMPEG_MISSING: 'ffmpeg/ffprobe not found on PATH',
   ORIGIN_ERR_FFMPEG_FAILED: 'ffmpeg exited with an error',
   ORIGIN_ERR_INPUT_UNREADABLE: 'input media cannot be read',

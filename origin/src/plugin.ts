@@ -28,6 +28,7 @@ const statusByCode: Partial<Record<OriginErrorCode, number>> = {
   ORIGIN_ERR_BAD_PATH: 400,
   ORIGIN_ERR_DEMO_MISSING: 404,
   ORIGIN_ERR_CORRUPT_MEDIA: 500,
+  ORIGIN_ERR_FILE_CHANGED: 503,
 };
 
 export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}) {
@@ -63,6 +64,7 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     if (isOriginError(error)) {
       const status = statusByCode[error.code] ?? 500;
       if (status >= 500) request.log.error({ err: error }, error.message);
+      if (status === 503) reply.header('retry-after', '1');
       return reply.code(status).send(errorBody(error.code, error.message));
     }
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
@@ -74,6 +76,7 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
   const sendOptions: SendFileOptions = {
     maxRanges: config.maxRanges,
     cacheControl: config.cacheControl,
+    readRange: (file, range) => library.readRange(file, range),
     onShortRead: (file, error) => {
       library.forget(file.asset, file.name);
       app.log.error({ file: file.path, err: error }, error.message);
@@ -131,6 +134,8 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
   app.get('/healthz', async () => ({ status: 'ok', media: library.root, cache: library.cacheStats() }));
 
   await registerPlayerRoutes(app, playerFiles());
+
+  if (options.library === undefined) app.addHook('onClose', async () => library.close());
 
   // Index every asset as soon as the server is ready, so the first requests do not pay for it.
   app.addHook('onReady', async () => {

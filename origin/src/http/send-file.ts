@@ -16,6 +16,8 @@ export interface SendFileOptions {
   readonly cacheControl: { readonly manifestMaxAgeSec: number; readonly segmentMaxAgeSec: number; readonly progressiveMaxAgeSec: number };
   /** Called when a streamed file turns out shorter than its stat said (replaced or truncated). */
   readonly onShortRead: (file: MediaFile, error: Error) => void;
+  /** One positional read of an uncached file's range (used for ranges up to smallRangeBytes). */
+  readonly readRange: (file: MediaFile, range: ByteRange) => Promise<Buffer>;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -69,7 +71,10 @@ function multipartStream(file: MediaFile, ranges: readonly ByteRange[], frame: R
   );
 }
 
-export function sendFile(request: FastifyRequest, reply: FastifyReply, file: MediaFile, options: SendFileOptions): FastifyReply {
+/** Ranges of uncached files up to this size are read in one call instead of streamed. */
+const smallRangeBytes = 1024 * 1024;
+
+export async function sendFile(request: FastifyRequest, reply: FastifyReply, file: MediaFile, options: SendFileOptions): Promise<FastifyReply> {
   const method = request.method;
   reply.header('accept-ranges', 'bytes');
   reply.header('etag', file.validators.etag);
@@ -117,6 +122,7 @@ export function sendFile(request: FastifyRequest, reply: FastifyReply, file: Med
     reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.sizeBytes}`).header('content-length', byteRangeLength(range));
     if (method === 'HEAD') return reply.send();
     if (file.body !== undefined) return reply.send(file.body.subarray(range.start, range.end + 1));
+    if (byteRangeLength(range) <= smallRangeBytes) return reply.send(await options.readRange(file, range));
     return reply.send(rangeStream(file, range, options.onShortRead));
   }
 

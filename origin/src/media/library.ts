@@ -7,12 +7,13 @@
  * strict file-name pattern (no leading dot, no separators, no percent signs, no NUL), and the
  * resolved real path (symlinks followed) must stay inside the asset directory.
  */
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { open, readdir, readFile, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { OriginError } from '../errors.js';
 import { makeValidators, type Validators } from '../http/conditional.js';
 import { classifyFile, type FileRole } from '../http/content-type.js';
+import type { ByteRange } from '../http/range.js';
 import { buildAssetIndex, type AssetFiles, type AssetIndex } from './media-index.js';
 
 export interface MediaLibraryOptions {
@@ -82,6 +83,13 @@ export class MediaLibrary {
   private readonly options: MediaLibraryOptions;
   private readonly now: () => number;
   private readonly files: LRUCache<string, CachedFile>;
+  /** Open handles of large files, so a range is one positional read rather than a new stream. */
+  private readonly handles = new LRUCache<string, Promise<FileHandle>>({
+    max: 64,
+    dispose: (handle) => {
+      void handle.then((h) => h.close()).catch(() => undefined);
+    },
+  });
   private readonly indexes = new Map<string, { state: Promise<IndexState>; fingerprint: string; checkedAtMs: number }>();
 
   constructor(options: MediaLibraryOptions) {
@@ -200,6 +208,40 @@ export class MediaLibrary {
     const file = this.describe(asset, relative, path, info.size, info.mtimeMs, contentType, role, body);
     this.files.set(key, { file, checkedAtMs: nowMs, ino: info.ino });
     return file;
+  }
+
+  /**
+   * Reads `range` of a file that is not cached in memory with one positional read. A file that
+   * turns out shorter than its description (replaced or truncated) is an ORIGIN_ERR_FILE_CHANGED.
+   */
+  async readRange(file: MediaFile, range: ByteRange): Promise<Buffer> {
+    const key = `${file.path}:${file.sizeBytes}:${file.mtimeMs}`;
+    let handle = this.handles.get(key);
+    if (handle === undefined) {
+      handle = open(file.path, 'r');
+      handle.catch(() => this.handles.delete(key));
+      this.handles.set(key, handle);
+    }
+    const length = range.end - range.start + 1;
+    const buffer = Buffer.allocUnsafe(length);
+    let bytesRead: number;
+    try {
+      ({ bytesRead } = await (await handle).read(buffer, 0, length, range.start));
+    } catch (error) {
+      this.handles.delete(key);
+      throw new OriginError('ORIGIN_ERR_FILE_CHANGED', `${file.path} could not be read: ${(error as Error).message}`, { file: file.path }, { cause: error });
+    }
+    if (bytesRead !== length) {
+      this.handles.delete(key);
+      this.forget(file.asset, file.name);
+      throw new OriginError('ORIGIN_ERR_FILE_CHANGED', `${file.path} changed while being served: read ${bytesRead} of ${length} bytes`, { file: file.path });
+    }
+    return buffer;
+  }
+
+  /** Closes open file handles (at shutdown). */
+  close(): void {
+    this.handles.clear();
   }
 
   /** Drops a file from the cache, e.g. after a read failed because it changed underneath. */
