@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, startOrigin } from '@trickle/origin';
+import { registerLabCommands } from './lab-command.js';
 import { registerNativeCommands } from './native-command.js';
 import { stageProgress } from './progress.js';
 
@@ -93,6 +94,7 @@ export function buildProgram(): Command {
     });
 
   registerNativeCommands(program);
+  registerLabCommands(program);
   return program;
 }
 

@@ -1,6 +1,11 @@
 /** Coded errors of the e2e package (E2E_ERR_*). */
 export const e2eErrorCodes = {
   E2E_ERR_BROWSER_LAUNCH: 'Chromium could not be started',
+  E2E_ERR_LINK_SPEC: 'invalid link specification',
+  E2E_ERR_TRACE: 'invalid bandwidth trace',
+  E2E_ERR_CAPTURE: 'packet capture could not be read',
+  E2E_ERR_LAB: 'the lab could not be set up or used',
+  E2E_ERR_PRIVILEGE: 'this needs root and network namespaces',
 } as const;
 
 export type E2eErrorCode = keyof typeof e2eErrorCodes;

@@ -1,0 +1,55 @@
+/**
+ * Checking that a lab's link is the link it claims to be: idle RTT, bulk TCP goodput, tail drop
+ * of a burst larger than the buffer, random loss, and the reaction to a rate step. Used by the
+ * lab tests (which assert) and `npm run bench:lab` (which writes the accuracy table).
+ */
+import { percentile } from './analysis/flows.js';
+import type { Lab } from './lab.js';
+import { startProbe } from './measure.js';
+import { bulkFlow, startPeer } from './traffic.js';
+
+/** TCP payload per Ethernet frame at MTU 1500 with timestamps: what goodput can reach of a rate. */
+export const tcpPayloadEfficiency = 1448 / 1514;
+
+export async function measureIdleRttMs(lab: Lab, samples = 20): Promise<number> {
+  const probe = startProbe(lab, { from: 'player', intervalMs: 50 });
+  await new Promise((resolve) => setTimeout(resolve, samples * 50 + 200));
+  const rtts = await probe.stop();
+  // The first echo also resolves ARP: leave it out.
+  return percentile(rtts.slice(1), 50);
+}
+
+export async function measureBulkGoodputBps(lab: Lab, options: { durationMs?: number; fromMs?: number } = {}): Promise<number> {
+  const durationMs = options.durationMs ?? 8000;
+  const report = await bulkFlow(lab, durationMs, options.fromMs ?? 2000, durationMs - 500);
+  return report.windowGoodputBps;
+}
+
+/** Sends `count` datagrams back to back from the origin; returns how many the player received. */
+export async function measureBurstDelivery(lab: Lab, count: number, sizeBytes = 1472, port = 7101): Promise<{ sent: number; received: number; dropsAtBottleneck: number }> {
+  // Resolve ARP first: while it is pending the kernel queues only ~200 KB and drops the rest.
+  await lab.exec('origin', ['ping', '-c', '1', '-W', '2', lab.address('player')], { stdio: 'ignore' });
+  const before = (await lab.status()).bottleneck.down.drops;
+  const sink = startPeer(lab, 'player', ['udp-sink', String(port), '3000']);
+  await sink.message((m) => m.listening === true);
+  const source = startPeer(lab, 'origin', ['udp-burst', lab.address('player'), String(port), String(count), String(sizeBytes)]);
+  const { sent } = await source.message<{ sent: number }>((m) => 'sent' in m);
+  const { received } = await sink.message<{ received: number }>((m) => 'received' in m);
+  return { sent, received, dropsAtBottleneck: (await lab.status()).bottleneck.down.drops - before };
+}
+
+/** Sends `count` spaced datagrams (well below the link rate); returns the share lost. */
+export async function measureRandomLoss(lab: Lab, count: number, spacingUs: number, port = 7102): Promise<{ sent: number; received: number; lossRate: number }> {
+  const sink = startPeer(lab, 'player', ['udp-sink', String(port), String(Math.ceil((count * spacingUs) / 1000) + 2000)]);
+  await sink.message((m) => m.listening === true);
+  const source = startPeer(lab, 'origin', ['udp-burst', lab.address('player'), String(port), String(count), '200', String(spacingUs)]);
+  const { sent } = await source.message<{ sent: number }>((m) => 'sent' in m);
+  const { received } = await sink.message<{ received: number }>((m) => 'received' in m);
+  return { sent, received, lossRate: 1 - received / sent };
+}
+
+/** Two-sided binomial interval (normal approximation) for `n` trials at probability `p`. */
+export function binomialInterval(n: number, p: number, z = 3.29): { low: number; high: number } {
+  const sd = Math.sqrt((p * (1 - p)) / n);
+  return { low: Math.max(0, p - z * sd), high: Math.min(1, p + z * sd) };
+}

@@ -1,0 +1,13 @@
+/** The lab's public API (re-exported by the package entry). */
+export { labUp, labDown, openLab, readLabState, requireLabPrivileges, labAddresses, namespaceNames, Lab, type LabHost, type LabOptions, type LabState, type LabStatus, type QdiscStats } from './lab.js';
+export { symmetricLink, parseRate, parseDurationMs, parseLoss, parseBytes, bdpBytes, type LinkSpec, type DirectionSpec, type SymmetricLinkOptions } from './link-spec.js';
+export { profiles, profileLink, type Profile } from './profiles.js';
+export { parseTrace, parseSabreTrace, parseCookedTrace, parseMahimahiTrace, traceAt, constantTrace, stepTrace, lteLikeTrace, threeGLikeTrace, randomWalkTrace, formatCookedTrace, seededRandom, type Trace, type TracePoint } from './traces.js';
+export { linkBackends } from './backends.js';
+export { netemAvailable } from './netem-backend.js';
+export type { LinkBackend, LinkBackendName } from './link-backend.js';
+export { startCapture, startProbe, type Capture, type Probe } from './measure.js';
+export { parsePcap, tcpFlags, type TcpPacket } from './analysis/pcap.js';
+export { analyzeFlows, detectBursts, burstShareAtMost, queueingDelaysMs, percentile, paperBurstDefinition, type FlowAnalysis, type DataPacket, type BurstOptions } from './analysis/flows.js';
+export { measureIdleRttMs, measureBulkGoodputBps, measureBurstDelivery, measureRandomLoss, binomialInterval, tcpPayloadEfficiency } from './accuracy.js';
+export { startPeer, bulkFlow, type Peer } from './traffic.js';

@@ -1,0 +1,60 @@
+/**
+ * The `netem` backend, for kernels that have it (Docker hosts, most distributions): the router
+ * bridges its two interfaces, and each egress gets netem (delay, loss) as root qdisc with a TBF
+ * child as the bottleneck. netem's random loss is the kernel's own, not seeded by the lab.
+ */
+import { spawnSync } from 'node:child_process';
+import { inNs } from './shell.js';
+import { tbfArgs, type LinkBackend, type RouterPorts } from './link-backend.js';
+import type { DirectionSpec, LinkSpec } from './link-spec.js';
+
+function netemArgs(direction: DirectionSpec, delayMs: number): string[] {
+  const args = ['netem', 'delay', `${delayMs}ms`, 'limit', '100000'];
+  if (direction.lossRate > 0) args.push('loss', `${direction.lossRate * 100}%`);
+  return args;
+}
+
+/** Whether this kernel has netem: tried in a throwaway namespace, never assumed. */
+export function netemAvailable(): { available: boolean; reason?: string } {
+  const ns = `trickle-netem-probe-${process.pid}`;
+  const added = spawnSync('ip', ['netns', 'add', ns], { encoding: 'utf8' });
+  if (added.status !== 0) return { available: false, reason: `cannot create a network namespace: ${added.stderr.trim()}` };
+  try {
+    const result = spawnSync('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'add', 'dev', 'lo', 'root', 'netem', 'delay', '1ms'], { encoding: 'utf8' });
+    return result.status === 0 ? { available: true } : { available: false, reason: `tc says: ${result.stderr.trim()}` };
+  } finally {
+    spawnSync('ip', ['netns', 'del', ns]);
+  }
+}
+
+export class NetemBackend implements LinkBackend {
+  readonly name = 'netem';
+
+  async apply(ports: RouterPorts, spec: LinkSpec): Promise<number[]> {
+    inNs(ports.routerNs, ['ip', 'link', 'add', 'br0', 'type', 'bridge']);
+    inNs(ports.routerNs, ['ip', 'link', 'set', ports.originSide, 'master', 'br0']);
+    inNs(ports.routerNs, ['ip', 'link', 'set', ports.accessSide, 'master', 'br0']);
+    inNs(ports.routerNs, ['ip', 'link', 'set', 'br0', 'up']);
+    for (const [dev, direction] of [
+      [ports.accessSide, spec.down],
+      [ports.originSide, spec.up],
+    ] as const) {
+      inNs(ports.routerNs, ['tc', 'qdisc', 'replace', 'dev', dev, 'root', 'handle', '1:', ...netemArgs(direction, direction.delayMs)]);
+      inNs(ports.routerNs, ['tc', 'qdisc', 'replace', 'dev', dev, 'parent', '1:1', 'handle', '10:', ...tbfArgs(direction)]);
+    }
+    return [];
+  }
+
+  setRate(ports: RouterPorts, direction: 'down' | 'up', spec: DirectionSpec): void {
+    inNs(ports.routerNs, ['tc', 'qdisc', 'change', 'dev', direction === 'down' ? ports.accessSide : ports.originSide, 'parent', '1:1', 'handle', '10:', ...tbfArgs(spec)]);
+  }
+
+  async setDelay(ports: RouterPorts, downMs: number, upMs: number, spec: LinkSpec): Promise<void> {
+    inNs(ports.routerNs, ['tc', 'qdisc', 'change', 'dev', ports.accessSide, 'root', 'handle', '1:', ...netemArgs(spec.down, downMs)]);
+    inNs(ports.routerNs, ['tc', 'qdisc', 'change', 'dev', ports.originSide, 'root', 'handle', '1:', ...netemArgs(spec.up, upMs)]);
+  }
+
+  async forwardingStats(): Promise<undefined> {
+    return undefined;
+  }
+}

@@ -1,0 +1,17 @@
+/** Running the system's network tools (ip, tc, ethtool) with errors that say what failed. */
+import { spawnSync } from 'node:child_process';
+import { E2eError } from '../errors.js';
+
+export function run(args: readonly string[], options: { allowFailure?: boolean } = {}): { ok: boolean; stdout: string; stderr: string } {
+  const result = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
+  const ok = result.status === 0;
+  if (!ok && options.allowFailure !== true) {
+    const detail = (result.stderr || result.error?.message || `exit ${result.status}`).trim();
+    throw new E2eError('E2E_ERR_LAB', `${args.join(' ')} failed: ${detail}`);
+  }
+  return { ok, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
+}
+
+export function inNs(ns: string, args: readonly string[], options: { allowFailure?: boolean } = {}) {
+  return run(['ip', 'netns', 'exec', ns, ...args], options);
+}

@@ -1,0 +1,57 @@
+/**
+ * Measurements on a real lab (root): a capture at the router sees application pacing's 64 kB
+ * writes as bursts of ~45 back-to-back packets and kernel pacing as none; the latency probe
+ * sees the queue those bursts build.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { burstShareAtMost, labDown, labUp, percentile, queueingDelaysMs, startCapture, startPeer, startProbe, symmetricLink, type Lab } from '../../src/index.js';
+
+const root = typeof process.getuid === 'function' && process.getuid() === 0;
+if (!root && process.env.CI === 'true') throw new Error('CI must run the lab measurement tests as root');
+const skip = root ? false : 'the lab needs root (network namespaces)';
+
+async function flow(lab: Lab, port: number, sourceArgs: string[]): Promise<void> {
+  const sink = startPeer(lab, 'player', ['tcp-sink', String(port), '0', '1', '1000']);
+  await sink.message((m) => m.listening === true);
+  const source = startPeer(lab, 'origin', ['tcp-source', lab.address('player'), String(port), ...sourceArgs]);
+  await source.exited;
+  await sink.message((m) => 'windowGoodputBps' in m);
+}
+
+describe('lab measurements', { skip }, () => {
+  after(() => labDown('tmea'));
+
+  it('tells application-paced bursts from kernel-paced packets, and sees the queue they build', async () => {
+    const lab = await labUp('tmea', symmetricLink({ rateBps: 20e6, rttMs: 40, bufferBdp: 2 }), { cross: true });
+    // As on the paper's servers: CUBIC (BBR paces by itself), and the window survives the pauses between writes.
+    assert.equal(await lab.exec('origin', ['sysctl', '-qw', 'net.ipv4.tcp_slow_start_after_idle=0'], { stdio: 'ignore' }), 0);
+    const capture = await startCapture(lab, join(await mkdtemp(join(tmpdir(), 'trickle-capture-')), 'flows.pcap'));
+    const burstyProbe = startProbe(lab, { intervalMs: 20 });
+    await flow(lab, 7201, ['4000', '-', '65536', '200', 'cubic']);
+    const burstyRtts = await burstyProbe.stop();
+    const pacedProbe = startProbe(lab, { intervalMs: 20 });
+    await flow(lab, 7202, ['4000', '330000', '-', '-', 'cubic']);
+    const pacedRtts = await pacedProbe.stop();
+    const { flows } = await capture.stop();
+
+    const bursty = flows.find((f) => f.flow.endsWith(':7201'));
+    const paced = flows.find((f) => f.flow.endsWith(':7202'));
+    assert.ok(bursty !== undefined && paced !== undefined, `flows seen: ${flows.map((f) => f.flow).join(', ')}`);
+    const largest = Math.max(...bursty.bursts);
+    assert.ok(largest >= 40, `largest burst of 64 kB writes: ${largest} packets`);
+    assert.ok(burstShareAtMost(bursty.bursts, 10) < 0.5, `bursty: ${bursty.bursts.join(' ')}`);
+    // Kernel pacing spaces packets ~4.5 ms apart; only the unpaced first window can form a burst.
+    assert.ok(burstShareAtMost(paced.bursts, 10) >= 0.95, `paced bursts: ${paced.bursts.join(' ')}`);
+    assert.ok(bursty.goodputBps > 1e6 && paced.goodputBps > 1e6);
+
+    const burstyQueueMs = percentile(queueingDelaysMs([...burstyRtts, ...pacedRtts]).slice(0, burstyRtts.length), 99);
+    const pacedQueueMs = percentile(queueingDelaysMs([...burstyRtts, ...pacedRtts]).slice(burstyRtts.length), 99);
+    assert.ok(Math.min(...burstyRtts, ...pacedRtts) >= 39, 'the probe crosses the 40 ms link');
+    assert.ok(burstyQueueMs > pacedQueueMs, `p99 queueing delay: bursty ${burstyQueueMs} ms, paced ${pacedQueueMs} ms`);
+    console.log(`# bursts (packets): app-paced 64 kB: max ${largest}, ${(burstShareAtMost(bursty.bursts, 10) * 100).toFixed(0)}% <= 10; kernel-paced: max ${Math.max(0, ...paced.bursts)}, ${(burstShareAtMost(paced.bursts, 10) * 100).toFixed(0)}% <= 10; p99 queueing delay ${burstyQueueMs.toFixed(1)} vs ${pacedQueueMs.toFixed(1)} ms`);
+  });
+});

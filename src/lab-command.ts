@@ -1,0 +1,114 @@
+/** `trickle lab ...`: the emulated access link between origin and player. */
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { Command, Option } from 'commander';
+import { E2eError, labDown, labUp, openLab, parseBytes, parseDurationMs, parseLoss, parseRate, parseTrace, profileLink, profiles, symmetricLink, type LabHost, type LinkSpec } from '@trickle/e2e';
+
+interface UpOptions {
+  profile?: string;
+  rate?: string;
+  upRate?: string;
+  rtt?: string;
+  bufferBdp?: string;
+  buffer?: string;
+  loss?: string;
+  trace?: string;
+  seed?: string;
+  backend: 'auto' | 'netem' | 'delayline';
+  cross?: boolean;
+}
+
+async function linkFrom(opts: UpOptions): Promise<LinkSpec> {
+  const trace = opts.trace === undefined ? undefined : parseTrace(await readFile(opts.trace, 'utf8'), basename(opts.trace));
+  if (opts.profile !== undefined) {
+    if (opts.rate !== undefined || opts.rtt !== undefined) throw new E2eError('E2E_ERR_LINK_SPEC', 'give either --profile or --rate/--rtt, not both');
+    const link = profileLink(opts.profile);
+    return { ...link, ...(trace === undefined ? {} : { trace }), ...(opts.seed === undefined ? {} : { seed: Number(opts.seed) }) };
+  }
+  if (opts.rate === undefined || opts.rtt === undefined) throw new E2eError('E2E_ERR_LINK_SPEC', `give --profile <${Object.keys(profiles).join('|')}> or both --rate and --rtt`);
+  return symmetricLink({
+    rateBps: parseRate(opts.rate),
+    upRateBps: opts.upRate === undefined ? undefined : parseRate(opts.upRate),
+    rttMs: parseDurationMs(opts.rtt),
+    bufferBdp: opts.bufferBdp === undefined ? undefined : Number(opts.bufferBdp),
+    bufferBytes: opts.buffer === undefined ? undefined : parseBytes(opts.buffer),
+    lossRate: opts.loss === undefined ? undefined : parseLoss(opts.loss),
+    seed: opts.seed === undefined ? undefined : Number(opts.seed),
+    trace,
+  });
+}
+
+export function registerLabCommands(program: Command): void {
+  const lab = program.enablePositionalOptions().command('lab').enablePositionalOptions().description('an emulated access link: origin -- router (delay, loss, bottleneck) -- player, in network namespaces (root)');
+  lab
+    .command('up')
+    .description('bring a lab up (idempotent)')
+    .argument('<name>', 'lab name: 1-6 lowercase letters/digits')
+    .option('--profile <name>', `a preset: ${Object.keys(profiles).join(', ')}`)
+    .option('--rate <rate>', 'downlink rate, e.g. 6mbit')
+    .option('--up-rate <rate>', 'uplink rate (default: the downlink rate)')
+    .option('--rtt <duration>', 'round-trip propagation delay, e.g. 40ms')
+    .option('--buffer-bdp <n>', 'bottleneck buffer in multiples of the BDP (default 2)')
+    .option('--buffer <bytes>', 'bottleneck buffer in bytes, e.g. 64kb')
+    .option('--loss <rate>', 'random downlink loss, e.g. 0.5%')
+    .option('--trace <file>', 'downlink bandwidth trace (Sabre JSON, cooked "<s> <Mbit/s>", or Mahimahi)')
+    .option('--seed <n>', 'seed of the random loss')
+    .addOption(new Option('--backend <name>', 'link emulation').choices(['auto', 'netem', 'delayline']).default('auto'))
+    .option('--cross', 'add the cross host (competing traffic, latency probe)')
+    .action(async (name: string, opts: UpOptions) => {
+      const started = await labUp(name, await linkFrom(opts), { backend: opts.backend, cross: opts.cross === true });
+      const { down, up } = started.state.spec;
+      process.stdout.write(
+        `lab ${name} up (${started.state.backend}): down ${down.rateBps / 1e6} Mbit/s, up ${up.rateBps / 1e6} Mbit/s, RTT ${down.delayMs + up.delayMs} ms, buffer ${down.bufferBytes} B${down.lossRate > 0 ? `, loss ${down.lossRate * 100}%` : ''}${started.state.spec.trace === undefined ? '' : `, trace ${started.state.spec.trace.name}`}\n` +
+          Object.entries(started.state.addresses)
+            .filter(([host]) => host !== 'cross' || started.state.cross)
+            .map(([host, address]) => `  ${host.padEnd(7)} ${address}  (trickle lab exec ${name} ${host} -- <command>)`)
+            .join('\n') +
+          '\n',
+      );
+    });
+  lab
+    .command('exec')
+    .description('run a command on a host of the lab')
+    .argument('<name>')
+    .argument('<host>', 'origin, player, cross or router')
+    .argument('<command...>', 'the command, after --')
+    .passThroughOptions()
+    .action(async (name: string, host: string, command: string[]) => {
+      if (!['origin', 'player', 'cross', 'router'].includes(host)) throw new E2eError('E2E_ERR_LAB', `host must be origin, player, cross or router (got "${host}")`);
+      process.exitCode = await (await openLab(name)).exec(host as LabHost | 'router', command[0] === '--' ? command.slice(1) : command);
+    });
+  lab
+    .command('status')
+    .description('backend, addresses, bottleneck queue statistics (sent, dropped), delay-line counters')
+    .argument('<name>')
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { json?: boolean }) => {
+      const status = await (await openLab(name)).status();
+      if (opts.json === true) {
+        process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+        return;
+      }
+      const q = status.bottleneck;
+      process.stdout.write(
+        `lab ${name} (${status.backend})\n` +
+          `  downlink bottleneck: sent ${q.down.sentPackets} packets (${q.down.sentBytes} B), dropped ${q.down.drops}, backlog ${q.down.backlogBytes} B\n` +
+          `  uplink bottleneck:   sent ${q.up.sentPackets} packets (${q.up.sentBytes} B), dropped ${q.up.drops}, backlog ${q.up.backlogBytes} B\n` +
+          (status.forwarding === undefined ? '' : `  delay line: ${JSON.stringify(status.forwarding)}\n`),
+      );
+    });
+  lab
+    .command('down')
+    .description('remove the lab: processes, namespaces, veths, state (also after a crash)')
+    .argument('<name>')
+    .action(async (name: string) => {
+      await labDown(name);
+      process.stdout.write(`lab ${name} down\n`);
+    });
+  lab
+    .command('profiles')
+    .description('list the link presets')
+    .action(() => {
+      for (const profile of Object.values(profiles)) process.stdout.write(`${profile.name.padEnd(12)} ${profile.description}\n`);
+    });
+}
