@@ -8,6 +8,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, startOrigin } from '@trickle/origin';
 import { registerLabCommands } from './lab-command.js';
 import { registerNativeCommands } from './native-command.js';
+import { registerSimCommands } from './sim-command.js';
 import { stageProgress } from './progress.js';
 
 function positiveNumber(name: string) {
@@ -95,11 +96,13 @@ export function buildProgram(): Command {
 
   registerNativeCommands(program);
   registerLabCommands(program);
+  registerSimCommands(program);
   return program;
 }
 
 /** Coded errors of the other packages (NATIVE_ERR_*, E2E_ERR_*) and syscall errors (EPERM, ...). */
 function isCodedError(error: unknown): error is Error & { code: string } {
+  // SIM_ERR_*, NATIVE_ERR_*, E2E_ERR_* and errno names.
   return error instanceof Error && typeof (error as { code?: unknown }).code === 'string' && /^([A-Z0-9]+_ERR_|E[A-Z]+$)/.test((error as unknown as { code: string }).code);
 }
 

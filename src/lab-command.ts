@@ -2,7 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Command, Option } from 'commander';
-import { E2eError, labDown, labUp, openLab, parseBytes, parseDurationMs, parseLoss, parseRate, parseTrace, profileLink, profiles, symmetricLink, type LabHost, type LinkSpec } from '@trickle/e2e';
+import { E2eError, labDown, labUp, openLab, parseBytes, parseDurationMs, parseLoss, parseRate, profileLink, profiles, symmetricLink, type LabHost, type LinkSpec } from '@trickle/e2e';
+import { parseTrace } from '@trickle/player-sim';
 
 interface UpOptions {
   profile?: string;

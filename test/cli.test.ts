@@ -101,3 +101,39 @@ describe('trickle CLI', () => {
     assert.match(refused.stderr, /--overwrite/);
   });
 });
+
+describe('trickle sim and traces', () => {
+  const media = process.env.TRICKLE_TEST_MEDIA;
+
+  it('prints the aggregate figures as JSON for a model run, and writes per-session records', async () => {
+    assert.ok(media !== undefined, 'run via npm test');
+    const out = await mkdtemp(join(tmpdir(), 'trickle-sim-'));
+    const { status, stdout, stderr } = trickle(['sim', '--manifest', join(media, 'demo', 'manifest.mpd'), '--traces', 'lte-like,3g-like', '--abr', 'bola', '--policy', 'trickle', '--sessions', '30', '--session-seconds', '120', '--json', '--out', out]);
+    assert.equal(status, 0, stderr);
+    const agg = JSON.parse(stdout) as Record<string, unknown>;
+    for (const key of ['sessions', 'rebufferChance', 'rebufferFrequency', 'startupDelayMs', 'meanBitrateBps', 'switchesPerMinute']) assert.ok(key in agg, key);
+    assert.equal(agg.sessions, 30);
+    const csv = (await readFile(join(out, 'sessions.csv'), 'utf8')).trim().split('\n');
+    assert.equal(csv.length, 31);
+    assert.equal((await readFile(join(out, 'sessions.jsonl'), 'utf8')).trim().split('\n').length, 30);
+  });
+
+  it('names the problem for a missing trace, an unknown rule and model mode without traces', () => {
+    assert.ok(media !== undefined);
+    const manifest = join(media, 'demo', 'manifest.mpd');
+    const noTrace = trickle(['sim', '--manifest', manifest, '--traces', '/nonexistent']);
+    assert.equal(noTrace.status, 1);
+    assert.match(noTrace.stderr, /no trace file or directory.*SIM_ERR_TRACE/);
+    const badRule = trickle(['sim', '--manifest', manifest, '--traces', 'lte-like', '--abr', 'magic']);
+    assert.match(badRule.stderr, /no ABR rule "magic".*SIM_ERR_CONFIG/);
+    const noTraces = trickle(['sim', '--manifest', manifest]);
+    assert.match(noTraces.stderr, /model mode needs --traces/);
+  });
+
+  it('writes the synthetic traces, which read back', async () => {
+    const out = await mkdtemp(join(tmpdir(), 'trickle-traces-'));
+    const { status } = trickle(['traces', '--out', out]);
+    assert.equal(status, 0);
+    assert.deepEqual((await readdir(out)).sort(), ['3g-like.txt', 'constant-6mbit.txt', 'lte-like.txt', 'step-down-8-to-2mbit.txt', 'step-up-2-to-8mbit.txt']);
+  });
+});

@@ -2,7 +2,6 @@
 export { labUp, labDown, openLab, readLabState, requireLabPrivileges, labAddresses, namespaceNames, Lab, type LabHost, type LabOptions, type LabState, type LabStatus, type QdiscStats } from './lab.js';
 export { symmetricLink, parseRate, parseDurationMs, parseLoss, parseBytes, bdpBytes, type LinkSpec, type DirectionSpec, type SymmetricLinkOptions } from './link-spec.js';
 export { profiles, profileLink, type Profile } from './profiles.js';
-export { parseTrace, parseSabreTrace, parseCookedTrace, parseMahimahiTrace, traceAt, constantTrace, stepTrace, lteLikeTrace, threeGLikeTrace, randomWalkTrace, formatCookedTrace, seededRandom, type Trace, type TracePoint } from './traces.js';
 export { linkBackends } from './backends.js';
 export { netemAvailable } from './netem-backend.js';
 export type { LinkBackend, LinkBackendName } from './link-backend.js';

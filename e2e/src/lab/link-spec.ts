@@ -4,7 +4,7 @@
  * Pure: parsing of human units ("6mbit", "40ms", "0.5%") and BDP arithmetic.
  */
 import { E2eError } from '../errors.js';
-import type { Trace } from './traces.js';
+import type { Trace } from '@trickle/player-sim';
 
 export interface DirectionSpec {
   readonly rateBps: number;

@@ -4,7 +4,7 @@
  */
 import { E2eError } from '../errors.js';
 import { openLab } from './lab.js';
-import { traceAt } from './traces.js';
+import { traceAt } from '@trickle/player-sim';
 
 async function main(name: string): Promise<void> {
   const lab = await openLab(name);

@@ -17,11 +17,11 @@ import {
   measureIdleRttMs,
   measureRandomLoss,
   netemAvailable,
-  stepTrace,
   symmetricLink,
   tcpPayloadEfficiency,
   type LinkBackendName,
 } from '../../src/index.js';
+import { stepTrace } from '@trickle/player-sim';
 
 const root = typeof process.getuid === 'function' && process.getuid() === 0;
 if (!root && process.env.CI === 'true') throw new Error('CI must run the lab tests as root');

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatCookedTrace, lteLikeTrace, parseCookedTrace, parseMahimahiTrace, parseSabreTrace, parseTrace, stepTrace, threeGLikeTrace, traceAt } from '../../src/index.js';
+import { formatCookedTrace, lteLikeTrace, parseCookedTrace, parseMahimahiTrace, parseSabreTrace, parseTrace, stepTrace, threeGLikeTrace, traceAt } from '../src/index.js';
 
-const isTraceError = (error: unknown) => (error as { code?: string }).code === 'E2E_ERR_TRACE';
+const isTraceError = (error: unknown) => (error as { code?: string }).code === 'SIM_ERR_TRACE';
 
 describe('bandwidth traces', () => {
   it('reads Sabre JSON (latency is a round trip; the lab delay is one way)', () => {

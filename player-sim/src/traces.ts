@@ -2,9 +2,9 @@
  * Bandwidth traces: a piecewise-constant downlink rate (and optionally delay) over time. Readers
  * for the formats the field uses (Sabre JSON, Pensieve "cooked" text, Mahimahi delivery
  * opportunities) and seeded synthetic generators. Pure: text in, points out. The player
- * simulator reads the same format.
+ * lab (e2e) replays the same traces on its links.
  */
-import { E2eError } from '../errors.js';
+import { SimError } from './errors.js';
 
 export interface TracePoint {
   /** When this rate starts, from the start of the trace. */
@@ -22,7 +22,7 @@ export interface Trace {
 }
 
 function fail(message: string): never {
-  throw new E2eError('E2E_ERR_TRACE', message);
+  throw new SimError('SIM_ERR_TRACE', message);
 }
 
 function finish(name: string, points: TracePoint[], durationMs: number): Trace {

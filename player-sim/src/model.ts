@@ -1,0 +1,100 @@
+/**
+ * Model mode: sessions on simulated time over bandwidth traces, with a server delivery model in
+ * the loop. Deterministic: the same inputs and seed give the same results, bit for bit.
+ */
+import type { AbrRule } from './abr/abr-rule.js';
+import { abrRules } from './abr/registry.js';
+import type { Content } from './content.js';
+import type { DeliveryModel } from './delivery/delivery-model.js';
+import { deliveryModels } from './delivery/registry.js';
+import { SimError } from './errors.js';
+import { TraceNetwork } from './network.js';
+import { defaultSessionSettings, runSession, type Clock, type Fetcher, type FetchRequest, type SessionResult, type SessionSettings } from './session.js';
+import { seededRandom, type Trace } from './traces.js';
+
+/** Simulated time: sleeping and downloading only move the clock. */
+export class VirtualClock implements Clock {
+  private timeMs = 0;
+  nowMs(): number {
+    return this.timeMs;
+  }
+  advance(ms: number): void {
+    this.timeMs += ms;
+  }
+  async sleep(ms: number): Promise<void> {
+    this.timeMs += Math.max(0, ms);
+  }
+}
+
+export class ModelFetcher implements Fetcher {
+  constructor(
+    private readonly content: Content,
+    private readonly network: TraceNetwork,
+    private readonly delivery: DeliveryModel,
+    private readonly clock: VirtualClock,
+  ) {}
+
+  async fetch(request: FetchRequest): Promise<{ bytes: number }> {
+    const renditions = this.content.renditions;
+    const segment = renditions[request.renditionIndex]!.segments[request.segmentIndex]!;
+    const bytes = segment.sizeBytes + (segment.audio?.sizeBytes ?? 0);
+    const next = renditions[Math.min(request.renditionIndex + 1, renditions.length - 1)]!;
+    const transfer = this.delivery.transfer({
+      mediaStartSec: request.mediaStartSec,
+      segmentBitrateBps: (bytes * 8) / segment.durationSec,
+      nextRungBitrateBps: next.bitrateBps,
+      bufferSec: request.bufferSec,
+      maxBufferSec: request.maxBufferSec,
+      idleMs: request.idleMs,
+      rttMs: this.network.rttMs,
+      firstRequest: request.firstRequest,
+    });
+    this.clock.advance(this.network.transferMs(this.clock.nowMs(), bytes, transfer));
+    return { bytes };
+  }
+}
+
+export interface ModelRunOptions {
+  readonly content: Content;
+  readonly traces: readonly Trace[];
+  readonly abr: string;
+  readonly policy: string;
+  readonly sessions: number;
+  readonly seed: number;
+  readonly rttMs?: number;
+  readonly settings?: Partial<SessionSettings>;
+  readonly onProgress?: (done: number, total: number) => void;
+}
+
+export function lookupRule(name: string): () => AbrRule {
+  const factory = abrRules[name];
+  if (factory === undefined) throw new SimError('SIM_ERR_CONFIG', `no ABR rule "${name}"; known: ${Object.keys(abrRules).join(', ')}`);
+  return factory;
+}
+
+export function lookupDelivery(name: string): () => DeliveryModel {
+  const factory = deliveryModels[name];
+  if (factory === undefined) throw new SimError('SIM_ERR_CONFIG', `no delivery policy "${name}"; known: ${Object.keys(deliveryModels).join(', ')}`);
+  return factory;
+}
+
+/** Session i uses trace i mod n from a seeded random offset. */
+export async function runModel(options: ModelRunOptions): Promise<SessionResult[]> {
+  if (options.traces.length === 0) throw new SimError('SIM_ERR_CONFIG', 'model mode needs at least one trace');
+  if (!Number.isInteger(options.sessions) || options.sessions < 1) throw new SimError('SIM_ERR_CONFIG', 'sessions must be a positive integer');
+  const rule = lookupRule(options.abr);
+  const delivery = lookupDelivery(options.policy);
+  const settings: SessionSettings = { ...defaultSessionSettings, ...options.settings };
+  const random = seededRandom(options.seed);
+  const results: SessionResult[] = [];
+  for (let i = 0; i < options.sessions; i++) {
+    const trace = options.traces[i % options.traces.length]!;
+    const offsetMs = Math.floor(random() * trace.durationMs);
+    const clock = new VirtualClock();
+    const firstDelayMs = trace.points[0]?.delayMs;
+    const network = new TraceNetwork(trace, options.rttMs ?? (firstDelayMs !== undefined ? 2 * firstDelayMs : 40), offsetMs);
+    results.push(await runSession(options.content, rule(), new ModelFetcher(options.content, network, delivery(), clock), clock, settings));
+    options.onProgress?.(i + 1, options.sessions);
+  }
+  return results;
+}

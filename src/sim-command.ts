@@ -1,0 +1,140 @@
+/** `trickle sim`: rebuffering chance and frequency by model (traces) or live against an origin. */
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import {
+  aggregate,
+  constantTrace,
+  formatCookedTrace,
+  loadContent,
+  loopContent,
+  lteLikeTrace,
+  parseTrace,
+  runLive,
+  runModel,
+  SimError,
+  stepTrace,
+  threeGLikeTrace,
+  type Aggregates,
+  type SessionResult,
+  type Trace,
+} from '@trickle/player-sim';
+import { stageProgress } from './progress.js';
+
+const builtinTraces: Record<string, (seed: number) => Trace> = {
+  'lte-like': (seed) => lteLikeTrace(seed),
+  '3g-like': (seed) => threeGLikeTrace(seed),
+};
+
+async function loadTraces(spec: string, seed: number): Promise<Trace[]> {
+  const traces: Trace[] = [];
+  for (const part of spec.split(',')) {
+    const builtin = builtinTraces[part];
+    if (builtin !== undefined) {
+      traces.push(builtin(seed));
+      continue;
+    }
+    const info = await stat(part).catch(() => undefined);
+    if (info === undefined) throw new SimError('SIM_ERR_TRACE', `no trace file or directory "${part}" (built-in: ${Object.keys(builtinTraces).join(', ')})`);
+    const files = info.isDirectory() ? (await readdir(part)).sort().map((name) => join(part, name)) : [part];
+    for (const file of files) traces.push(parseTrace(await readFile(file, 'utf8'), basename(file)));
+  }
+  if (traces.length === 0) throw new SimError('SIM_ERR_TRACE', `no traces in ${spec}`);
+  return traces;
+}
+
+function positiveInt(name: string) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer`);
+    return n;
+  };
+}
+
+function positive(name: string) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${name} must be a positive number`);
+    return n;
+  };
+}
+
+function describe(agg: Aggregates): string {
+  const ms = (v: number) => (Number.isNaN(v) ? '-' : `${Math.round(v)} ms`);
+  return [
+    `sessions            ${agg.sessions}${agg.abandoned > 0 ? ` (${agg.abandoned} abandoned)` : ''}`,
+    `rebuffer chance     ${agg.rebufferChance.toFixed(1)} % of sessions`,
+    `rebuffer frequency  ${agg.rebufferFrequency.toFixed(5)} per session-second (${(agg.rebufferFrequency * 3600).toFixed(2)} per hour)`,
+    `rebuffer ratio      ${(agg.rebufferRatio * 100).toFixed(2)} % of session time`,
+    `startup delay       mean ${ms(agg.startupDelayMs.mean)}, p50 ${ms(agg.startupDelayMs.p50)}, p95 ${ms(agg.startupDelayMs.p95)}`,
+    `mean bitrate        ${(agg.meanBitrateBps / 1e6).toFixed(3)} Mbit/s`,
+    `switches            ${agg.switchesPerMinute.toFixed(2)} per minute`,
+    `bytes               ${(agg.bytesDownloaded / 1e6).toFixed(1)} MB downloaded, ${(agg.bytesWasted / 1e6).toFixed(1)} MB never played`,
+  ].join('\n');
+}
+
+async function writeSessions(dir: string, results: readonly SessionResult[]): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'sessions.jsonl'), results.map((r, i) => JSON.stringify({ session: i, ...r })).join('\n') + '\n');
+  const header = ['session', 'startupDelayMs', 'rebuffers', 'stalledSec', 'sessionSec', 'playedSec', 'meanBitrateBps', 'switches', 'bytesDownloaded', 'bytesWasted', 'abandoned'];
+  const rows = results.map((r, i) => [i, r.startupDelayMs ?? '', r.rebuffers.length, r.stalledSec, r.sessionSec, r.playedSec, Math.round(r.meanBitrateBps), r.switches, r.bytesDownloaded, r.bytesWasted, r.abandoned].join(','));
+  await writeFile(join(dir, 'sessions.csv'), [header.join(','), ...rows].join('\n') + '\n');
+}
+
+export function registerSimCommands(program: Command): void {
+  program
+    .command('sim')
+    .description('simulate players: rebuffering chance and frequency, startup, bitrate, switches (model mode on traces, or --live against an origin)')
+    .requiredOption('--manifest <file|url>', 'DASH MPD or HLS master (file or URL); with --live, may be a path on --origin')
+    .option('--traces <file|dir|name>', `bandwidth traces (Sabre JSON, cooked, Mahimahi; comma-separated; built-in: ${Object.keys(builtinTraces).join(', ')})`)
+    .option('--abr <rule>', 'ABR rule: throughput, bola, bba, dynamic', 'dynamic')
+    .option('--policy <policy>', 'server delivery policy in model mode: bulk, app-pacing, app-pacing-16k, trickle, pacing, cmcd', 'bulk')
+    .option('--sessions <n>', 'number of sessions', positiveInt('sessions'), 100)
+    .option('--seed <n>', 'seed (trace offsets)', positiveInt('seed'), 1)
+    .option('--rtt <ms>', 'model mode round-trip time (default: from the trace, else 40 ms)', positive('rtt'))
+    .option('--session-seconds <s>', 'session length (the content repeats to fill it in model mode)', positive('session-seconds'), 600)
+    .option('--max-buffer <s>', 'buffer at which the player stops requesting', positive('max-buffer'), 30)
+    .option('--live', 'fetch real segments over HTTP from a running origin, in real time')
+    .option('--origin <url>', 'origin base URL for --live (e.g. http://127.0.0.1:8080)')
+    .option('--concurrency <n>', 'live players at once', positiveInt('concurrency'), 10)
+    .option('--cmcd', 'live players send CMCD (bl, br, d, su, rtp, sid) as dash.js does')
+    .option('--json', 'print the aggregates as one JSON object')
+    .option('--out <dir>', 'write per-session records (sessions.jsonl, sessions.csv)')
+    .action(async (opts: { manifest: string; traces?: string; abr: string; policy: string; sessions: number; seed: number; rtt?: number; sessionSeconds: number; maxBuffer: number; live?: boolean; origin?: string; concurrency: number; cmcd?: boolean; json?: boolean; out?: string }) => {
+      const settings = { sessionSeconds: opts.sessionSeconds, maxBufferSec: opts.maxBuffer };
+      const progress = stageProgress();
+      let results: SessionResult[];
+      if (opts.live === true) {
+        if (opts.origin === undefined && !/^https?:/.test(opts.manifest)) throw new SimError('SIM_ERR_CONFIG', '--live needs --origin <url> or a manifest URL');
+        const location = /^https?:/.test(opts.manifest) ? opts.manifest : new URL(opts.manifest, opts.origin).href;
+        const content = await loadContent(location);
+        results = await runLive({ content, abr: opts.abr, sessions: opts.sessions, concurrency: opts.concurrency, cmcd: opts.cmcd === true, settings, onProgress: (done, total) => progress.update('sessions', done / total) });
+      } else {
+        if (opts.traces === undefined) throw new SimError('SIM_ERR_CONFIG', `model mode needs --traces (a file, a directory, or ${Object.keys(builtinTraces).join('/')}); or use --live`);
+        const content = loopContent(await loadContent(/^https?:/.test(opts.manifest) ? opts.manifest : resolve(opts.manifest)), opts.sessionSeconds);
+        results = await runModel({ content, traces: await loadTraces(opts.traces, opts.seed), abr: opts.abr, policy: opts.policy, sessions: opts.sessions, seed: opts.seed, ...(opts.rtt === undefined ? {} : { rttMs: opts.rtt }), settings, onProgress: (done, total) => progress.update('sessions', done / total) });
+      }
+      progress.stop();
+      const agg = aggregate(results);
+      if (opts.out !== undefined) await writeSessions(resolve(opts.out), results);
+      process.stdout.write(opts.json === true ? `${JSON.stringify(agg)}\n` : `${describe(agg)}\n`);
+    });
+
+  program
+    .command('traces')
+    .description('write the synthetic traces (constant, step down/up, LTE-like, 3G-like) as cooked text files')
+    .requiredOption('--out <dir>', 'output directory')
+    .option('--seed <n>', 'seed of the random walks', positiveInt('seed'), 1)
+    .action(async (opts: { out: string; seed: number }) => {
+      await mkdir(opts.out, { recursive: true });
+      const traces: Record<string, Trace> = {
+        'constant-6mbit.txt': constantTrace(6e6, 600_000),
+        'step-down-8-to-2mbit.txt': stepTrace(8e6, 2e6, 60_000, 600_000),
+        'step-up-2-to-8mbit.txt': stepTrace(2e6, 8e6, 60_000, 600_000),
+        'lte-like.txt': lteLikeTrace(opts.seed, 600_000),
+        '3g-like.txt': threeGLikeTrace(opts.seed, 600_000),
+      };
+      for (const [name, trace] of Object.entries(traces)) await writeFile(join(opts.out, name), formatCookedTrace(trace));
+      process.stdout.write(`wrote ${Object.keys(traces).join(', ')} to ${opts.out}\n`);
+    });
+}
