@@ -29,8 +29,14 @@ function testFiles(dir) {
   });
 }
 
+/** A compiled test whose TypeScript source is gone (moved or deleted) is stale output, not a test. */
+function hasSource(file) {
+  return existsSync(file.replace(`${join('dist', 'test')}`, 'test').replace(/\.js$/, '.ts'));
+}
+
 const filter = process.argv.slice(2);
 const files = ['dist/test', 'origin/dist/test', 'native/dist/test', 'player-sim/dist/test', 'e2e/dist/test']
   .flatMap((dir) => testFiles(join(root, dir)))
+  .filter(hasSource)
   .filter((file) => filter.length === 0 || filter.some((f) => file.includes(f)));
 run('node', ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files], { TRICKLE_TEST_MEDIA: mediaRoot });

@@ -92,22 +92,23 @@ export function registerSimCommands(program: Command): void {
     .option('--sessions <n>', 'number of sessions', positiveInt('sessions'), 100)
     .option('--seed <n>', 'seed (trace offsets)', positiveInt('seed'), 1)
     .option('--rtt <ms>', 'model mode round-trip time (default: from the trace, else 40 ms)', positive('rtt'))
-    .option('--session-seconds <s>', 'session length (the content repeats to fill it in model mode)', positive('session-seconds'), 600)
+    .option('--session-seconds <s>', 'session length (content shorter than this repeats)', positive('session-seconds'), 600)
     .option('--max-buffer <s>', 'buffer at which the player stops requesting', positive('max-buffer'), 30)
+    .option('--abandon-after <ms>', 'viewers leave when playback has not started after this long', positive('abandon-after'))
     .option('--live', 'fetch real segments over HTTP from a running origin, in real time')
     .option('--origin <url>', 'origin base URL for --live (e.g. http://127.0.0.1:8080)')
     .option('--concurrency <n>', 'live players at once', positiveInt('concurrency'), 10)
     .option('--cmcd', 'live players send CMCD (bl, br, d, su, rtp, sid) as dash.js does')
     .option('--json', 'print the aggregates as one JSON object')
     .option('--out <dir>', 'write per-session records (sessions.jsonl, sessions.csv)')
-    .action(async (opts: { manifest: string; traces?: string; abr: string; policy: string; sessions: number; seed: number; rtt?: number; sessionSeconds: number; maxBuffer: number; live?: boolean; origin?: string; concurrency: number; cmcd?: boolean; json?: boolean; out?: string }) => {
-      const settings = { sessionSeconds: opts.sessionSeconds, maxBufferSec: opts.maxBuffer };
+    .action(async (opts: { manifest: string; traces?: string; abr: string; policy: string; sessions: number; seed: number; rtt?: number; sessionSeconds: number; maxBuffer: number; abandonAfter?: number; live?: boolean; origin?: string; concurrency: number; cmcd?: boolean; json?: boolean; out?: string }) => {
+      const settings = { sessionSeconds: opts.sessionSeconds, maxBufferSec: opts.maxBuffer, abandonAfterMs: opts.abandonAfter };
       const progress = stageProgress();
       let results: SessionResult[];
       if (opts.live === true) {
         if (opts.origin === undefined && !/^https?:/.test(opts.manifest)) throw new SimError('SIM_ERR_CONFIG', '--live needs --origin <url> or a manifest URL');
         const location = /^https?:/.test(opts.manifest) ? opts.manifest : new URL(opts.manifest, opts.origin).href;
-        const content = await loadContent(location);
+        const content = loopContent(await loadContent(location), opts.sessionSeconds);
         results = await runLive({ content, abr: opts.abr, sessions: opts.sessions, concurrency: opts.concurrency, cmcd: opts.cmcd === true, settings, onProgress: (done, total) => progress.update('sessions', done / total) });
       } else {
         if (opts.traces === undefined) throw new SimError('SIM_ERR_CONFIG', `model mode needs --traces (a file, a directory, or ${Object.keys(builtinTraces).join('/')}); or use --live`);

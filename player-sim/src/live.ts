@@ -34,13 +34,17 @@ export class HttpFetcher implements Fetcher {
     private readonly content: Content,
     private readonly dispatcher: Agent,
     private readonly cmcd: boolean,
+    /** Told the time to first byte (response headers) of every request, in ms. */
+    private readonly onTimeToFirstByte?: (ms: number) => void,
   ) {}
 
   private async get(url: string, query: string | undefined): Promise<number> {
     const target = query === undefined ? url : `${url}${url.includes('?') ? '&' : '?'}CMCD=${encodeURIComponent(query)}`;
     let response;
+    const sentMs = performance.now();
     try {
       response = await request(target, { dispatcher: this.dispatcher });
+      this.onTimeToFirstByte?.(performance.now() - sentMs);
     } catch (error) {
       throw new SimError('SIM_ERR_FETCH', `GET ${url}: ${(error as Error).message}`, { cause: error });
     }
@@ -76,6 +80,7 @@ export interface LiveRunOptions {
   readonly cmcd?: boolean;
   readonly settings?: Partial<SessionSettings>;
   readonly onProgress?: (done: number, total: number) => void;
+  readonly onTimeToFirstByte?: (ms: number) => void;
 }
 
 export async function runLive(options: LiveRunOptions): Promise<SessionResult[]> {
@@ -89,7 +94,7 @@ export async function runLive(options: LiveRunOptions): Promise<SessionResult[]>
       // One connection per player, kept alive across its segments, as a browser's would be.
       const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000 });
       try {
-        results.push(await runSession(options.content, rule(), new HttpFetcher(options.content, agent, options.cmcd === true), realClock, settings));
+        results.push(await runSession(options.content, rule(), new HttpFetcher(options.content, agent, options.cmcd === true, options.onTimeToFirstByte), realClock, settings));
       } finally {
         await agent.close();
       }

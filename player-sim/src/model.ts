@@ -62,6 +62,8 @@ export interface ModelRunOptions {
   readonly sessions: number;
   readonly seed: number;
   readonly rttMs?: number;
+  /** Start every session at this point of its trace instead of a seeded random one. */
+  readonly traceOffsetMs?: number;
   readonly settings?: Partial<SessionSettings>;
   readonly onProgress?: (done: number, total: number) => void;
 }
@@ -89,7 +91,8 @@ export async function runModel(options: ModelRunOptions): Promise<SessionResult[
   const results: SessionResult[] = [];
   for (let i = 0; i < options.sessions; i++) {
     const trace = options.traces[i % options.traces.length]!;
-    const offsetMs = Math.floor(random() * trace.durationMs);
+    const randomOffsetMs = Math.floor(random() * trace.durationMs);
+    const offsetMs = options.traceOffsetMs ?? randomOffsetMs;
     const clock = new VirtualClock();
     const firstDelayMs = trace.points[0]?.delayMs;
     const network = new TraceNetwork(trace, options.rttMs ?? (firstDelayMs !== undefined ? 2 * firstDelayMs : 40), offsetMs);

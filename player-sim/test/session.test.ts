@@ -84,6 +84,14 @@ describe('session model', () => {
     assert.ok(firstSustainable >= 0 && firstSustainable <= 4, `decisions after the step: ${after.slice(0, 6).join(', ')}`);
   });
 
+  it('abandons a session whose startup takes longer than the viewer waits', async () => {
+    const content = cbrContent([1e6], 10);
+    const result = await one(content, constantTrace(100e3), 'throughput', { startupThresholdSec: 4, abandonAfterMs: 10_000 });
+    assert.equal(result.abandoned, true);
+    assert.equal(result.startupDelayMs, null);
+    assert.equal(result.rebuffers.length, 0);
+  });
+
   it('seeded runs are reproducible bit for bit, and seeds matter', async () => {
     const content = cbrContent([400e3, 800e3, 1.4e6, 2.8e6], 60);
     const { lteLikeTrace, threeGLikeTrace } = await import('../src/index.js');

@@ -1,0 +1,65 @@
+/**
+ * Live mode capacity: how many concurrent simulated players one process sustains against a
+ * running origin (a separate `trickle serve` process on loopback) with correct timing: every
+ * session lasts its configured length, starts quickly and never stalls on an unconstrained
+ * link. Also the time to first byte the players saw (p50, p99). Writes bench/results/sim-live.md.
+ * `npm run bench:live` (needs media/demo).
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { writeFile } from 'node:fs/promises';
+import { cpus, hostname, release } from 'node:os';
+import { join } from 'node:path';
+import { aggregate, loadContent, percentileOf, runLive } from '@trickle/player-sim';
+
+const root = join(import.meta.dirname, '..', '..');
+const sessionSeconds = 40;
+
+async function main(): Promise<void> {
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = probe.address() as { port: number };
+      probe.close(() => resolve(free));
+    });
+  });
+  const origin = spawn(process.execPath, [join(root, 'bin', 'trickle.js'), 'serve', '--port', String(port), '--log-level', 'warn'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if ((await fetch(`${url}/healthz`).catch(() => undefined))?.ok === true) break;
+    if (i > 100 || origin.exitCode !== null) throw new Error('the origin did not start');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const rows: string[] = [];
+  try {
+    const content = await loadContent(`${url}/media/demo/manifest.mpd`);
+    for (const players of [100, 250, 500, 750]) {
+      const ttfbMs: number[] = [];
+      const cpuStart = process.cpuUsage();
+      const results = await runLive({ content, abr: 'dynamic', sessions: players, concurrency: players, settings: { sessionSeconds, maxBufferSec: 12 }, onTimeToFirstByte: (ms) => ttfbMs.push(ms) });
+      const cpu = process.cpuUsage(cpuStart);
+      const agg = aggregate(results);
+      const late = results.filter((r) => Math.abs(r.sessionSec - sessionSeconds) > 0.5).length;
+      const correct = agg.rebufferChance === 0 && late === 0 && agg.startupDelayMs.p95 < 2000;
+      process.stderr.write(`${players} players: rebuffer chance ${agg.rebufferChance}%, late ${late}, startup p95 ${agg.startupDelayMs.p95.toFixed(0)} ms, TTFB p99 ${percentileOf(ttfbMs, 99).toFixed(1)} ms\n`);
+      rows.push(`| ${players} | ${correct ? 'yes' : 'no'} | ${agg.rebufferChance.toFixed(1)} % | ${late} | ${agg.startupDelayMs.p95.toFixed(0)} | ${percentileOf(ttfbMs, 50).toFixed(1)} / ${percentileOf(ttfbMs, 99).toFixed(1)} | ${((cpu.user + cpu.system) / 1e6 / sessionSeconds * 100).toFixed(0)} % | ${(agg.meanBitrateBps / 1e6).toFixed(2)} |`);
+    }
+  } finally {
+    origin.kill('SIGTERM');
+  }
+  const lines = [
+    '# Player simulator, live mode capacity',
+    '',
+    `Machine: ${hostname()}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, Linux ${release()}, Node ${process.version}`,
+    `Date: ${new Date().toISOString()}`,
+    `Command: \`npm run bench:live\`. One player process against one \`trickle serve\` process (the demo), loopback, no link emulation; every player starts at once, ABR dynamic, ${sessionSeconds} s sessions, 12 s maximum buffer, its own keep-alive connection. "Correct timing": no rebuffer, every session within 0.5 s of its length, startup p95 < 2 s. Goal: at least 500 players.`,
+    '',
+    '| players | correct timing | rebuffer chance | sessions off by > 0.5 s | startup p95 ms | TTFB p50 / p99 ms | player process CPU | mean bitrate Mbit/s |',
+    '| ---: | --- | ---: | ---: | ---: | --- | ---: | ---: |',
+    ...rows,
+    '',
+  ];
+  await writeFile(join(root, 'bench', 'results', 'sim-live.md'), lines.join('\n'));
+  process.stderr.write('written to bench/results/sim-live.md\n');
+}
+
+await main();

@@ -1,0 +1,63 @@
+/**
+ * The simulator's model against live players through the lab (root): one live player (the
+ * simulator's live mode, real HTTP from the player namespace to `trickle serve` in the origin
+ * namespace) and the model, on the same link and the same rate schedule: 6 Mbit/s, then 50 kbit/s
+ * for 14 s (longer than the 6 s buffer), then 6 Mbit/s again. Both must rebuffer exactly once
+ * (rebuffer chance 100% in both), with stall lengths within 3 s of each other. The tolerance:
+ * the live player starts up to ~0.5 s after the schedule (process start), TCP needs a
+ * retransmission timeout or two to notice the link is back after 14 s of near silence (RTO
+ * backoff), and slow start refills; the model has none of these and is the optimistic bound.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { aggregate, loadContent, loopContent, runModel, type SessionResult, type Trace } from '@trickle/player-sim';
+import { labDown, labUp, symmetricLink } from '../../src/index.js';
+
+const root = typeof process.getuid === 'function' && process.getuid() === 0;
+const media = process.env.TRICKLE_TEST_MEDIA;
+if (!root && process.env.CI === 'true') throw new Error('CI must run the live-versus-model test as root');
+const skip = !root ? 'the lab needs root' : media === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false;
+const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
+
+const sessionSeconds = 36;
+const settings = { sessionSeconds, maxBufferSec: 6, startupThresholdSec: 4, resumeThresholdSec: 4 };
+const dropAtMs = 12_000;
+const recoverAtMs = 26_000;
+
+describe('model versus live players through the lab', { skip }, () => {
+  after(() => labDown('tsim'));
+
+  it('agrees on rebuffering for a gap longer than the buffer', async () => {
+    const lab = await labUp('tsim', symmetricLink({ rateBps: 6e6, rttMs: 40, bufferBdp: 2 }));
+    const origin = lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8080', '--log-level', 'warn'], { stdio: 'ignore' });
+    try {
+      assert.equal(await lab.exec('player', ['curl', '-sf', '-o', '/dev/null', '--retry', '50', '--retry-connrefused', '--retry-delay', '1', `http://${lab.address('origin')}:8080/healthz`]), 0, 'origin reachable through the lab');
+      const out = await mkdtemp(join(tmpdir(), 'trickle-live-'));
+      const live = lab.spawn('player', [process.execPath, cli, 'sim', '--live', '--origin', `http://${lab.address('origin')}:8080`, '--manifest', '/media/demo/manifest.mpd', '--sessions', '1', '--concurrency', '1', '--abr', 'throughput', '--session-seconds', String(sessionSeconds), '--max-buffer', '6', '--json', '--out', out], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const drop = setTimeout(() => lab.setRate('down', 50e3), dropAtMs);
+      const recover = setTimeout(() => lab.setRate('down', 6e6), recoverAtMs);
+      const code = await new Promise<number | null>((done) => live.on('exit', done));
+      clearTimeout(drop);
+      clearTimeout(recover);
+      assert.equal(code, 0);
+      const [liveResult] = (await readFile(join(out, 'sessions.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as SessionResult);
+
+      const trace: Trace = { name: 'gap', points: [{ atMs: 0, rateBps: 6e6 }, { atMs: dropAtMs, rateBps: 50e3 }, { atMs: recoverAtMs, rateBps: 6e6 }], durationMs: 3_600_000 };
+      const content = loopContent(await loadContent(join(media!, 'demo', 'manifest.mpd')), sessionSeconds);
+      const [modelResult] = await runModel({ content, traces: [trace], traceOffsetMs: 0, rttMs: 40, abr: 'throughput', policy: 'bulk', sessions: 1, seed: 1, settings: { ...settings, startupThresholdSec: 4, resumeThresholdSec: 4 } });
+
+      const describeRun = (r: SessionResult) => `${r.rebuffers.length} rebuffer(s): ${r.rebuffers.map((b) => `${(b.startMs / 1000).toFixed(1)} s for ${(b.durationMs / 1000).toFixed(1)} s`).join(', ')}`;
+      console.log(`# live: ${describeRun(liveResult!)}; model: ${describeRun(modelResult!)}`);
+      assert.equal(aggregate([liveResult!]).rebufferChance, aggregate([modelResult!]).rebufferChance);
+      assert.equal(liveResult!.rebuffers.length, 1, `live: ${describeRun(liveResult!)}`);
+      assert.equal(modelResult!.rebuffers.length, 1, `model: ${describeRun(modelResult!)}`);
+      const difference = Math.abs(liveResult!.rebuffers[0]!.durationMs - modelResult!.rebuffers[0]!.durationMs);
+      assert.ok(difference <= 3000, `stall lengths differ by ${difference} ms`);
+    } finally {
+      origin.kill('SIGTERM');
+    }
+  });
+});
