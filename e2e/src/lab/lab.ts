@@ -6,7 +6,6 @@
  * Namespaces carry the lab's name; nothing touches a host interface.
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -275,13 +274,5 @@ export class Lab {
 
   down(): Promise<void> {
     return labDown(this.name);
-  }
-
-  get stateDir(): string {
-    return this.state.ports.stateDir;
-  }
-
-  exists(): boolean {
-    return existsSync(join(this.stateDir, 'state.json'));
   }
 }
