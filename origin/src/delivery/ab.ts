@@ -1,0 +1,64 @@
+/**
+ * A/B assignment as the paper's experiment did it: each new TCP connection is assigned to a group
+ * at random, with weights, from a seeded generator, so every group sees the same mix of clients
+ * and conditions. Group names may repeat a policy (baseline1=app-pacing, baseline2=app-pacing)
+ * for A/A controls.
+ */
+import { OriginError } from '../errors.js';
+
+export interface AbGroup {
+  readonly name: string;
+  readonly policy: string;
+  readonly weight: number;
+}
+
+/** "bulk:25,app-pacing:25" or "baseline1=app-pacing:50,baseline2=app-pacing:50". */
+export function parseAbSpec(spec: string, knownPolicies: readonly string[]): AbGroup[] {
+  const groups = spec.split(',').map((part) => {
+    const match = /^(?:([A-Za-z0-9_-]+)=)?([A-Za-z0-9_-]+):(\d+(?:\.\d+)?)$/.exec(part.trim());
+    if (match === null) throw new OriginError('ORIGIN_ERR_CONFIG', `A/B group "${part}" is not [name=]policy:weight`);
+    const policy = match[2]!;
+    if (!knownPolicies.includes(policy)) throw new OriginError('ORIGIN_ERR_CONFIG', `A/B group "${part}": no policy "${policy}"; known: ${knownPolicies.join(', ')}`);
+    const weight = Number(match[3]);
+    if (!(weight > 0)) throw new OriginError('ORIGIN_ERR_CONFIG', `A/B group "${part}": weight must be positive`);
+    return { name: match[1] ?? policy, policy, weight };
+  });
+  const names = groups.map((g) => g.name);
+  if (new Set(names).size !== names.length) throw new OriginError('ORIGIN_ERR_CONFIG', `A/B groups must have distinct names (got ${names.join(', ')}); name repeats like baseline1=app-pacing`);
+  return groups;
+}
+
+/** Mulberry32, seeded: the same seed assigns the same sequence of connections the same way. */
+function generator(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export class AbAssigner {
+  private readonly random: () => number;
+  private readonly totalWeight: number;
+
+  constructor(
+    readonly groups: readonly AbGroup[],
+    seed: number,
+  ) {
+    this.random = generator(seed);
+    this.totalWeight = groups.reduce((sum, g) => sum + g.weight, 0);
+  }
+
+  /** The group of the next new connection. */
+  assign(): AbGroup {
+    let pick = this.random() * this.totalWeight;
+    for (const group of this.groups) {
+      pick -= group.weight;
+      if (pick < 0) return group;
+    }
+    return this.groups[this.groups.length - 1]!;
+  }
+}
