@@ -4,6 +4,8 @@
  * opportunities) and seeded synthetic generators. Pure: text in, points out. The player
  * lab (e2e) replays the same traces on its links.
  */
+import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
+import { mersenne } from 'pure-rand/generator/mersenne';
 import { SimError } from './errors.js';
 
 export interface TracePoint {
@@ -118,16 +120,10 @@ export function traceAt(trace: Trace, atMs: number): TracePoint {
   return current;
 }
 
-/** Mulberry32: a small seeded generator, so synthetic traces are reproducible. */
+/** A seeded uniform [0, 1) generator (Mersenne Twister from pure-rand), so synthetic traces are reproducible. */
 export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const generator = mersenne(seed);
+  return () => uniformFloat64(generator);
 }
 
 export function constantTrace(rateBps: number, durationMs = 60_000): Trace {

@@ -1,9 +1,11 @@
 /**
  * A/B assignment as the paper's experiment did it: each new TCP connection is assigned to a group
- * at random, with weights, from a seeded generator, so every group sees the same mix of clients
+ * at random, with weights, from a seeded generator (Mersenne Twister from pure-rand), so every group sees the same mix of clients
  * and conditions. Group names may repeat a policy (baseline1=app-pacing, baseline2=app-pacing)
  * for A/A controls.
  */
+import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
+import { mersenne } from 'pure-rand/generator/mersenne';
 import { OriginError } from '../errors.js';
 
 export interface AbGroup {
@@ -28,18 +30,6 @@ export function parseAbSpec(spec: string, knownPolicies: readonly string[]): AbG
   return groups;
 }
 
-/** Mulberry32, seeded: the same seed assigns the same sequence of connections the same way. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export class AbAssigner {
   private readonly random: () => number;
   private readonly totalWeight: number;
@@ -48,7 +38,8 @@ export class AbAssigner {
     readonly groups: readonly AbGroup[],
     seed: number,
   ) {
-    this.random = generator(seed);
+    const generator = mersenne(seed);
+    this.random = () => uniformFloat64(generator);
     this.totalWeight = groups.reduce((sum, g) => sum + g.weight, 0);
   }
 
