@@ -2,9 +2,7 @@
  * The lab's accuracy table: configured vs measured RTT, bulk goodput, random loss and tail drops,
  * on each backend this kernel has. Writes bench/results/lab-accuracy.md. `npm run bench:lab` (root).
  */
-import { writeFile } from 'node:fs/promises';
-import { cpus, hostname, release } from 'node:os';
-import { join } from 'node:path';
+import { writeResults } from './results-file.js';
 import { binomialInterval, labDown, labUp, measureBulkGoodputBps, measureBurstDelivery, measureIdleRttMs, measureRandomLoss, netemAvailable, symmetricLink, tcpPayloadEfficiency, type LinkBackendName } from '@trickle/e2e';
 
 const rows: string[] = [];
@@ -46,10 +44,6 @@ async function main(): Promise<void> {
     }
   }
   const lines = [
-    '# Lab accuracy',
-    '',
-    `Machine: ${hostname()}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, Linux ${release()}, Node ${process.version}`,
-    `Date: ${new Date().toISOString()}`,
     `Command: \`npm run bench:lab\` (root). Backends run: ${backends.join(', ')}${backends.includes('netem') ? '' : ' (this kernel has no netem)'}.`,
     '',
     'Idle RTT is the median of 20 pings (player to origin, the first left out for ARP). Goodput is one bulk TCP flow, measured at the',
@@ -60,9 +54,7 @@ async function main(): Promise<void> {
     ...rows,
     '',
   ];
-  const out = join(import.meta.dirname, '..', '..', 'bench', 'results', 'lab-accuracy.md');
-  await writeFile(out, lines.join('\n'));
-  process.stderr.write(`written to ${out}\n`);
+  await writeResults('lab-accuracy.md', 'Lab accuracy', lines);
 }
 
 await main();

@@ -3,11 +3,9 @@
  * side in one run (ratios to the cheapest syscall, socketCookie, absorb machine noise). Writes
  * bench/results/native-calls.md with the machine and date. `npm run bench:native` (root for BPF).
  */
-import { writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
-import { cpus, hostname, release } from 'node:os';
 import { createServer, connect, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { writeResults } from './results-file.js';
 import { attachClamp, setMaxPacingRate, socketCookie, tcpInfo, teardownClamp, type AttachedClamp } from '@trickle/native';
 
 const iterations = 200_000;
@@ -49,10 +47,6 @@ async function main(): Promise<void> {
 
   const base = results[0]!.nsPerCall;
   const lines = [
-    '# Native call costs',
-    '',
-    `Machine: ${hostname()}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, Linux ${release()}, Node ${process.version}`,
-    `Date: ${new Date().toISOString()}`,
     `Command: \`npm run bench:native\` (${iterations} calls each, after 10,000 warm-up calls, one process, loopback socket)`,
     bpf.backend === 'bpf' ? '' : `BPF backend not measured: ${bpf.fallbackReason}`,
     '',
@@ -61,9 +55,7 @@ async function main(): Promise<void> {
     ...results.map((r) => `| ${r.name} | ${r.nsPerCall.toFixed(0)} | ${(r.nsPerCall / base).toFixed(2)} |`),
     '',
   ];
-  const out = join(import.meta.dirname, '..', '..', 'bench', 'results', 'native-calls.md');
-  await writeFile(out, lines.join('\n'));
-  process.stderr.write(`written to ${out}\n`);
+  await writeResults('native-calls.md', 'Native call costs', lines);
 }
 
 await main();

@@ -7,9 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { writeFile } from 'node:fs/promises';
-import { cpus, hostname, release } from 'node:os';
 import { join } from 'node:path';
+import { writeResults } from './results-file.js';
 import { aggregate, loadContent, percentileOf, runLive } from '@trickle/player-sim';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -47,10 +46,6 @@ async function main(): Promise<void> {
     origin.kill('SIGTERM');
   }
   const lines = [
-    '# Player simulator, live mode capacity',
-    '',
-    `Machine: ${hostname()}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, Linux ${release()}, Node ${process.version}`,
-    `Date: ${new Date().toISOString()}`,
     `Command: \`npm run bench:live\`. One player process against one \`trickle serve\` process (the demo), loopback, no link emulation; every player starts at once, ABR dynamic, ${sessionSeconds} s sessions, 12 s maximum buffer, its own keep-alive connection. "Correct timing": no rebuffer, every session within 0.5 s of its length, startup p95 < 2 s. Goal: at least 500 players.`,
     '',
     '| players | correct timing | rebuffer chance | sessions off by > 0.5 s | startup p95 ms | TTFB p50 / p99 ms | player process CPU | mean bitrate Mbit/s |',
@@ -58,8 +53,7 @@ async function main(): Promise<void> {
     ...rows,
     '',
   ];
-  await writeFile(join(root, 'bench', 'results', 'sim-live.md'), lines.join('\n'));
-  process.stderr.write('written to bench/results/sim-live.md\n');
+  await writeResults('sim-live.md', 'Player simulator, live mode capacity', lines);
 }
 
 await main();

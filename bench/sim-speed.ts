@@ -3,9 +3,8 @@
  * thread), per ABR rule and delivery policy, on the demo ladder over the shipped traces.
  * Writes bench/results/sim-speed.md. `npm run bench:sim` (needs media/demo: npx trickle media demo).
  */
-import { writeFile } from 'node:fs/promises';
-import { cpus, hostname, release } from 'node:os';
 import { join } from 'node:path';
+import { writeResults } from './results-file.js';
 import { loadContent, loopContent, lteLikeTrace, runModel, stepTrace, threeGLikeTrace, constantTrace } from '@trickle/player-sim';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -32,10 +31,6 @@ async function main(): Promise<void> {
     rows.push(`| ${abr} | ${policy} | ${sessions} | ${wallSec.toFixed(2)} | ${(sessions / cpuSec).toFixed(0)} | ${(sessions / cpuSec / 4.2).toFixed(0)}x |`);
   }
   const lines = [
-    '# Player simulator, model-mode speed',
-    '',
-    `Machine: ${hostname()}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, Linux ${release()}, Node ${process.version}`,
-    `Date: ${new Date().toISOString()}`,
     `Command: \`npm run bench:sim\`. Content: the 120 s demo ladder repeated to 600 s (300 segments per session, 2 s each); traces: LTE-like, 3G-like, step 8->2 Mbit/s, constant 6 Mbit/s. One thread; CPU seconds measured with process.cpuUsage().`,
     'Anchor: Sabre (Python) simulates about 4.2 ten-minute sessions per second per core on this machine kind; the goal is at least 1,000.',
     '',
@@ -44,8 +39,7 @@ async function main(): Promise<void> {
     ...rows,
     '',
   ];
-  await writeFile(join(root, 'bench', 'results', 'sim-speed.md'), lines.join('\n'));
-  process.stderr.write('written to bench/results/sim-speed.md\n');
+  await writeResults('sim-speed.md', 'Player simulator, model-mode speed', lines);
 }
 
 await main();
