@@ -135,4 +135,3 @@ export function socketCookie(socket: SocketLike): bigint {
   return requireBinding().socketCookie(socketFd(socket));
 }
 
-export { checkRate };

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as HLS from 'hls-parser';
 import { request } from 'undici';
 import { SimError } from './errors.js';
+import { parseMpdSegments } from './mpd.js';
 
 export interface ContentSegment {
   readonly durationSec: number;
@@ -90,7 +91,6 @@ function resolve(base: string, relative: string): string {
 
 /** DASH through the MPD's SegmentTemplate/Timeline (via the origin's index when the MPD is on a Trickle origin). */
 async function fromMpd(location: string, text: string): Promise<Content> {
-  const { parseMpdSegments } = await import('./mpd.js');
   const parsed = parseMpdSegments(text, location);
   const audio = parsed.find((r) => r.kind === 'audio');
   const sizes = async (files: readonly string[]) => {

@@ -6,25 +6,15 @@
  */
 import { highestAtMost, type AbrContext, type AbrDecision, type AbrRule } from './abr-rule.js';
 
-export function ewmaThroughputBps(samples: AbrContext['throughput'], halfLifeSec: number): number | undefined {
-  // Seeded with the first sample rather than 0, so early estimates are not dragged towards 0.
-  let estimate: number | undefined;
-  for (const sample of samples) {
-    if (sample.durationMs <= 0) continue;
-    const bps = (sample.bytes * 8 * 1000) / sample.durationMs;
-    const alpha = Math.pow(0.5, sample.durationMs / 1000 / halfLifeSec);
-    estimate = estimate === undefined ? bps : alpha * estimate + (1 - alpha) * bps;
-  }
-  return estimate;
-}
-
-export function throughputEstimateBps(samples: AbrContext['throughput']): number | undefined {
-  const fast = ewmaThroughputBps(samples, 3);
-  const slow = ewmaThroughputBps(samples, 8);
-  return fast === undefined || slow === undefined ? undefined : Math.min(fast, slow);
-}
-
 export const throughputSafetyFactor = 0.9;
+const fastHalfLifeSec = 3;
+const slowHalfLifeSec = 8;
+
+/** One EWMA step; the first sample seeds the average, so early estimates are not dragged towards 0. */
+function ewmaStep(previous: number | undefined, bps: number, durationMs: number, halfLifeSec: number): number {
+  const alpha = Math.pow(0.5, durationMs / 1000 / halfLifeSec);
+  return previous === undefined ? bps : alpha * previous + (1 - alpha) * bps;
+}
 
 /** Keeps both averages up to date as samples arrive, so each decision costs O(new samples). */
 class IncrementalEstimate {
@@ -43,13 +33,16 @@ class IncrementalEstimate {
       const sample = samples[this.seen]!;
       if (sample.durationMs <= 0) continue;
       const bps = (sample.bytes * 8 * 1000) / sample.durationMs;
-      const fastAlpha = Math.pow(0.5, sample.durationMs / 1000 / 3);
-      const slowAlpha = Math.pow(0.5, sample.durationMs / 1000 / 8);
-      this.fast = this.fast === undefined ? bps : fastAlpha * this.fast + (1 - fastAlpha) * bps;
-      this.slow = this.slow === undefined ? bps : slowAlpha * this.slow + (1 - slowAlpha) * bps;
+      this.fast = ewmaStep(this.fast, bps, sample.durationMs, fastHalfLifeSec);
+      this.slow = ewmaStep(this.slow, bps, sample.durationMs, slowHalfLifeSec);
     }
     return this.fast === undefined || this.slow === undefined ? undefined : Math.min(this.fast, this.slow);
   }
+}
+
+/** The rule's estimate (min of the fast and slow averages) over a whole history. */
+export function throughputEstimateBps(samples: AbrContext['throughput']): number | undefined {
+  return new IncrementalEstimate().update(samples);
 }
 
 export function createThroughputRule(): AbrRule {
