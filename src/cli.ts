@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, startOrigin } from '@trickle/origin';
+import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, policyNames, startOrigin } from '@trickle/origin';
 import { registerLabCommands } from './lab-command.js';
 import { registerNativeCommands } from './native-command.js';
 import { registerSimCommands } from './sim-command.js';
@@ -23,6 +23,38 @@ function port(value: string): number {
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new InvalidArgumentError('port must be an integer from 0 to 65535');
   return parsed;
+}
+
+function nonNegativeNumber(name: string) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed < 0) throw new InvalidArgumentError(`${name} must be a number >= 0`);
+    return parsed;
+  };
+}
+
+function nonNegativeInteger(name: string) {
+  return (value: string): number => {
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 0) throw new InvalidArgumentError(`${name} must be an integer >= 0`);
+    return parsed;
+  };
+}
+
+interface ServeFlags {
+  media?: string;
+  port?: number;
+  host?: string;
+  config?: string;
+  logLevel?: string;
+  policy?: string;
+  ab?: string;
+  abSeed?: number;
+  allowPolicyOverride?: boolean;
+  startupSeconds?: number;
+  clampBackend?: string;
+  congestionControl?: string;
+  flows?: string;
 }
 
 export function buildProgram(): Command {
@@ -84,11 +116,34 @@ export function buildProgram(): Command {
     .option('--host <address>', 'address to listen on (default 127.0.0.1)')
     .option('--config <file>', 'config file (YAML or JSON); also TRICKLE_CONFIG')
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
-    .action(async (opts: { media?: string; port?: number; host?: string; config?: string; logLevel?: string }) => {
+    .addOption(new Option('--policy <name>', 'default delivery policy (default trickle)').choices([...policyNames]))
+    .option('--ab <groups>', 'A/B groups per TCP connection, e.g. "bulk:25,app-pacing:25,trickle:25,app-pacing-16k:25" or "baseline1=app-pacing:50,baseline2=app-pacing:50"')
+    .addOption(new Option('--ab-seed <n>', 'seed of the A/B assignment (default 1)').argParser(nonNegativeInteger('ab-seed')))
+    .option('--allow-policy-override', 'let ?policy=<name> choose the policy of a request (experiments)')
+    .addOption(new Option('--startup-seconds <s>', 'media seconds sent at full speed before throttling (default 35)').argParser(nonNegativeNumber('startup-seconds')))
+    .addOption(new Option('--clamp-backend <name>', 'the cwnd clamp backend wanted for trickle (default bpf; weaker ones are used, and recorded, when it cannot be)').choices(['bpf', 'pacing-rate', 'none']))
+    .option('--congestion-control <name>', 'TCP congestion control for every connection (bbr, cubic, reno, ...)')
+    .option('--flows <dest>', 'flow records as JSON lines: none, stdout or a file path (default none; GET /api/flows always has recent ones)')
+    .action(async (opts: ServeFlags) => {
       const config = await loadConfig({
         file: opts.config,
         env: process.env,
-        flags: { media: opts.media, port: opts.port, host: opts.host, logLevel: opts.logLevel },
+        flags: {
+          media: opts.media,
+          port: opts.port,
+          host: opts.host,
+          logLevel: opts.logLevel,
+          delivery: {
+            policy: opts.policy,
+            ab: opts.ab,
+            abSeed: opts.abSeed,
+            allowPolicyOverride: opts.allowPolicyOverride,
+            startupSec: opts.startupSeconds,
+            clamp: opts.clampBackend === undefined ? undefined : { backend: opts.clampBackend },
+            transport: opts.congestionControl === undefined ? undefined : { congestionControl: opts.congestionControl },
+          },
+          flows: opts.flows === undefined ? undefined : { log: opts.flows },
+        },
       });
       if (opts.media === undefined && process.env.TRICKLE_MEDIA === undefined) await checkDemoMedia(config.media);
       await startOrigin(config, { handleSignals: true });

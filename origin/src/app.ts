@@ -3,15 +3,25 @@
  * inject() where sockets do not matter and listen() where they do.
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import type { SocketControl } from '@trickle/native';
 import type { OriginConfig } from './config/config.js';
 import type { MediaLibrary } from './media/library.js';
-import { errorBody, trickleOrigin } from './plugin.js';
+import { errorBody, trickleOrigin, type OriginHandles } from './plugin.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The origin's delivery engine, metrics, flow log and clamp backend (set by buildApp). */
+    readonly trickle: OriginHandles;
+  }
+}
 
 export interface BuildAppOptions {
   readonly config: OriginConfig;
   /** A pino logger or logger options; defaults to JSON logs at config.logLevel on stdout. */
   readonly logger?: FastifyServerOptions['loggerInstance'] | false;
   readonly library?: MediaLibrary;
+  /** How delivery policies reach sockets (with the clamp backend startOrigin attached). */
+  readonly socketControl?: SocketControl;
 }
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
@@ -51,6 +61,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     );
   });
 
-  await app.register(trickleOrigin, { config, ...(options.library === undefined ? {} : { library: options.library }) });
+  let handles: OriginHandles | undefined;
+  await app.register(trickleOrigin, {
+    config,
+    onHandles: (parts) => (handles = parts),
+    ...(options.library === undefined ? {} : { library: options.library }),
+    ...(options.socketControl === undefined ? {} : { socketControl: options.socketControl }),
+  });
+  app.decorate('trickle', handles!);
   return app;
 }

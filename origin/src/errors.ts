@@ -15,6 +15,8 @@ export const originErrorCodes = {
   ORIGIN_ERR_FFMPEG_FAILED: 'ffmpeg exited with an error',
   ORIGIN_ERR_INPUT_UNREADABLE: 'input media cannot be read',
   ORIGIN_ERR_LADDER: 'invalid or impossible encoding ladder',
+  ORIGIN_ERR_BAD_POLICY: 'unknown delivery policy requested',
+  ORIGIN_ERR_BAD_QUERY: 'malformed query parameter',
 } as const;
 
 export type OriginErrorCode = keyof typeof originErrorCodes;

@@ -1,8 +1,11 @@
 /** Public entry of @trickle/origin. Other packages import only from here. */
 export { buildApp, type BuildAppOptions } from './app.js';
-export { trickleOrigin, type TrickleOriginOptions } from './plugin.js';
+export { trickleOrigin, type TrickleOriginOptions, type OriginHandles } from './plugin.js';
 export { startOrigin, checkDemoMedia, type RunningOrigin } from './server.js';
-export { loadConfig, resolveConfig, configFromEnv, originConfigSchema, type OriginConfig, type OriginConfigInput, type ConfigSources } from './config/config.js';
+export { loadConfig, resolveConfig, configFromEnv, originConfigSchema, policyNames, type PolicyName, type DeliveryConfig, type AbGroupConfig, type OriginConfig, type OriginConfigInput, type ConfigSources } from './config/config.js';
+export type { FlowRecord, PhaseRecord } from './delivery/flow-record.js';
+export type { DeliveryPolicy, PolicyDelivery, MediaResponse, MediaRatePlan, PolicyReport, Block } from './delivery/policies/delivery-policy.js';
+export { deliveryPolicies } from './delivery/policies/registry.js';
 export { OriginError, isOriginError, originErrorCodes, type OriginErrorCode } from './errors.js';
 export { MediaLibrary, type MediaLibraryOptions, type MediaFile, type AssetEntry, type IndexState } from './media/library.js';
 export {

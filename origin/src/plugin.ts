@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import cors from '@fastify/cors';
+import { clampBackends, createSocketControl, type ClampBackend, type SocketControl } from '@trickle/native';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { resolveConfig, type OriginConfig, type OriginConfigInput } from './config/config.js';
 import { OriginError, isOriginError, type OriginErrorCode } from './errors.js';
@@ -14,12 +15,31 @@ import { sendFile, type SendFileOptions } from './http/send-file.js';
 import { MediaLibrary } from './media/library.js';
 import { summarizeIndex } from './media/media-index.js';
 import { registerPlayerRoutes, type PlayerFiles } from './player/routes.js';
+import { DeliveryEngine } from './delivery/delivery-engine.js';
+import { FlowLog } from './delivery/flow-log.js';
+import { DeliveryMetrics } from './delivery/metrics.js';
+
+/** The origin's delivery parts, for the app that embeds it (stats, tests, shutdown checks). */
+export interface OriginHandles {
+  readonly engine: DeliveryEngine;
+  readonly metrics: DeliveryMetrics;
+  readonly flows: FlowLog;
+  readonly clamp: ClampBackend;
+}
 
 export interface TrickleOriginOptions {
   /** A validated config (from loadConfig) or raw values validated here. */
   readonly config?: OriginConfig | OriginConfigInput;
   /** Share one library between several registrations, or inject one in tests. */
   readonly library?: MediaLibrary;
+  /**
+   * How delivery policies reach sockets. startOrigin() passes one with the clamp it attached
+   * (before listen); without it, sockets are read and paced natively but trickle has no clamp
+   * backend (`none`, and flow records say so).
+   */
+  readonly socketControl?: SocketControl;
+  /** Receives the delivery parts once they exist (the plugin's own decorations stay encapsulated). */
+  readonly onHandles?: (handles: OriginHandles) => void;
 }
 
 const statusByCode: Partial<Record<OriginErrorCode, number>> = {
@@ -73,6 +93,13 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
   });
   app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('ORIGIN_ERR_NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`)));
 
+  const socketControl = options.socketControl ?? createSocketControl(clampBackends.none({ native: undefined, fallbackReason: 'no clamp attached to this app (startOrigin attaches one before listen)' }));
+  const metrics = new DeliveryMetrics();
+  const flows = new FlowLog(config.flows.keep, config.flows.log, (error) => app.log.error({ err: error }, `flow log ${config.flows.log}: ${error.message}`));
+  const engine = new DeliveryEngine({ config, control: socketControl, log: app.log, metrics, flowLog: flows, readRange: (file, range) => library.readRange(file, range) });
+  options.onHandles?.({ engine, metrics, flows, clamp: socketControl.clamp });
+  app.addHook('onClose', async () => flows.close());
+
   const sendOptions: SendFileOptions = {
     maxRanges: config.maxRanges,
     cacheControl: config.cacheControl,
@@ -80,6 +107,12 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     onShortRead: (file, error) => {
       library.forget(file.asset, file.name);
       app.log.error({ file: file.path, err: error }, error.message);
+    },
+    deliver: async (request, reply, file, range) => {
+      if (file.role !== 'segment' && file.role !== 'progressive') return false;
+      const state = await library.indexState(file.asset);
+      if (state?.status !== 'ready') return false;
+      return engine.deliver(request, reply, file, range, state.index);
     },
   };
 
@@ -131,6 +164,20 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     return summarizeIndex(state.index, { includeSegments: request.query.segments !== '0' });
   });
 
+  app.get('/metrics', async (_request, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.type(metrics.registry.contentType).send(text);
+  });
+
+  app.get('/api/flows', async (request: FastifyRequest<{ Querystring: { since?: string; limit?: string } }>, reply) => {
+    const since = parseSince(request.query.since);
+    const limit = request.query.limit === undefined ? 1000 : Number(request.query.limit);
+    if (since === undefined || !Number.isInteger(limit) || limit < 1 || limit > 100_000) {
+      return reply.code(400).send(errorBody('ORIGIN_ERR_BAD_QUERY', 'since must be epoch milliseconds or an ISO date; limit an integer from 1 to 100000'));
+    }
+    return { flows: flows.since(since, limit), clamp: { backend: socketControl.clamp.backend, fallbackReason: socketControl.clamp.fallbackReason ?? null } };
+  });
+
   app.get('/healthz', async () => ({ status: 'ok', media: library.root, cache: library.cacheStats() }));
 
   await registerPlayerRoutes(app, playerFiles());
@@ -149,6 +196,14 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     }
   });
 };
+
+/** `since` as epoch milliseconds or an ISO 8601 date; absent means everything kept. */
+function parseSince(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return 0;
+  if (/^\d+$/.test(value)) return Number(value);
+  const parsed = Date.parse(value);
+  return Number.isNaN(parsed) ? undefined : parsed;
+}
 
 /** Page and script live in the origin package (static/ and the compiled dist/player/). */
 function playerFiles(): PlayerFiles {

@@ -2,6 +2,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { attachClamp, clampBackends, createSocketControl } from '@trickle/native';
 import { buildApp } from './app.js';
 import type { OriginConfig } from './config/config.js';
 import { OriginError } from './errors.js';
@@ -24,8 +25,22 @@ export async function checkDemoMedia(mediaRoot: string): Promise<void> {
   }
 }
 
+/** Whether any configured policy needs the cwnd clamp (and so the BPF program). */
+function needsClamp(config: OriginConfig): boolean {
+  const delivery = config.delivery;
+  const policies = [delivery.policy, ...delivery.rules.map((r) => r.policy), ...(delivery.ab ?? []).map((g) => g.policy)];
+  return delivery.allowPolicyOverride || policies.includes('trickle');
+}
+
 export async function startOrigin(config: OriginConfig, options: { handleSignals?: boolean } = {}): Promise<RunningOrigin> {
-  const app = await buildApp({ config });
+  // The clamp must be attached, and this process in its cgroup, before listen().
+  const clamp = needsClamp(config)
+    ? await attachClamp({ prefer: config.delivery.clamp.backend, cgroupPath: config.delivery.clamp.cgroup, pinDir: config.delivery.clamp.pinDir, join: true })
+    : clampBackends.none({ native: undefined, fallbackReason: 'no configured policy uses the clamp' });
+  const app = await buildApp({ config, socketControl: createSocketControl(clamp) });
+  if (clamp.fallbackReason !== undefined && needsClamp(config)) app.log.warn({ backend: clamp.backend, reason: clamp.fallbackReason }, `trickle clamp backend: ${clamp.backend} (${clamp.fallbackReason})`);
+  else app.log.info({ backend: clamp.backend }, `trickle clamp backend: ${clamp.backend}`);
+  app.addHook('onClose', async () => clamp.close());
   const address = await app.listen({ port: config.port, host: config.host });
   let closing: Promise<void> | undefined;
   const close = () => {

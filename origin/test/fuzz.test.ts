@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
-import { cmcdRate, readCmcd } from '../src/delivery/cmcd.js';
+import { cmcdRate, readCmcd } from '../src/delivery/cmcd-rate.js';
 import { parseRange } from '../src/http/range.js';
 import { rawRequest } from './helpers/http.js';
 import { testMediaRoot } from './helpers/media.js';

@@ -30,12 +30,12 @@ export function parseAbSpec(spec: string, knownPolicies: readonly string[]): AbG
   return groups;
 }
 
-export class AbAssigner {
+export class AbAssigner<G extends AbGroup = AbGroup> {
   private readonly random: () => number;
   private readonly totalWeight: number;
 
   constructor(
-    readonly groups: readonly AbGroup[],
+    readonly groups: readonly G[],
     seed: number,
   ) {
     const generator = mersenne(seed);
@@ -44,7 +44,7 @@ export class AbAssigner {
   }
 
   /** The group of the next new connection. */
-  assign(): AbGroup {
+  assign(): G {
     let pick = this.random() * this.totalWeight;
     for (const group of this.groups) {
       pick -= group.weight;

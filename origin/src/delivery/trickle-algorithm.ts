@@ -9,7 +9,9 @@
  *
  * Lifting the clamp for catch-up and restoring it once goodput has reached R again follows
  * section 3.4. Before goodput can be measured (the first block of the throttling phase), the
- * flow counts as on time.
+ * flow counts as on time. Goodput below R lifts the clamp only when the flow is network-limited:
+ * with writes throttled at R the flow is one held-back block short of R just before each write,
+ * by design, and lifting the clamp then would only turn that block into a burst.
  */
 export interface TrickleInput {
   /** Target rate R of the media being sent, bytes/s. */
@@ -18,6 +20,8 @@ export interface TrickleInput {
   readonly mssBytes: number;
   /** Bytes delivered (acknowledged) / time since the throttling phase began, bytes/s; undefined before the first measurement. */
   readonly goodputBytesPerSec: number | undefined;
+  /** Whether the last delivery-rate sample was app-limited (TCP_INFO), i.e. the sender, not the path, held the flow back. */
+  readonly appLimited: boolean;
   readonly gain: number;
   readonly floorPackets: number;
 }
@@ -28,7 +32,7 @@ export type TrickleDecision =
 
 export function trickleDecision(input: TrickleInput): TrickleDecision {
   const { rateBytesPerSec: rate, rttUs, mssBytes, goodputBytesPerSec: goodput } = input;
-  if (goodput !== undefined && goodput < rate) {
+  if (goodput !== undefined && goodput < rate && !input.appLimited) {
     return { action: 'unclamp', reason: `goodput ${Math.round(goodput)} B/s below R ${Math.round(rate)} B/s: clamp lifted to catch up` };
   }
   const exact = (input.gain * rate * (rttUs / 1e6)) / mssBytes;

@@ -18,6 +18,8 @@ export interface SendFileOptions {
   readonly onShortRead: (file: MediaFile, error: Error) => void;
   /** One positional read of an uncached file's range (used for ranges up to smallRangeBytes). */
   readonly readRange: (file: MediaFile, range: ByteRange) => Promise<Buffer>;
+  /** Sends a media body under a delivery policy; false when the file is not paced media (sent plainly). */
+  readonly deliver?: (request: FastifyRequest, reply: FastifyReply, file: MediaFile, range: ByteRange) => Promise<boolean>;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -112,6 +114,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
   if (outcome.kind === 'full') {
     reply.code(200).header('content-length', file.sizeBytes);
     if (method === 'HEAD') return reply.send();
+    if ((await options.deliver?.(request, reply, file, { start: 0, end: file.sizeBytes - 1 })) === true) return reply;
     if (file.body !== undefined) return reply.send(file.body);
     return reply.send(rangeStream(file, { start: 0, end: file.sizeBytes - 1 }, options.onShortRead));
   }
@@ -121,6 +124,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
     const range = ranges[0]!;
     reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.sizeBytes}`).header('content-length', byteRangeLength(range));
     if (method === 'HEAD') return reply.send();
+    if ((await options.deliver?.(request, reply, file, range)) === true) return reply;
     if (file.body !== undefined) return reply.send(file.body.subarray(range.start, range.end + 1));
     if (byteRangeLength(range) <= smallRangeBytes) return reply.send(await options.readRange(file, range));
     return reply.send(rangeStream(file, range, options.onShortRead));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { trickleDecision, type TrickleInput } from '../../src/delivery/trickle-algorithm.js';
 
-const base: TrickleInput = { rateBytesPerSec: 250_000, rttUs: 40_000, mssBytes: 1448, goodputBytesPerSec: undefined, gain: 1.2, floorPackets: 10 };
+const base: TrickleInput = { rateBytesPerSec: 250_000, rttUs: 40_000, mssBytes: 1448, goodputBytesPerSec: undefined, appLimited: false, gain: 1.2, floorPackets: 10 };
 
 describe('Algorithm 1 decision', () => {
   const table: [string, Partial<TrickleInput>, ReturnType<typeof trickleDecision>['action'], number | undefined, boolean | undefined][] = [
@@ -12,6 +12,7 @@ describe('Algorithm 1 decision', () => {
     ['tiny clamp -> floor + write throttle', { goodputBytesPerSec: 260_000 }, 'clamp', 10, true],
     ['first block: no goodput yet, clamp', {}, 'clamp', 10, true],
     ['goodput below R -> unclamp (catch up)', { goodputBytesPerSec: 200_000 }, 'unclamp', undefined, undefined],
+    ['goodput below R while app-limited (our own write throttle) -> keep the clamp', { goodputBytesPerSec: 249_000, appLimited: true }, 'clamp', 10, true],
     ['recovered: goodput back at R -> clamp again', { goodputBytesPerSec: 250_000 }, 'clamp', 10, true],
     ['longer RTT -> bigger clamp', { rateBytesPerSec: 1_250_000, rttUs: 80_000, goodputBytesPerSec: 1_300_000 }, 'clamp', 83, false],
     ['5% headroom', { rateBytesPerSec: 1_250_000, gain: 1.05, goodputBytesPerSec: 1_300_000 }, 'clamp', 37, false],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cmcdRate, readCmcd } from '../../src/delivery/cmcd.js';
+import { cmcdRate, readCmcd } from '../../src/delivery/cmcd-rate.js';
 
 const ladder = [400e3, 800e3, 1.4e6, 2.8e6];
 

@@ -1,0 +1,301 @@
+/**
+ * The delivery engine: for each media response (a segment, or a range of a progressive file) it
+ * picks the policy, builds the plan from the media index, drives the body through the policy
+ * block by block, and closes a flow record once the last byte is acknowledged. Each response gets
+ * its own plan (keep-alive included); whatever a response set on its socket is undone when it
+ * ends, and a client abort stops everything at once.
+ */
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import type { SocketControl, TcpInfo } from '@trickle/native';
+import type { AbGroupConfig, OriginConfig, PolicyName } from '../config/config.js';
+import type { ByteRange } from '../http/range.js';
+import type { MediaFile } from '../media/library.js';
+import type { AssetIndex } from '../media/media-index.js';
+import { readCmcd } from './cmcd-rate.js';
+import { buildFlowRecord, type FlowFacts, type TcpSnapshot } from './flow-record.js';
+import type { FlowLog } from './flow-log.js';
+import { progressivePlan, segmentPlan } from './media-plan.js';
+import type { DeliveryMetrics } from './metrics.js';
+import { PacedBody } from './paced-body.js';
+import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv } from './policies/delivery-policy.js';
+import { deliveryPolicies } from './policies/registry.js';
+import { PolicySelector } from './policy-selection.js';
+import { RunningStats } from './running-stats.js';
+
+export interface DeliveryEngineOptions {
+  readonly config: OriginConfig;
+  readonly control: SocketControl;
+  readonly log: FastifyBaseLogger;
+  readonly metrics: DeliveryMetrics;
+  readonly flowLog: FlowLog;
+  readRange(file: MediaFile, range: ByteRange): Promise<Buffer>;
+}
+
+interface ConnectionState {
+  readonly id: number;
+  readonly group: AbGroupConfig | undefined;
+  readonly congestionControl: string | undefined;
+  /** Closes the previous response's record early when the next request arrives or the socket closes. */
+  settlePrevious: (() => void) | undefined;
+}
+
+/** Poll interval bounds while waiting for the last bytes to be acknowledged. */
+const drainPollMinMs = 1;
+const drainPollMaxMs = 50;
+
+export class DeliveryEngine {
+  private readonly policies: Readonly<Record<PolicyName, DeliveryPolicy>>;
+  private readonly selector: PolicySelector;
+  private readonly connections = new WeakMap<Socket, ConnectionState>();
+  private nextConnectionId = 1;
+  private nextFlowId = 1;
+  private activeResponses = 0;
+  private draining = 0;
+  /** One warning per (operation, code): a missing capability should not flood the log. */
+  private readonly warned = new Set<string>();
+
+  constructor(private readonly options: DeliveryEngineOptions) {
+    const delivery = options.config.delivery;
+    this.policies = Object.fromEntries(Object.entries(deliveryPolicies).map(([name, make]) => [name, make(delivery)])) as Record<PolicyName, DeliveryPolicy>;
+    this.selector = new PolicySelector(delivery);
+  }
+
+  /** Responses being written, and finished ones waiting for their last acknowledgements. */
+  stats(): { activeResponses: number; drainingResponses: number } {
+    return { activeResponses: this.activeResponses, drainingResponses: this.draining };
+  }
+
+  /**
+   * Sends `range` of a media file under its policy. Returns false when the file is not a media
+   * response the engine paces (the caller sends it plainly). A reply is thenable, so it is never
+   * returned from here.
+   */
+  deliver(request: FastifyRequest, reply: FastifyReply, file: MediaFile, range: ByteRange, index: AssetIndex): boolean {
+    const media = this.describe(request, file, range, index);
+    if (media === undefined) return false;
+    const socket = request.raw.socket;
+    const connection = this.connection(socket);
+    connection.settlePrevious?.();
+
+    const override = (request.query as Record<string, unknown> | undefined)?.policy;
+    const selection = this.selector.select({ asset: file.asset, role: media.response.role, override: typeof override === 'string' ? override : undefined, group: connection.group });
+    if ('error' in selection) {
+      void reply.code(400).type('application/json; charset=utf-8').send({ error: { code: 'ORIGIN_ERR_BAD_POLICY', message: selection.error } });
+      return true;
+    }
+    const policy = this.policies[selection.policy];
+    const groupLabel = connection.group?.name ?? selection.policy;
+    const env: PolicyEnv = { socket, control: this.options.control, socketError: (operation, error) => this.socketError(operation, error) };
+    const delivery = policy.start(media.response, env);
+
+    const startedAtEpochMs = Date.now();
+    const start: TcpSnapshot = { atMs: performance.now(), info: this.tcpInfo(socket) };
+    let throttlingStart: TcpSnapshot | undefined;
+    let startupBytes = 0;
+    let throttledBytes = 0;
+    const targets = new RunningStats();
+    const throttledTargets = new RunningStats();
+    const cwnds = new RunningStats();
+
+    this.activeResponses++;
+    if (policy.paced) this.options.metrics.flowStarted(policy.name, groupLabel);
+    let ended = false;
+    const endResponse = () => {
+      if (ended) return;
+      ended = true;
+      this.activeResponses--;
+      if (policy.paced) this.options.metrics.flowEnded(policy.name, groupLabel);
+      // A closed socket took its options and its map entry with it.
+      if (!socket.destroyed) delivery.end();
+    };
+
+    const finalize = (completed: boolean, end: TcpSnapshot, drained: boolean) => {
+      const facts: FlowFacts = {
+        id: this.nextFlowId++,
+        connectionId: connection.id,
+        asset: file.asset,
+        file: file.name,
+        role: media.response.role,
+        rendition: media.rendition,
+        segmentNumber: media.segmentNumber,
+        range: { start: range.start, end: range.end },
+        status: reply.statusCode,
+        policy: policy.name,
+        group: connection.group?.name,
+        policyReason: `${selection.reason}; ${delivery.plan.reason}`,
+        client: { address: socket.remoteAddress, port: socket.remotePort },
+        cmcd: media.response.cmcd as Record<string, unknown> | undefined,
+        congestionControl: connection.congestionControl,
+        initialCwndPackets: connection.group?.initialCwndPackets ?? this.options.config.delivery.transport.initialCwndPackets,
+        startedAtEpochMs,
+        start,
+        throttlingStart,
+        end,
+        startupBytes,
+        throttledBytes,
+        completed,
+        drained,
+        // The target of a response that throttled is that of its throttled blocks; otherwise the media rate it carried.
+        targetRateBps: throttledTargets.size > 0 ? throttledTargets.summary() : targets.summary(),
+        throttledTargetMeanBps: throttledTargets.summary((v) => v)?.mean,
+        cwndPackets: cwnds.summary(),
+        report: delivery.report(),
+      };
+      const record = buildFlowRecord(facts);
+      this.options.metrics.record(record);
+      this.options.flowLog.add(record);
+    };
+
+    for (const [name, value] of Object.entries(delivery.headers)) reply.header(name, value);
+
+    const raw = reply.raw;
+    raw.once('finish', () => {
+      endResponse();
+      this.awaitDrain(socket, connection, (end, drained) => finalize(true, end, drained));
+    });
+    raw.once('close', () => {
+      if (raw.writableFinished) return;
+      endResponse();
+      finalize(false, { atMs: performance.now(), info: socket.destroyed ? undefined : this.tcpInfo(socket) }, false);
+    });
+
+    if (!policy.paced && file.body !== undefined) {
+      startupBytes = range.end - range.start + 1;
+      targets.add(media.response.mediaPlan.rateAt(range.start, startupBytes) * 8);
+      void reply.send(file.body.subarray(range.start, range.end + 1));
+      return true;
+    }
+    const body = new PacedBody(
+      {
+        read: (offset, sizeBytes) =>
+          file.body !== undefined ? file.body.subarray(offset, offset + sizeBytes) : this.options.readRange(file, { start: offset, end: offset + sizeBytes - 1 }),
+      },
+      range.start,
+      range.end,
+      delivery,
+      {
+        onThrottlingStart: (nowMs) => {
+          throttlingStart = { atMs: nowMs, info: this.tcpInfo(socket) };
+          delivery.startThrottling(nowMs, throttlingStart.info);
+        },
+        onBlock: (block, phase) => {
+          if (phase === 'startup') {
+            startupBytes += block.sizeBytes;
+            targets.add(block.rateBytesPerSec * 8);
+          }
+          else {
+            throttledBytes += block.sizeBytes;
+            throttledTargets.add(block.rateBytesPerSec * 8);
+            const cwnd = this.tcpInfo(socket)?.cwnd;
+            if (cwnd !== undefined) cwnds.add(cwnd);
+          }
+        },
+      },
+    );
+    void reply.send(body);
+    return true;
+  }
+
+  /** The media facts of a response, or undefined when the file is not an indexed segment or progressive file. */
+  private describe(request: FastifyRequest, file: MediaFile, range: ByteRange, index: AssetIndex): { response: MediaResponse; rendition: string | undefined; segmentNumber: number | undefined } | undefined {
+    const planOptions = this.options.config.delivery;
+    const cmcd = readCmcd(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : undefined, request.headers);
+    const base = { asset: file.asset, file: file.name, rangeStart: range.start, rangeEnd: range.end, cmcd };
+    if (file.role === 'segment') {
+      const entry = index.segmentByFile.get(file.name);
+      if (entry === undefined) return undefined;
+      const { rendition, segment } = entry;
+      const renditionBitratesBps = index.renditions
+        .filter((r) => r.kind === rendition.kind)
+        .map((r) => r.declaredBandwidthBps ?? r.averageBitrateBps)
+        .sort((a, b) => a - b);
+      return {
+        response: { ...base, role: 'segment', mediaPlan: segmentPlan(rendition, segment, range.start, range.end, planOptions), segment: { bitrateBps: segment.bitrateBps, renditionBitratesBps, kind: rendition.kind } },
+        rendition: rendition.id,
+        segmentNumber: segment.number,
+      };
+    }
+    if (file.role === 'progressive' && index.progressive?.file === file.name) {
+      return { response: { ...base, role: 'progressive', mediaPlan: progressivePlan(index.progressive, range.start, range.end, planOptions) }, rendition: undefined, segmentNumber: undefined };
+    }
+    return undefined;
+  }
+
+  private connection(socket: Socket): ConnectionState {
+    let state = this.connections.get(socket);
+    if (state !== undefined) return state;
+    const group = this.selector.assignGroup();
+    const wanted = group?.congestionControl ?? this.options.config.delivery.transport.congestionControl;
+    let congestionControl: string | undefined;
+    if (wanted !== undefined) {
+      try {
+        this.options.control.setCongestionControl(socket, wanted);
+      } catch (error) {
+        this.socketError('setCongestionControl', error);
+      }
+    }
+    try {
+      congestionControl = this.options.control.getCongestionControl(socket);
+    } catch (error) {
+      this.socketError('getCongestionControl', error);
+    }
+    const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, settlePrevious: undefined };
+    state = created;
+    this.connections.set(socket, state);
+    socket.once('close', () => created.settlePrevious?.());
+    return state;
+  }
+
+  /**
+   * After the last write: poll TCP_INFO until every byte is acknowledged (or the drain timeout,
+   * the next request on the connection, or its close), then hand over the end snapshot.
+   */
+  private awaitDrain(socket: Socket, connection: ConnectionState, done: (end: TcpSnapshot, drained: boolean) => void): void {
+    const finishedMs = performance.now();
+    const timeoutMs = this.options.config.flows.drainTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    this.draining++;
+    const settle = (drained: boolean, info: TcpInfo | undefined) => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      connection.settlePrevious = undefined;
+      this.draining--;
+      done({ atMs: performance.now(), info }, drained);
+    };
+    connection.settlePrevious = () => {
+      const info = socket.destroyed ? undefined : this.tcpInfo(socket);
+      settle(info !== undefined && info.unacked === 0, info);
+    };
+    const poll = () => {
+      timer = undefined;
+      if (socket.destroyed) return settle(false, undefined);
+      const info = this.tcpInfo(socket);
+      if (info === undefined) return settle(false, undefined);
+      if (info.unacked === 0 && (info.notsentBytes ?? 0) === 0) return settle(true, info);
+      if (performance.now() - finishedMs >= timeoutMs) return settle(false, info);
+      const waitMs = Math.min(drainPollMaxMs, Math.max(drainPollMinMs, (info.rttUs ?? 0) / 4000));
+      timer = setTimeout(poll, waitMs);
+    };
+    poll();
+  }
+
+  private tcpInfo(socket: Socket): TcpInfo | undefined {
+    try {
+      return this.options.control.tcpInfo(socket);
+    } catch (error) {
+      this.socketError('tcpInfo', error);
+      return undefined;
+    }
+  }
+
+  private socketError(operation: string, error: unknown): void {
+    const code = (error as { code?: unknown }).code;
+    const codeText = typeof code === 'string' ? code : 'UNKNOWN';
+    this.options.metrics.socketError(operation, codeText);
+    const key = `${operation}:${codeText}`;
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.options.log.warn({ operation, code: codeText, err: error }, `${operation} failed (${codeText}): the response goes on without it; further failures are only counted (trickle_socket_errors_total)`);
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Prometheus metrics of delivery (prom-client), in the app's own registry: per policy and group,
+ * histograms of retransmission rate, srtt and throttled goodput / target, counters of responses
+ * and bytes, a gauge of active paced flows, and failed socket calls (served unpaced, counted).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { FlowRecord } from './flow-record.js';
+
+const labelNames = ['policy', 'group'] as const;
+
+export class DeliveryMetrics {
+  readonly registry = new Registry();
+  private readonly responses: Counter<'policy' | 'group' | 'role' | 'outcome'>;
+  private readonly bytes: Counter<'policy' | 'group'>;
+  private readonly retransmissionRate: Histogram<'policy' | 'group'>;
+  private readonly srtt: Histogram<'policy' | 'group'>;
+  private readonly goodputRatio: Histogram<'policy' | 'group'>;
+  private readonly activeFlows: Gauge<'policy' | 'group'>;
+  private readonly socketErrors: Counter<'operation' | 'code'>;
+  private readonly catchUps: Counter<'policy' | 'group'>;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'trickle_process_' });
+    const registers = [this.registry];
+    this.responses = new Counter({ name: 'trickle_responses_total', help: 'Media responses by policy, A/B group, role and outcome (completed, aborted)', labelNames: [...labelNames, 'role', 'outcome'], registers });
+    this.bytes = new Counter({ name: 'trickle_response_bytes_total', help: 'Body bytes written to media responses', labelNames, registers });
+    this.retransmissionRate = new Histogram({
+      name: 'trickle_retransmission_rate',
+      help: 'Retransmitted / data segments sent, per response',
+      labelNames,
+      buckets: [0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2],
+      registers,
+    });
+    this.srtt = new Histogram({ name: 'trickle_srtt_seconds', help: 'Smoothed RTT at the end of each response', labelNames, buckets: [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2], registers });
+    this.goodputRatio = new Histogram({
+      name: 'trickle_throttled_goodput_ratio',
+      help: 'Goodput of the throttling phase / target media rate, per response that throttled',
+      labelNames,
+      buckets: [0.5, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.3, 1.5, 2, 5],
+      registers,
+    });
+    this.activeFlows = new Gauge({ name: 'trickle_active_paced_flows', help: 'Responses being delivered under a paced policy', labelNames, registers });
+    this.socketErrors = new Counter({ name: 'trickle_socket_errors_total', help: 'Socket option or TCP_INFO calls that failed (the response went on unpaced)', labelNames: ['operation', 'code'], registers });
+    this.catchUps = new Counter({ name: 'trickle_clamp_catchups_total', help: 'Times trickle lifted the clamp because goodput fell below R', labelNames, registers });
+  }
+
+  flowStarted(policy: string, group: string): void {
+    this.activeFlows.inc({ policy, group });
+  }
+
+  flowEnded(policy: string, group: string): void {
+    this.activeFlows.dec({ policy, group });
+  }
+
+  socketError(operation: string, code: string): void {
+    this.socketErrors.inc({ operation, code });
+  }
+
+  record(record: FlowRecord): void {
+    const labels = { policy: record.policy, group: record.group ?? record.policy };
+    this.responses.inc({ ...labels, role: record.role, outcome: record.completed ? 'completed' : 'aborted' });
+    this.bytes.inc(labels, record.bytes);
+    if (record.retransmissionRate !== null) this.retransmissionRate.observe(labels, record.retransmissionRate);
+    if (record.srttUs !== null) this.srtt.observe(labels, record.srttUs / 1e6);
+    if (record.throttledGoodputToTarget !== null) this.goodputRatio.observe(labels, record.throttledGoodputToTarget);
+    if (record.catchUps > 0) this.catchUps.inc(labels, record.catchUps);
+  }
+
+  /** The gauge's current total (tests and shutdown checks). */
+  async activeFlowCount(): Promise<number> {
+    const metric = await this.activeFlows.get();
+    return metric.values.reduce((sum, v) => sum + v.value, 0);
+  }
+}

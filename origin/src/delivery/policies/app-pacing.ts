@@ -1,0 +1,53 @@
+/**
+ * app-pacing: the ustreamer baseline. A token bucket filled at headroom x R releases whole
+ * blocks (64 kB, or 16 kB for the shrunk-block variant) as soon as it holds enough; after a
+ * stall the saved tokens are spent back to back (catch-up), which is what makes it bursty.
+ */
+import { RunningStats } from '../running-stats.js';
+import { TokenBucket } from '../token-bucket.js';
+import type { PolicyName } from '../../config/config.js';
+import type { Block, DeliveryPolicy, MediaResponse, PolicyDelivery } from './delivery-policy.js';
+
+export interface AppPacingOptions {
+  readonly headroom: number;
+  readonly blockBytes: number;
+}
+
+export function appPacingPolicy(name: PolicyName, options: AppPacingOptions): DeliveryPolicy {
+  return {
+    name,
+    paced: true,
+    start(response: MediaResponse): PolicyDelivery {
+      let bucket: TokenBucket | undefined;
+      const paceRates = new RunningStats();
+      const fill = (block: Block) => options.headroom * block.rateBytesPerSec;
+      return {
+        plan: response.mediaPlan,
+        blockBytes: options.blockBytes,
+        headers: { 'server-timing': `policy;desc="${name}"` },
+        startThrottling: () => undefined,
+        beforeBlock(block) {
+          // A fresh bucket holds one block, so the first throttled block goes at once.
+          if (bucket === undefined) bucket = new TokenBucket(fill(block), block.nowMs, options.blockBytes);
+          else bucket.setFillRate(fill(block), block.nowMs);
+          return bucket.delayMs(block.sizeBytes, block.nowMs);
+        },
+        afterBlock(block) {
+          bucket?.consume(block.sizeBytes, block.nowMs);
+          paceRates.add(fill(block) * 8);
+        },
+        end: () => undefined,
+        report: () => ({
+          backend: 'app',
+          fallbackReason: undefined,
+          paceRateBps: paceRates.summary(),
+          clampPackets: null,
+          appliedClampPackets: null,
+          catchUps: 0,
+          throttledWriteBlocks: paceRates.size,
+          reason: `token bucket at ${options.headroom} x R, ${options.blockBytes}-byte blocks`,
+        }),
+      };
+    },
+  };
+}

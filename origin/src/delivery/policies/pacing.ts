@@ -1,0 +1,34 @@
+/**
+ * pacing: kernel pacing. SO_MAX_PACING_RATE at headroom x R, updated per block; TCP's internal
+ * pacing spaces every packet (no fq needed).
+ */
+import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv } from './delivery-policy.js';
+import { KernelPacer } from './kernel-pacer.js';
+
+export interface PacingOptions {
+  readonly headroom: number;
+  readonly blockBytes: number;
+}
+
+export function pacingPolicy(options: PacingOptions): DeliveryPolicy {
+  return {
+    name: 'pacing',
+    paced: true,
+    start(response: MediaResponse, env: PolicyEnv): PolicyDelivery {
+      const pacer = new KernelPacer(env, options.blockBytes);
+      return {
+        plan: response.mediaPlan,
+        blockBytes: options.blockBytes,
+        headers: { 'server-timing': 'policy;desc="pacing"' },
+        startThrottling: () => pacer.startThrottling(),
+        beforeBlock(block) {
+          pacer.pace(options.headroom * block.rateBytesPerSec);
+          return 0;
+        },
+        afterBlock: () => pacer.written(),
+        end: () => pacer.end(),
+        report: () => pacer.report(`SO_MAX_PACING_RATE at ${options.headroom} x R`),
+      };
+    },
+  };
+}

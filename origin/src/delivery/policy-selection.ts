@@ -1,0 +1,42 @@
+/**
+ * Which policy serves a response, in order: `?policy=` when overrides are allowed (experiments),
+ * the connection's A/B group, the first matching rule (asset and/or role), the default. A/B
+ * groups are drawn once per TCP connection, from a seeded generator.
+ */
+import { policyNames, type AbGroupConfig, type DeliveryConfig, type PolicyName } from '../config/config.js';
+import { AbAssigner } from './ab.js';
+
+export interface Selection {
+  readonly policy: PolicyName;
+  readonly reason: string;
+}
+
+export type SelectionResult = Selection | { readonly error: string };
+
+function isPolicyName(name: string): name is PolicyName {
+  return (policyNames as readonly string[]).includes(name);
+}
+
+export class PolicySelector {
+  private readonly assigner: AbAssigner<AbGroupConfig> | undefined;
+
+  constructor(private readonly config: DeliveryConfig) {
+    this.assigner = config.ab === undefined ? undefined : new AbAssigner(config.ab, config.abSeed);
+  }
+
+  /** The A/B group of a new connection (undefined without A/B). */
+  assignGroup(): AbGroupConfig | undefined {
+    return this.assigner?.assign();
+  }
+
+  select(input: { asset: string; role: 'segment' | 'progressive'; override: string | undefined; group: AbGroupConfig | undefined }): SelectionResult {
+    if (input.override !== undefined && this.config.allowPolicyOverride) {
+      if (!isPolicyName(input.override)) return { error: `unknown policy "${input.override}"; known: ${policyNames.join(', ')}` };
+      return { policy: input.override, reason: `?policy=${input.override}` };
+    }
+    if (input.group !== undefined) return { policy: input.group.policy, reason: `A/B group ${input.group.name}` };
+    const rule = this.config.rules.find((r) => (r.asset === undefined || r.asset === input.asset) && (r.role === undefined || r.role === input.role));
+    if (rule !== undefined) return { policy: rule.policy, reason: `rule ${rule.asset ?? '*'}/${rule.role ?? '*'}` };
+    return { policy: this.config.policy, reason: 'default policy' };
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * Delivery policies over real loopback sockets: block sizes on the wire, the startup phase cut
+ * at the right byte, each keep-alive response with its own plan, aborts leaving nothing behind,
+ * A/B groups per connection, flow records, /api/flows and /metrics. (Goodput and the cwnd clamp
+ * need a path with a real RTT and MTU: e2e/test/policies.)
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { createSocketControl, clampBackends, getMaxPacingRate, nativeInfo } from '@trickle/native';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/config.js';
+import type { FlowRecord } from '../../src/delivery/flow-record.js';
+import { startupEndByte } from '../../src/delivery/rate-plan.js';
+import { buildAssetIndex } from '../../src/media/media-index.js';
+import { MediaLibrary } from '../../src/media/library.js';
+import { testMediaRoot } from '../helpers/media.js';
+
+const nativeReady = (await nativeInfo()).addon.available;
+const skip = nativeReady ? false : 'the native addon is not built (TCP_INFO and socket options are needed)';
+if (!nativeReady && process.env.CI === 'true') throw new Error('CI must build the native addon');
+
+interface Arrival {
+  readonly atMs: number;
+  readonly bytes: number;
+}
+
+interface Download {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly arrivals: Arrival[];
+  readonly bytes: number;
+}
+
+/** GET with arrival times of every chunk; `abortAfterMs` destroys the request mid-body. */
+function download(url: string, options: { headers?: Record<string, string>; agent?: http.Agent; abortAfterMs?: number } = {}): Promise<Download> {
+  return new Promise((resolve, reject) => {
+    const startMs = performance.now();
+    const request = http.get(url, { headers: options.headers, agent: options.agent ?? false }, (response) => {
+      const arrivals: Arrival[] = [];
+      let bytes = 0;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = () => {
+        if (timer !== undefined) clearTimeout(timer);
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, arrivals, bytes });
+      };
+      if (options.abortAfterMs !== undefined) {
+        timer = setTimeout(() => {
+          request.destroy();
+          finish();
+        }, options.abortAfterMs);
+      }
+      response.on('data', (chunk: Buffer) => {
+        arrivals.push({ atMs: performance.now() - startMs, bytes: chunk.length });
+        bytes += chunk.length;
+      });
+      response.on('end', finish);
+      response.on('error', () => undefined);
+    });
+    request.on('error', (error) => (options.abortAfterMs === undefined ? reject(error) : undefined));
+  });
+}
+
+/** Chunks closer together than `gapMs` belong to one burst (one application write on loopback). */
+function bursts(arrivals: readonly Arrival[], gapMs: number): number[] {
+  const sizes: number[] = [];
+  let last = -Infinity;
+  for (const arrival of arrivals) {
+    if (arrival.atMs - last > gapMs || sizes.length === 0) sizes.push(arrival.bytes);
+    else sizes[sizes.length - 1]! += arrival.bytes;
+    last = arrival.atMs;
+  }
+  return sizes;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function flows(url: string, query = ''): Promise<FlowRecord[]> {
+  const response = await fetch(`${url}/api/flows${query}`);
+  return ((await response.json()) as { flows: FlowRecord[] }).flows;
+}
+
+/** Flow records are closed once the last byte is acknowledged: wait for `count` of them. */
+async function waitForFlows(url: string, count: number, timeoutMs = 5000): Promise<FlowRecord[]> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const records = await flows(url);
+    if (records.length >= count || performance.now() > deadline) return records;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function startApp(delivery: Record<string, unknown>): Promise<{ app: FastifyInstance; url: string; serverSockets: Socket[] }> {
+  const config = await loadConfig({ flags: { media: testMediaRoot(), logLevel: 'silent', delivery } });
+  const app = await buildApp({ config, logger: false, socketControl: createSocketControl(clampBackends['pacing-rate']({ native: undefined, fallbackReason: 'loopback test' })) });
+  const serverSockets: Socket[] = [];
+  app.server.on('connection', (socket: Socket) => serverSockets.push(socket));
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, url, serverSockets };
+}
+
+describe('delivery policies over loopback', { skip }, () => {
+  let progressiveName: string;
+  let progressiveSize: number;
+  let startupEnd: (fromByte: number, startupSec: number) => number;
+  const apps: FastifyInstance[] = [];
+
+  before(async () => {
+    const library = new MediaLibrary({ root: testMediaRoot(), cacheMaxBytes: 0, cacheMaxFileBytes: 0, revalidateMs: 1000 });
+    await library.open();
+    const asset = (await library.getAsset('demo'))!;
+    const index = await buildAssetIndex('demo', asset.dir, asset.files);
+    await library.close();
+    const progressive = index.progressive!;
+    progressiveName = progressive.file;
+    progressiveSize = progressive.sizeBytes;
+    startupEnd = (fromByte, startupSec) => startupEndByte(progressive.byteTime, fromByte, startupSec);
+  });
+  after(async () => {
+    for (const app of apps) await app.close();
+  });
+
+  it('app-pacing writes 64 kB blocks and app-pacing-16k 16 kB blocks', async () => {
+    const { app, url } = await startApp({ startupSec: 0, allowPolicyOverride: true });
+    apps.push(app);
+    const [large, small] = await Promise.all([
+      download(`${url}/media/demo/${progressiveName}?policy=app-pacing`, { abortAfterMs: 2500 }),
+      download(`${url}/media/demo/${progressiveName}?policy=app-pacing-16k`, { abortAfterMs: 2500 }),
+    ]);
+    const largeBursts = bursts(large.arrivals, 10).slice(1, -1);
+    const smallBursts = bursts(small.arrivals, 10).slice(1, -1);
+    assert.ok(largeBursts.length >= 4 && smallBursts.length >= 16, `bursts: ${largeBursts.length} and ${smallBursts.length}`);
+    assert.equal(median(largeBursts), 65_536, `64 kB bursts: ${largeBursts.join(' ')}`);
+    assert.equal(median(smallBursts), 16_384, `16 kB bursts: ${smallBursts.join(' ')}`);
+    // Same media, same bucket rate: the same bytes per second whatever the block size (within a block each).
+    assert.ok(Math.abs(large.bytes - small.bytes) <= 65_536 + 16_384, `${large.bytes} vs ${small.bytes} bytes in 2.5 s`);
+  });
+
+  it('sends startupSec of media at full speed, then throttles; a seek starts a new startup phase', async () => {
+    const startupSec = 4;
+    const { app, url } = await startApp({ startupSec, policy: 'app-pacing' });
+    apps.push(app);
+    const seekFrom = Math.floor(progressiveSize / 2);
+    const [fromStart, fromMiddle] = await Promise.all([
+      download(`${url}/media/demo/${progressiveName}`, { headers: { range: 'bytes=0-' }, abortAfterMs: 1500 }),
+      download(`${url}/media/demo/${progressiveName}`, { headers: { range: `bytes=${seekFrom}-` }, abortAfterMs: 1500 }),
+    ]);
+    const records = await waitForFlows(url, 2);
+    for (const [result, from] of [
+      [fromStart, 0],
+      [fromMiddle, seekFrom],
+    ] as const) {
+      const expected = startupEnd(from, startupSec) - from;
+      const record = records.find((r) => r.range.start === from)!;
+      assert.equal(record.startup.bytes, expected, 'the server cut the startup phase at startupSec of media');
+      assert.equal(record.completed, false);
+      // On the wire: the first burst is the startup phase plus the first throttled block (the bucket starts with one).
+      const firstBurst = bursts(result.arrivals, 30)[0]! - (result.arrivals[0]!.bytes < 1000 ? result.arrivals[0]!.bytes : 0);
+      assert.ok(firstBurst >= expected && firstBurst <= expected + 65_536 + 1000, `first burst ${firstBurst} B, startup ${expected} B`);
+    }
+  });
+
+  it('gives every keep-alive response its own plan and resets the socket after each', async () => {
+    const { app, url, serverSockets } = await startApp({ startupSec: 0, allowPolicyOverride: true });
+    apps.push(app);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const first = await download(`${url}/media/demo/${progressiveName}?policy=pacing`, { headers: { range: 'bytes=0-299999' }, agent });
+    assert.equal(first.bytes, 300_000);
+    const records1 = await waitForFlows(url, 1);
+    const serverSocket = serverSockets.find((socket) => socket.remotePort === records1[0]!.client.port)!;
+    assert.equal(getMaxPacingRate(serverSocket), null, 'SO_MAX_PACING_RATE lifted when the response ended');
+    const second = await download(`${url}/media/demo/${progressiveName}?policy=bulk`, { headers: { range: 'bytes=0-299999' }, agent });
+    assert.equal(second.bytes, 300_000);
+    const records = await waitForFlows(url, 2);
+    agent.destroy();
+    const [a, b] = records;
+    assert.equal(records1[0]!.policy, 'pacing');
+    assert.equal(a!.connectionId, b!.connectionId);
+    assert.equal(a!.backend, 'kernel-pacing');
+    assert.ok(a!.throttling !== null && a!.throttling.bytes > 0);
+    assert.equal(b!.policy, 'bulk');
+    assert.equal(b!.throttling, null);
+    assert.equal(b!.startup.bytes, 300_000, 'the second response has its own plan: all at full speed');
+  });
+
+  it('stops all work when clients abort: no timers, no active flows, gauge back to zero', async () => {
+    const { app, url } = await startApp({ startupSec: 0.5, allowPolicyOverride: true });
+    apps.push(app);
+    const baselineTimers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const policies = ['app-pacing', 'app-pacing-16k', 'trickle', 'pacing', 'cmcd', 'bulk'];
+    const runs = Array.from({ length: 36 }, (_, i) => download(`${url}/media/demo/${progressiveName}?policy=${policies[i % policies.length]}`, { abortAfterMs: 50 + ((i * 37) % 400) }));
+    await Promise.all(runs);
+    const deadline = performance.now() + 3000;
+    while (performance.now() < deadline && (app.trickle.engine.stats().activeResponses > 0 || app.trickle.engine.stats().drainingResponses > 0)) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(app.trickle.engine.stats(), { activeResponses: 0, drainingResponses: 0 });
+    assert.equal(await app.trickle.metrics.activeFlowCount(), 0);
+    const timers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    assert.ok(timers <= baselineTimers, `timers: ${timers} now, ${baselineTimers} before`);
+    const records = await flows(url);
+    assert.equal(records.length, 36);
+    assert.ok(records.filter((r) => !r.completed).length >= 30, 'aborted responses are recorded as not completed');
+  });
+
+  it('assigns A/B groups per connection (seeded), with transport settings per group, and records them', async () => {
+    const { app, url } = await startApp({ startupSec: 0, ab: [{ name: 'baseline1', policy: 'app-pacing', weight: 1, congestionControl: 'reno' }, { name: 'baseline2', policy: 'app-pacing', weight: 1 }, { name: 'fast', policy: 'bulk', weight: 2 }] });
+    apps.push(app);
+    for (let i = 0; i < 24; i++) {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      await download(`${url}/media/demo/${progressiveName}`, { headers: { range: 'bytes=0-9999' }, agent });
+      await download(`${url}/media/demo/${progressiveName}`, { headers: { range: 'bytes=10000-19999' }, agent });
+      agent.destroy();
+    }
+    const records = await waitForFlows(url, 48);
+    const byConnection = new Map<number, Set<string>>();
+    for (const record of records) byConnection.set(record.connectionId, (byConnection.get(record.connectionId) ?? new Set()).add(record.group!));
+    assert.equal(byConnection.size, 24);
+    for (const groups of byConnection.values()) assert.equal(groups.size, 1, 'both responses of a connection are in one group');
+    const groups = records.map((r) => r.group);
+    for (const name of ['baseline1', 'baseline2', 'fast']) assert.ok(groups.includes(name), `group ${name} drawn`);
+    for (const record of records) {
+      assert.equal(record.policy, record.group === 'fast' ? 'bulk' : 'app-pacing');
+      if (record.group === 'baseline1') assert.equal(record.congestionControl, 'reno');
+    }
+    // The same seed draws the same sequence on a fresh app.
+    const again = await startApp({ startupSec: 0, ab: [{ name: 'baseline1', policy: 'app-pacing', weight: 1, congestionControl: 'reno' }, { name: 'baseline2', policy: 'app-pacing', weight: 1 }, { name: 'fast', policy: 'bulk', weight: 2 }] });
+    apps.push(again.app);
+    for (let i = 0; i < 24; i++) await download(`${again.url}/media/demo/${progressiveName}`, { headers: { range: 'bytes=0-9999' } });
+    const sequence = (list: FlowRecord[]) => [...new Map(list.map((r) => [r.connectionId, r.group])).values()];
+    assert.deepEqual(sequence(await waitForFlows(again.url, 24)), sequence(records));
+  });
+
+  it('records every field of a flow, and serves /api/flows and /metrics', async () => {
+    const { app, url } = await startApp({ startupSec: 0, policy: 'app-pacing' });
+    apps.push(app);
+    const before = Date.now();
+    await download(`${url}/media/demo/${progressiveName}`, { headers: { range: 'bytes=0-199999' } });
+    const [record] = await waitForFlows(url, 1);
+    assert.equal(record!.asset, 'demo');
+    assert.equal(record!.role, 'progressive');
+    assert.deepEqual(record!.range, { start: 0, end: 199_999 });
+    assert.equal(record!.bytes, 200_000);
+    assert.equal(record!.completed, true);
+    assert.equal(record!.drained, true);
+    assert.equal(record!.status, 206);
+    assert.equal(record!.backend, 'app');
+    assert.ok(record!.srttUs! > 0 && record!.minRttUs! > 0);
+    assert.equal(record!.retransmittedSegments, 0);
+    assert.ok(record!.throttling!.goodputBps! > 0);
+    assert.ok(record!.targetRateBps!.min > 0 && record!.targetRateBps!.max >= record!.targetRateBps!.min);
+    assert.ok(Math.abs(record!.paceRateBps!.mean / record!.targetRateBps!.mean - 1.25) < 0.01, `paced at 1.25 x R: ${JSON.stringify(record)}`);
+    assert.equal(record!.client.address, '127.0.0.1');
+    assert.equal((await flows(url, `?since=${before}`)).length, 1);
+    assert.equal((await flows(url, `?since=${Date.now() + 60_000}`)).length, 0);
+    assert.equal((await fetch(`${url}/api/flows?since=yesterday`)).status, 400);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    for (const line of ['trickle_responses_total{policy="app-pacing",group="app-pacing",role="progressive",outcome="completed"} 1', 'trickle_response_bytes_total{policy="app-pacing",group="app-pacing"} 200000', 'trickle_active_paced_flows']) {
+      assert.ok(metrics.includes(line), `metrics include ${line}`);
+    }
+    assert.match(metrics, /trickle_srtt_seconds_bucket\{le="0\.001",policy="app-pacing",group="app-pacing"\} 1/);
+    assert.match(metrics, /trickle_throttled_goodput_ratio_count\{policy="app-pacing",group="app-pacing"\} 1/);
+  });
+
+  it('answers an unknown ?policy= with 400 when overrides are allowed, ignores it otherwise', async () => {
+    const allowed = await startApp({ allowPolicyOverride: true });
+    const denied = await startApp({});
+    apps.push(allowed.app, denied.app);
+    const bad = await fetch(`${allowed.url}/media/demo/${progressiveName}?policy=warp`);
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_BAD_POLICY');
+    const ignored = await download(`${denied.url}/media/demo/${progressiveName}?policy=warp`, { headers: { range: 'bytes=0-999' } });
+    assert.equal(ignored.status, 206);
+  });
+
+  it('cmcd: full speed at startup, the next rung x the buffer multiplier otherwise, announced in CMSD and Server-Timing', async () => {
+    const { app, url } = await startApp({ policy: 'cmcd' });
+    apps.push(app);
+    const index = (await (await fetch(`${url}/api/assets/demo`)).json()) as { renditions: { kind: string; segments: { file: string }[] }[] };
+    const video = index.renditions.find((r) => r.kind === 'video')!;
+    const segment = video.segments[3]!.file;
+    const startup = await download(`${url}/media/demo/${segment}?CMCD=${encodeURIComponent('su,bl=0')}`);
+    assert.match(String(startup.headers['server-timing']), /full speed/);
+    assert.equal(startup.headers['cmsd-dynamic'], undefined);
+    const steady = await download(`${url}/media/demo/${segment}`, { headers: { 'cmcd-request': 'bl=30000', 'cmcd-object': 'br=400' } });
+    const etpKbps = Number(/etp=(\d+)/.exec(String(steady.headers['cmsd-dynamic']))![1]);
+    assert.ok(etpKbps > 400 * 1.5, `etp ${etpKbps} kbit/s lets the ABR see above 1.5 x 400 kbit/s`);
+    assert.equal(steady.headers['cmsd-static'], 'ot=v,st=v');
+    assert.match(String(steady.headers['server-timing']), /next rung/);
+  });
+});
