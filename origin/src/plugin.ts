@@ -178,7 +178,12 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     return { flows: flows.since(since, limit), clamp: { backend: socketControl.clamp.backend, fallbackReason: socketControl.clamp.fallbackReason ?? null } };
   });
 
-  app.get('/healthz', async () => ({ status: 'ok', media: library.root, cache: library.cacheStats() }));
+  app.get('/healthz', async () => ({
+    status: 'ok',
+    media: library.root,
+    cache: library.cacheStats(),
+    delivery: { ...engine.stats(), clamp: { ...socketControl.clamp.stats(), fallbackReason: socketControl.clamp.fallbackReason ?? null } },
+  }));
 
   await registerPlayerRoutes(app, playerFiles());
 

@@ -21,7 +21,7 @@ import { PacedBody } from './paced-body.js';
 import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv } from './policies/delivery-policy.js';
 import { deliveryPolicies } from './policies/registry.js';
 import { PolicySelector } from './policy-selection.js';
-import { RunningStats } from './running-stats.js';
+import { RateStats, RunningStats } from './running-stats.js';
 
 export interface DeliveryEngineOptions {
   readonly config: OriginConfig;
@@ -94,8 +94,9 @@ export class DeliveryEngine {
     let throttlingStart: TcpSnapshot | undefined;
     let startupBytes = 0;
     let throttledBytes = 0;
-    const targets = new RunningStats();
-    const throttledTargets = new RunningStats();
+    let startupBacklogBytes = 0;
+    const targets = new RateStats();
+    const throttledTargets = new RateStats();
     const cwnds = new RunningStats();
 
     this.activeResponses++;
@@ -134,11 +135,12 @@ export class DeliveryEngine {
         end,
         startupBytes,
         throttledBytes,
+        startupBacklogBytes,
         completed,
         drained,
         // The target of a response that throttled is that of its throttled blocks; otherwise the media rate it carried.
         targetRateBps: throttledTargets.size > 0 ? throttledTargets.summary() : targets.summary(),
-        throttledTargetMeanBps: throttledTargets.summary((v) => v)?.mean,
+        throttledTargetMeanBps: throttledTargets.summary()?.mean,
         cwndPackets: cwnds.summary(),
         report: delivery.report(),
       };
@@ -162,7 +164,7 @@ export class DeliveryEngine {
 
     if (!policy.paced && file.body !== undefined) {
       startupBytes = range.end - range.start + 1;
-      targets.add(media.response.mediaPlan.rateAt(range.start, startupBytes) * 8);
+      targets.add(media.response.mediaPlan.rateAt(range.start, startupBytes) * 8, startupBytes);
       void reply.send(file.body.subarray(range.start, range.end + 1));
       return true;
     }
@@ -176,17 +178,20 @@ export class DeliveryEngine {
       delivery,
       {
         onThrottlingStart: (nowMs) => {
-          throttlingStart = { atMs: nowMs, info: this.tcpInfo(socket) };
-          delivery.startThrottling(nowMs, throttlingStart.info);
+          const info = this.tcpInfo(socket);
+          const ackedSinceStart = info?.bytesAcked !== undefined && start.info?.bytesAcked !== undefined ? info.bytesAcked - start.info.bytesAcked : 0;
+          startupBacklogBytes = Math.max(0, startupBytes - ackedSinceStart);
+          throttlingStart = { atMs: nowMs, info };
+          delivery.startThrottling(nowMs, info, startupBacklogBytes);
         },
         onBlock: (block, phase) => {
           if (phase === 'startup') {
             startupBytes += block.sizeBytes;
-            targets.add(block.rateBytesPerSec * 8);
+            targets.add(block.rateBytesPerSec * 8, block.sizeBytes);
           }
           else {
             throttledBytes += block.sizeBytes;
-            throttledTargets.add(block.rateBytesPerSec * 8);
+            throttledTargets.add(block.rateBytesPerSec * 8, block.sizeBytes);
             const cwnd = this.tcpInfo(socket)?.cwnd;
             if (cwnd !== undefined) cwnds.add(cwnd);
           }
@@ -243,6 +248,8 @@ export class DeliveryEngine {
     const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, settlePrevious: undefined };
     state = created;
     this.connections.set(socket, state);
+    // A client that got everything closes: its FIN arrives after its last ACKs, and the fd is still open at 'end'.
+    socket.once('end', () => created.settlePrevious?.());
     socket.once('close', () => created.settlePrevious?.());
     return state;
   }
@@ -255,6 +262,7 @@ export class DeliveryEngine {
     const finishedMs = performance.now();
     const timeoutMs = this.options.config.flows.drainTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
+    let lastInfo: TcpInfo | undefined;
     this.draining++;
     const settle = (drained: boolean, info: TcpInfo | undefined) => {
       if (timer !== undefined) clearTimeout(timer);
@@ -264,14 +272,15 @@ export class DeliveryEngine {
       done({ atMs: performance.now(), info }, drained);
     };
     connection.settlePrevious = () => {
-      const info = socket.destroyed ? undefined : this.tcpInfo(socket);
+      const info = socket.destroyed ? lastInfo : (this.tcpInfo(socket) ?? lastInfo);
       settle(info !== undefined && info.unacked === 0, info);
     };
     const poll = () => {
       timer = undefined;
-      if (socket.destroyed) return settle(false, undefined);
+      if (socket.destroyed) return settle(false, lastInfo);
       const info = this.tcpInfo(socket);
-      if (info === undefined) return settle(false, undefined);
+      if (info === undefined) return settle(false, lastInfo);
+      lastInfo = info;
       if (info.unacked === 0 && (info.notsentBytes ?? 0) === 0) return settle(true, info);
       if (performance.now() - finishedMs >= timeoutMs) return settle(false, info);
       const waitMs = Math.min(drainPollMaxMs, Math.max(drainPollMinMs, (info.rttUs ?? 0) / 4000));

@@ -36,6 +36,8 @@ export interface FlowFacts {
   readonly end: TcpSnapshot;
   readonly startupBytes: number;
   readonly throttledBytes: number;
+  /** Startup bytes not yet acknowledged when throttling began: startup goodput, not throttled goodput. */
+  readonly startupBacklogBytes: number;
   readonly completed: boolean;
   /** Whether all bytes were acknowledged before the end snapshot (false: drain timed out or the socket closed). */
   readonly drained: boolean;
@@ -88,6 +90,7 @@ export interface FlowRecord {
   readonly throttledGoodputToTarget: number | null;
   readonly clampPackets: { min: number; mean: number; max: number } | null;
   readonly appliedClampPackets: { min: number; mean: number; max: number } | null;
+  readonly cwndWhileClampedPackets: { min: number; mean: number; max: number } | null;
   readonly cwndPackets: { min: number; mean: number; max: number } | null;
   readonly catchUps: number;
   readonly throttledWriteBlocks: number;
@@ -103,9 +106,10 @@ function delta(from: TcpInfo | undefined, to: TcpInfo | undefined, field: 'bytes
   return a === undefined || b === undefined ? undefined : Math.max(0, b - a);
 }
 
-function phase(from: TcpSnapshot, to: TcpSnapshot, bytes: number): PhaseRecord {
+function phase(from: TcpSnapshot, to: TcpSnapshot, bytes: number, creditedBytes: number): PhaseRecord {
   const durationMs = Math.max(0, to.atMs - from.atMs);
-  const acked = delta(from.info, to.info, 'bytesAcked');
+  const ackedDelta = delta(from.info, to.info, 'bytesAcked');
+  const acked = ackedDelta === undefined ? undefined : Math.max(0, ackedDelta + creditedBytes);
   return {
     durationMs: Math.round(durationMs * 1000) / 1000,
     bytes,
@@ -115,8 +119,10 @@ function phase(from: TcpSnapshot, to: TcpSnapshot, bytes: number): PhaseRecord {
 
 export function buildFlowRecord(facts: FlowFacts): FlowRecord {
   const { start, throttlingStart, end, report } = facts;
-  const startup = phase(start, throttlingStart ?? end, facts.startupBytes);
-  const throttling = throttlingStart === undefined ? null : phase(throttlingStart, end, facts.throttledBytes);
+  // Startup bytes acknowledged after throttling began count for the startup phase's goodput, not the throttled one's.
+  const backlog = throttlingStart === undefined ? 0 : facts.startupBacklogBytes;
+  const startup = phase(start, throttlingStart ?? end, facts.startupBytes, backlog);
+  const throttling = throttlingStart === undefined ? null : phase(throttlingStart, end, facts.throttledBytes, -backlog);
   const retransmitted = delta(start.info, end.info, 'totalRetrans');
   const segmentsOut = delta(start.info, end.info, 'dataSegsOut');
   const targetMean = facts.throttledTargetMeanBps;
@@ -154,6 +160,7 @@ export function buildFlowRecord(facts: FlowFacts): FlowRecord {
     throttledGoodputToTarget: throttling?.goodputBps == null || targetMean === undefined || targetMean <= 0 ? null : throttling.goodputBps / targetMean,
     clampPackets: report.clampPackets,
     appliedClampPackets: report.appliedClampPackets,
+    cwndWhileClampedPackets: report.cwndWhileClampedPackets,
     cwndPackets: facts.cwndPackets,
     catchUps: report.catchUps,
     throttledWriteBlocks: report.throttledWriteBlocks,

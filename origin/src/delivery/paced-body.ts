@@ -1,7 +1,6 @@
 /**
- * The body of a paced response: a Readable that produces one block at a time, only when the
- * socket has taken the previous one (highWaterMark 0, so nothing is read ahead) and only when the
- * policy lets it. Destroying it (client abort) clears its timer at once; nothing is left behind.
+ * The body of a paced response: a Readable that produces one block at a time when the policy
+ * lets it, and (unless the policy reads ahead) only when the socket has taken the previous one. Destroying it (client abort) clears its timer at once; nothing is left behind.
  */
 import { Readable } from 'node:stream';
 import type { Block, PolicyDelivery } from './policies/delivery-policy.js';
@@ -33,7 +32,7 @@ export class PacedBody extends Readable {
     private readonly hooks: PacedBodyHooks,
     private readonly now: () => number = () => performance.now(),
   ) {
-    super({ highWaterMark: 0 });
+    super({ highWaterMark: delivery.readAheadBlocks * delivery.blockBytes });
     this.offset = rangeStart;
   }
 

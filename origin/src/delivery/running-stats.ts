@@ -22,3 +22,31 @@ export class RunningStats {
     return { min: round(this.minValue), mean: round(this.sum / this.count), max: round(this.maxValue) };
   }
 }
+
+/**
+ * Rates of blocks (bits/s): min and max over blocks, and as the mean the rate of the whole, the
+ * bytes over the time they take at their rates (a byte-weighted harmonic mean). For VBR media
+ * that is the rate a flow must sustain to keep up with playback; the arithmetic mean of the
+ * blocks' rates overstates it whenever the rate varies.
+ */
+export class RateStats {
+  private readonly extremes = new RunningStats();
+  private bits = 0;
+  private seconds = 0;
+
+  add(rateBps: number, bytes: number): void {
+    if (!(rateBps > 0) || bytes <= 0) return;
+    this.extremes.add(rateBps);
+    this.bits += bytes * 8;
+    this.seconds += (bytes * 8) / rateBps;
+  }
+
+  get size(): number {
+    return this.extremes.size;
+  }
+
+  summary(): { min: number; mean: number; max: number } | null {
+    const extremes = this.extremes.summary();
+    return extremes === null ? null : { ...extremes, mean: Math.round(this.bits / this.seconds) };
+  }
+}

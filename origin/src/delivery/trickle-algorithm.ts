@@ -20,6 +20,13 @@ export interface TrickleInput {
   readonly mssBytes: number;
   /** Bytes delivered (acknowledged) / time since the throttling phase began, bytes/s; undefined before the first measurement. */
   readonly goodputBytesPerSec: number | undefined;
+  /**
+   * What goodput is compared with: R of the media sent so far in the phase (bytes over the media
+   * time they carry). For VBR media this differs from the current block's R: comparing a
+   * phase-long average with one block's rate would lift the clamp at every rise in bitrate.
+   * Defaults to `rateBytesPerSec` (constant-rate media).
+   */
+  readonly goodputTargetBytesPerSec?: number;
   /** Whether the last delivery-rate sample was app-limited (TCP_INFO), i.e. the sender, not the path, held the flow back. */
   readonly appLimited: boolean;
   readonly gain: number;
@@ -32,8 +39,9 @@ export type TrickleDecision =
 
 export function trickleDecision(input: TrickleInput): TrickleDecision {
   const { rateBytesPerSec: rate, rttUs, mssBytes, goodputBytesPerSec: goodput } = input;
-  if (goodput !== undefined && goodput < rate && !input.appLimited) {
-    return { action: 'unclamp', reason: `goodput ${Math.round(goodput)} B/s below R ${Math.round(rate)} B/s: clamp lifted to catch up` };
+  const goodputTarget = input.goodputTargetBytesPerSec ?? rate;
+  if (goodput !== undefined && goodput < goodputTarget && !input.appLimited) {
+    return { action: 'unclamp', reason: `goodput ${Math.round(goodput)} B/s below R ${Math.round(goodputTarget)} B/s: clamp lifted to catch up` };
   }
   const exact = (input.gain * rate * (rttUs / 1e6)) / mssBytes;
   if (exact < input.floorPackets) {

@@ -13,6 +13,8 @@ describe('Algorithm 1 decision', () => {
     ['first block: no goodput yet, clamp', {}, 'clamp', 10, true],
     ['goodput below R -> unclamp (catch up)', { goodputBytesPerSec: 200_000 }, 'unclamp', undefined, undefined],
     ['goodput below R while app-limited (our own write throttle) -> keep the clamp', { goodputBytesPerSec: 249_000, appLimited: true }, 'clamp', 10, true],
+    ['VBR: goodput above the R of the media sent so far, below this block\'s R -> keep the clamp', { rateBytesPerSec: 1_250_000, goodputTargetBytesPerSec: 600_000, goodputBytesPerSec: 700_000 }, 'clamp', 42, false],
+    ['VBR: goodput below the R of the media sent so far -> unclamp', { rateBytesPerSec: 1_250_000, goodputTargetBytesPerSec: 600_000, goodputBytesPerSec: 500_000 }, 'unclamp', undefined, undefined],
     ['recovered: goodput back at R -> clamp again', { goodputBytesPerSec: 250_000 }, 'clamp', 10, true],
     ['longer RTT -> bigger clamp', { rateBytesPerSec: 1_250_000, rttUs: 80_000, goodputBytesPerSec: 1_300_000 }, 'clamp', 83, false],
     ['5% headroom', { rateBytesPerSec: 1_250_000, gain: 1.05, goodputBytesPerSec: 1_300_000 }, 'clamp', 37, false],

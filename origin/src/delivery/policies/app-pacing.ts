@@ -3,7 +3,7 @@
  * blocks (64 kB, or 16 kB for the shrunk-block variant) as soon as it holds enough; after a
  * stall the saved tokens are spent back to back (catch-up), which is what makes it bursty.
  */
-import { RunningStats } from '../running-stats.js';
+import { RateStats } from '../running-stats.js';
 import { TokenBucket } from '../token-bucket.js';
 import type { PolicyName } from '../../config/config.js';
 import type { Block, DeliveryPolicy, MediaResponse, PolicyDelivery } from './delivery-policy.js';
@@ -13,17 +13,24 @@ export interface AppPacingOptions {
   readonly blockBytes: number;
 }
 
+/**
+ * The bucket keeps its schedule while the socket buffer is full: blocks it releases then wait in
+ * user space and go out back to back when the socket drains, as ustreamer's writes did.
+ */
+const appPacingReadAheadBlocks = 8;
+
 export function appPacingPolicy(name: PolicyName, options: AppPacingOptions): DeliveryPolicy {
   return {
     name,
     paced: true,
     start(response: MediaResponse): PolicyDelivery {
       let bucket: TokenBucket | undefined;
-      const paceRates = new RunningStats();
+      const paceRates = new RateStats();
       const fill = (block: Block) => options.headroom * block.rateBytesPerSec;
       return {
         plan: response.mediaPlan,
         blockBytes: options.blockBytes,
+        readAheadBlocks: appPacingReadAheadBlocks,
         headers: { 'server-timing': `policy;desc="${name}"` },
         startThrottling: () => undefined,
         beforeBlock(block) {
@@ -34,7 +41,7 @@ export function appPacingPolicy(name: PolicyName, options: AppPacingOptions): De
         },
         afterBlock(block) {
           bucket?.consume(block.sizeBytes, block.nowMs);
-          paceRates.add(fill(block) * 8);
+          paceRates.add(fill(block) * 8, block.sizeBytes);
         },
         end: () => undefined,
         report: () => ({
@@ -43,6 +50,7 @@ export function appPacingPolicy(name: PolicyName, options: AppPacingOptions): De
           paceRateBps: paceRates.summary(),
           clampPackets: null,
           appliedClampPackets: null,
+          cwndWhileClampedPackets: null,
           catchUps: 0,
           throttledWriteBlocks: paceRates.size,
           reason: `token bucket at ${options.headroom} x R, ${options.blockBytes}-byte blocks`,

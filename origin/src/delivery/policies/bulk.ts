@@ -9,12 +9,14 @@ export function bulkPolicy(): DeliveryPolicy {
       return {
         plan: { startupEndOffset: response.rangeEnd + 1, rateAt: (offset, size) => response.mediaPlan.rateAt(offset, size), reason: 'bulk: no throttling phase' },
         blockBytes: Number.MAX_SAFE_INTEGER,
+        readAheadBlocks: 0,
         headers: {},
         startThrottling: () => undefined,
         beforeBlock: () => 0,
         afterBlock: () => undefined,
         end: () => undefined,
-        report: () => ({ backend: 'none', fallbackReason: undefined, paceRateBps: null, clampPackets: null, appliedClampPackets: null, catchUps: 0, throttledWriteBlocks: 0, reason: 'bulk: sent as fast as TCP allows' }),
+        report: () => ({ backend: 'none', fallbackReason: undefined, paceRateBps: null, clampPackets: null, appliedClampPackets: null,
+          cwndWhileClampedPackets: null, catchUps: 0, throttledWriteBlocks: 0, reason: 'bulk: sent as fast as TCP allows' }),
       };
     },
   };

@@ -55,13 +55,14 @@ export function cmcdPolicy(options: CmcdPolicyOptions): DeliveryPolicy {
       return {
         plan,
         blockBytes: options.blockBytes,
+        readAheadBlocks: 0,
         headers,
         startThrottling: () => pacer.startThrottling(),
         beforeBlock(block) {
           pacer.pace(multiplier * block.rateBytesPerSec);
           return 0;
         },
-        afterBlock: () => pacer.written(),
+        afterBlock: (block) => pacer.written(block.sizeBytes),
         end: () => pacer.end(),
         report: () => pacer.report(reason),
       };

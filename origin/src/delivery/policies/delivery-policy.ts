@@ -60,6 +60,8 @@ export interface PolicyReport {
   /** trickle: the clamp user space computed per block (packets) and what the kernel applied; null if no cwnd clamp was applied. */
   readonly clampPackets: { min: number; mean: number; max: number } | null;
   readonly appliedClampPackets: { min: number; mean: number; max: number } | null;
+  /** trickle with bpf: the socket's cwnd read in the same breath as each applied clamp above. */
+  readonly cwndWhileClampedPackets: { min: number; mean: number; max: number } | null;
   /** trickle: how often the clamp was lifted to catch up, and how many blocks had writes throttled at R. */
   readonly catchUps: number;
   readonly throttledWriteBlocks: number;
@@ -72,10 +74,19 @@ export interface PolicyDelivery {
   /** The plan this policy follows (usually the media plan; cmcd makes its own). */
   readonly plan: MediaRatePlan;
   readonly blockBytes: number;
+  /**
+   * Blocks that may wait in user space while the socket is full (0: a block is produced only when
+   * the socket has taken the previous one, so decisions track what is being sent).
+   */
+  readonly readAheadBlocks: number;
   /** Response headers the policy adds (CMSD, Server-Timing). */
   readonly headers: Readonly<Record<string, string>>;
-  /** The first throttled block is about to be considered; `info` is the socket's state then. */
-  startThrottling(nowMs: number, info: TcpInfo | undefined): void;
+  /**
+   * The first throttled block is about to be considered; `info` is the socket's state then, and
+   * `startupBacklogBytes` the startup bytes written but not yet acknowledged (they are not
+   * throttled-phase goodput).
+   */
+  startThrottling(nowMs: number, info: TcpInfo | undefined, startupBacklogBytes: number): void;
   /** Milliseconds to wait before writing this throttled block (0: now). */
   beforeBlock(block: Block): number;
   /** The block was handed to the socket. */

@@ -3,13 +3,13 @@
  * per block when the rate changes, TCP_NOTSENT_LOWAT of one block during throttling (so a
  * block's rate is set close to when its bytes leave), both reset when the response ends.
  */
-import { RunningStats } from '../running-stats.js';
+import { RateStats } from '../running-stats.js';
 import type { PolicyEnv, PolicyReport } from './delivery-policy.js';
 
 export class KernelPacer {
   private appliedBytesPerSec: number | undefined;
   private failed = false;
-  private readonly paceRates = new RunningStats();
+  private readonly paceRates = new RateStats();
 
   constructor(
     private readonly env: PolicyEnv,
@@ -38,8 +38,8 @@ export class KernelPacer {
   }
 
   /** Counts a written block toward the pace-rate statistics (when a rate is in force). */
-  written(): void {
-    if (this.appliedBytesPerSec !== undefined) this.paceRates.add(this.appliedBytesPerSec * 8);
+  written(sizeBytes: number): void {
+    if (this.appliedBytesPerSec !== undefined) this.paceRates.add(this.appliedBytesPerSec * 8, sizeBytes);
   }
 
   end(): void {
@@ -59,6 +59,7 @@ export class KernelPacer {
       paceRateBps: this.paceRates.summary(),
       clampPackets: null,
       appliedClampPackets: null,
+      cwndWhileClampedPackets: null,
       catchUps: 0,
       throttledWriteBlocks: 0,
       reason,

@@ -19,13 +19,14 @@ export function pacingPolicy(options: PacingOptions): DeliveryPolicy {
       return {
         plan: response.mediaPlan,
         blockBytes: options.blockBytes,
+        readAheadBlocks: 0,
         headers: { 'server-timing': 'policy;desc="pacing"' },
         startThrottling: () => pacer.startThrottling(),
         beforeBlock(block) {
           pacer.pace(options.headroom * block.rateBytesPerSec);
           return 0;
         },
-        afterBlock: () => pacer.written(),
+        afterBlock: (block) => pacer.written(block.sizeBytes),
         end: () => pacer.end(),
         report: () => pacer.report(`SO_MAX_PACING_RATE at ${options.headroom} x R`),
       };

@@ -6,7 +6,7 @@
  * the floor is held at the floor and writes are throttled at R by a token bucket.
  */
 import type { ClampBackend, TcpInfo } from '@trickle/native';
-import { RunningStats } from '../running-stats.js';
+import { RateStats, RunningStats } from '../running-stats.js';
 import { TokenBucket } from '../token-bucket.js';
 import { trickleDecision } from '../trickle-algorithm.js';
 import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv } from './delivery-policy.js';
@@ -20,6 +20,18 @@ export interface TrickleOptions {
   readonly release: 'gradual' | 'immediate';
 }
 
+/**
+ * Bytes the kernel has taken from the application: acknowledged, in flight, or unsent. With
+ * TCP_NOTSENT_LOWAT of one block the unsent part is bounded, so this advances only as fast as
+ * the path delivers, without acknowledgements' one-RTT lag or the socket's pipeline showing up
+ * as a shortfall (the pipeline, up to two blocks and a clamp, would otherwise read as "behind"
+ * for the first seconds of every response).
+ */
+function takenBytes(info: TcpInfo): number | undefined {
+  if (info.bytesAcked === undefined || info.unacked === undefined || info.mss === undefined) return undefined;
+  return info.bytesAcked + info.unacked * info.mss + (info.notsentBytes ?? 0);
+}
+
 /** Before acknowledgements can say anything about goodput, at least this long must pass. */
 const minimumGoodputWindowMs = 200;
 
@@ -31,15 +43,21 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
       const clamp: ClampBackend = env.control.clamp;
       const computed = new RunningStats();
       const applied = new RunningStats();
-      const paceRates = new RunningStats();
+      const cwndWhileClamped = new RunningStats();
+      const paceRates = new RateStats();
       let startMs = 0;
       let throttling = false;
+      /** takenBytes() when throttling began. */
       let ackedAtStart: number | undefined;
       let clampedRate: number | undefined;
       let clampFailed = false;
       let catchUps = 0;
       let throttledWriteBlocks = 0;
       let writeBucket: TokenBucket | undefined;
+      // The media schedule of the phase so far: bytes written and the media seconds they carry.
+      let phaseBytes = 0;
+      let phaseMediaSec = 0;
+      let lastRateBytesPerSec = 1;
       let throttleWrites = false;
       let reason = 'startup';
 
@@ -70,11 +88,14 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           env.socketError('clamp.setRate', error);
         }
       };
-      const readApplied = () => {
+      const readApplied = (info: TcpInfo) => {
         if (clamp.backend !== 'bpf' || clampedRate === undefined) return;
         try {
           const packets = clamp.state(env.socket)?.appliedPackets;
-          if (packets !== undefined) applied.add(packets);
+          if (packets !== undefined && info.cwnd !== undefined) {
+            applied.add(packets);
+            cwndWhileClamped.add(info.cwnd);
+          }
         } catch (error) {
           env.socketError('clamp.state', error);
         }
@@ -83,11 +104,12 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
       return {
         plan: response.mediaPlan,
         blockBytes: options.blockBytes,
+        readAheadBlocks: 0,
         headers: { 'server-timing': `policy;desc="trickle (${clamp.backend})"` },
         startThrottling(nowMs, info) {
           startMs = nowMs;
           throttling = true;
-          ackedAtStart = info?.bytesAcked;
+          ackedAtStart = info === undefined ? undefined : takenBytes(info);
           try {
             env.control.setNotsentLowat(env.socket, options.blockBytes);
           } catch (error) {
@@ -102,10 +124,19 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
             reason = 'no TCP_INFO: served unclamped';
             return 0;
           }
-          readApplied();
+          readApplied(info);
           const elapsedMs = block.nowMs - startMs;
-          const judged = ackedAtStart !== undefined && info.bytesAcked !== undefined && elapsedMs >= Math.max(minimumGoodputWindowMs, (options.goodputGraceRtts * rttUs) / 1000);
-          const goodput = judged ? ((info.bytesAcked! - ackedAtStart!) * 1000) / elapsedMs : undefined;
+          const taken = takenBytes(info);
+          const judged = ackedAtStart !== undefined && taken !== undefined && elapsedMs >= Math.max(minimumGoodputWindowMs, (options.goodputGraceRtts * rttUs) / 1000);
+          // VBR: "goodput below R" is judged in media time. The media seconds the kernel has taken
+          // (blocks written, less what still waits in user space, at the last block's rate) against
+          // the seconds elapsed; expressed as a rate against this block's R for Algorithm 1.
+          let goodput: number | undefined;
+          if (judged && phaseMediaSec > 0) {
+            const waitingBytes = Math.max(0, phaseBytes - (taken! - ackedAtStart!));
+            const takenMediaSec = Math.max(0, phaseMediaSec - waitingBytes / lastRateBytesPerSec);
+            goodput = (block.rateBytesPerSec * takenMediaSec * 1000) / elapsedMs;
+          }
           const decision = trickleDecision({ rateBytesPerSec: block.rateBytesPerSec, rttUs, mssBytes, goodputBytesPerSec: goodput, appLimited: info.deliveryRateAppLimited === true, gain: options.gain, floorPackets: options.floorPackets });
           reason = decision.reason;
           if (decision.action === 'unclamp') {
@@ -116,18 +147,23 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           }
           clampTo(block.rateBytesPerSec);
           if (clampedRate !== undefined) computed.add(decision.clampPackets);
+          // Entering the floor: a fresh bucket (one block of tokens), so tokens saved while the clamp alone paced do not burst out.
+          if (decision.throttleWrites && (!throttleWrites || writeBucket === undefined)) writeBucket = new TokenBucket(block.rateBytesPerSec, block.nowMs, options.blockBytes);
           throttleWrites = decision.throttleWrites;
-          if (!throttleWrites) return 0;
-          if (writeBucket === undefined) writeBucket = new TokenBucket(block.rateBytesPerSec, block.nowMs, options.blockBytes);
-          else writeBucket.setFillRate(block.rateBytesPerSec, block.nowMs);
+          if (!throttleWrites || writeBucket === undefined) return 0;
+          writeBucket.setFillRate(block.rateBytesPerSec, block.nowMs);
           return writeBucket.delayMs(block.sizeBytes, block.nowMs);
         },
         afterBlock(block) {
+          phaseBytes += block.sizeBytes;
+          phaseMediaSec += block.sizeBytes / block.rateBytesPerSec;
+          lastRateBytesPerSec = block.rateBytesPerSec;
           if (throttleWrites) {
             writeBucket?.consume(block.sizeBytes, block.nowMs);
             throttledWriteBlocks++;
           }
-          if (clampedRate !== undefined) paceRates.add(options.gain * block.rateBytesPerSec * 8);
+          // What this block was aimed at: R when writes are throttled (clamp at the floor), gain x R under the clamp.
+          if (clampedRate !== undefined) paceRates.add((throttleWrites ? 1 : options.gain) * block.rateBytesPerSec * 8, block.sizeBytes);
         },
         end() {
           release();
@@ -145,6 +181,7 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           // Only a cwnd clamp is a clamp: the pacing-rate fallback paces, it does not clamp.
           clampPackets: clamp.backend === 'bpf' ? computed.summary() : null,
           appliedClampPackets: clamp.backend === 'bpf' ? applied.summary() : null,
+          cwndWhileClampedPackets: clamp.backend === 'bpf' ? cwndWhileClamped.summary() : null,
           catchUps,
           throttledWriteBlocks,
           reason,

@@ -1,0 +1,105 @@
+/**
+ * Delivery policies on a path with a real RTT and MTU (the lab, root): `trickle serve` in the
+ * origin namespace, curl in the player namespace, 50 Mbit/s with 100 ms RTT and a 2 x BDP
+ * tail-drop buffer. The token-bucket and pacing policies' throttled goodput is within 5% of what
+ * they aim at (R x headroom, R of each VBR block); trickle's is between R and gain x R (within 5%),
+ * the band Algorithm 1 promises (the clamp caps, catch-up floors); trickle with the BPF backend holds the server's cwnd at the clamp it computed, and
+ * lifts the clamp to catch up when the link drops below R; aborted responses leave no clamp
+ * map entries.
+ */
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { FlowRecord } from '@trickle/origin';
+import { labDown, labUp, symmetricLink, type Lab } from '../../src/index.js';
+
+const root = typeof process.getuid === 'function' && process.getuid() === 0;
+const media = process.env.TRICKLE_TEST_MEDIA;
+if (!root && process.env.CI === 'true') throw new Error('CI must run the paced-delivery tests as root');
+const skip = !root ? 'the lab needs root' : media === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false;
+const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
+
+/** What each policy aims throttled blocks at, as a multiple of the media rate R (the defaults; trickle: R at the clamp floor). */
+const aimOverR: Record<string, number> = { 'app-pacing': 1.25, 'app-pacing-16k': 1.25, pacing: 1.25, trickle: 1.2, cmcd: 1.5 };
+
+function capture(lab: Lab, command: readonly string[]): Promise<string> {
+  const child = lab.spawn('player', command, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  return new Promise((done, fail) => child.on('exit', (code) => (code === 0 || code === 28 ? done(out) : fail(new Error(`${command.join(' ')} exited with ${code}`)))));
+}
+
+describe('paced delivery through the lab', { skip }, () => {
+  let lab: Lab;
+  let base: string;
+  const getJson = async <T>(path: string): Promise<T> => JSON.parse(await capture(lab, ['curl', '-sf', `${base}${path}`])) as T;
+  const flows = async () => (await getJson<{ flows: FlowRecord[] }>('/api/flows')).flows;
+
+  before(async () => {
+    lab = await labUp('tpol', symmetricLink({ rateBps: 50e6, rttMs: 100, bufferBdp: 2 }));
+    base = `http://${lab.address('origin')}:8080`;
+    lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8080', '--allow-policy-override', '--startup-seconds', '2', '--log-level', 'warn'], { stdio: 'inherit' });
+    assert.equal(await lab.exec('player', ['curl', '-sf', '-o', '/dev/null', '--retry', '50', '--retry-connrefused', '--retry-delay', '1', `${base}/healthz`]), 0);
+  });
+  after(() => labDown('tpol'));
+
+  it('keeps every policy\'s throttled goodput within 5% of its aim, and trickle\'s cwnd at the clamp', async () => {
+    const health = await getJson<{ delivery: { clamp: { backend: string; fallbackReason: string | null } } }>('/healthz');
+    assert.equal(health.delivery.clamp.backend, 'bpf', `clamp backend: ${JSON.stringify(health.delivery.clamp)}`);
+    // About 12 s of the ~3 Mbit/s progressive file: 2 s of startup, ~10 s throttled; all five at once (~20 Mbit/s of 50).
+    await Promise.all(Object.keys(aimOverR).map((policy) => capture(lab, ['curl', '-sf', '-o', '/dev/null', '-r', '0-4499999', `${base}/media/demo/progressive.mp4?policy=${policy}`])));
+    const records = await flows();
+    for (const [policy, aim] of Object.entries(aimOverR)) {
+      const record = records.find((r) => r.policy === policy);
+      assert.ok(record !== undefined && record.completed && record.throttling !== null, `${policy}: a completed, throttled flow`);
+      // The aim of the phase: bytes over the time they take at each block's aimed rate (trickle aims blocks whose clamp hits the floor at R).
+      const aimBps = record.paceRateBps!.mean;
+      const ratio = record.throttling.goodputBps! / aimBps;
+      console.log(`# ${policy}: throttled goodput ${(record.throttling.goodputBps! / 1e6).toFixed(2)} Mbit/s = ${ratio.toFixed(3)} x aim ${(aimBps / 1e6).toFixed(2)} Mbit/s (R ${(record.targetRateBps!.mean / 1e6).toFixed(2)} Mbit/s); backend ${record.backend}; srtt ${record.srttUs} us; retrans ${record.retransmittedSegments}; cwnd ${JSON.stringify(record.cwndPackets)}; clamp ${JSON.stringify(record.appliedClampPackets)}, cwnd then ${JSON.stringify(record.cwndWhileClampedPackets)}`);
+      if (policy === 'trickle') {
+        // Algorithm 1 bounds trickle's rate, it does not set it: the clamp caps it at gain x R (cwnd / rtt), catch-up keeps it at R or above.
+        const overR = record.throttling.goodputBps! / record.targetRateBps!.mean;
+        assert.ok(overR >= 0.95 && overR <= aim * 1.05, `trickle: goodput ${overR.toFixed(3)} x R, outside [0.95, ${aim} x 1.05]`);
+        continue;
+      }
+      assert.ok(Math.abs(aimBps / record.targetRateBps!.mean - aim) < 0.01, `${policy} aims at ${aim} x R`);
+      assert.ok(Math.abs(ratio - 1) <= 0.05, `${policy}: goodput ${ratio.toFixed(3)} x its aim`);
+    }
+    const trickle = records.find((r) => r.policy === 'trickle')!;
+    assert.equal(trickle.backend, 'bpf');
+    // Known and open: on this VBR clip trickle still lifts the clamp a few times on an unconstrained path
+    // (see the issue note); reported here so a change shows up, not asserted.
+    console.log(`# trickle catch-ups on an unconstrained path: ${trickle.catchUps}`);
+    const clamp = trickle.appliedClampPackets!;
+    const cwnd = trickle.cwndWhileClampedPackets!;
+    assert.ok(Math.abs(cwnd.mean - clamp.mean) <= Math.max(2, 0.1 * clamp.mean), `cwnd ${JSON.stringify(cwnd)} held at the clamp ${JSON.stringify(clamp)}`);
+    // The kernel's clamp is the one user space computed from the same rtt and mss (within the RTT drift between samples).
+    assert.ok(Math.abs(clamp.mean - trickle.clampPackets!.mean) <= Math.max(2, 0.15 * clamp.mean), `applied ${JSON.stringify(clamp)} vs computed ${JSON.stringify(trickle.clampPackets)}`);
+  });
+
+  it('lifts the trickle clamp to catch up when the link drops below R, and clears clamp entries when clients go', async () => {
+    const before = (await flows()).length;
+    const download = capture(lab, ['curl', '-sf', '-o', '/dev/null', '-r', '0-4499999', `${base}/media/demo/progressive.mp4?policy=trickle`]);
+    // R is ~3 Mbit/s: 1 Mbit/s from 3 s to 6 s puts goodput below R; then the link comes back.
+    await new Promise((r) => setTimeout(r, 3000));
+    lab.setRate('down', 1e6);
+    await new Promise((r) => setTimeout(r, 3000));
+    lab.setRate('down', 50e6);
+    await download;
+    const record = (await flows()).slice(before).find((r) => r.policy === 'trickle')!;
+    console.log(`# trickle under a 3 s drop to 1 Mbit/s: ${record.catchUps} catch-up(s), goodput ${(record.throttling!.goodputBps! / 1e6).toFixed(2)} Mbit/s, reason: ${record.reason}`);
+    assert.ok(record.catchUps >= 1, 'the clamp was lifted to catch up');
+
+    // Aborted mid-response: the kernel drops each socket's entry when it closes.
+    await Promise.all(Array.from({ length: 6 }, (_, i) => capture(lab, ['curl', '-s', '-o', '/dev/null', '--max-time', String(3 + i * 0.3), `${base}/media/demo/progressive.mp4?policy=trickle`])));
+    let entries = -1;
+    for (let i = 0; i < 50 && entries !== 0; i++) {
+      entries = (await getJson<{ delivery: { clamp: { entries: number }; activeResponses: number } }>('/healthz')).delivery.clamp.entries;
+      if (entries !== 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(entries, 0, 'no clamp map entries left');
+    const health = await getJson<{ delivery: { activeResponses: number; drainingResponses: number } }>('/healthz');
+    assert.equal(health.delivery.activeResponses, 0);
+    assert.equal(health.delivery.drainingResponses, 0);
+  });
+});
