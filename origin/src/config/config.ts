@@ -22,8 +22,6 @@ const blockBytes = z.number().int().min(1024).max(16 * 1024 * 1024);
 const transportSchema = z.strictObject({
   /** TCP congestion control, any algorithm the kernel offers (bbr, cubic, reno, ...). */
   congestionControl: z.string().regex(/^[a-z0-9_-]{1,15}$/, 'a kernel congestion control name like cubic, bbr, reno').optional(),
-  /** Initial congestion window (packets) through the BPF program's TCP_BPF_IW; needs the bpf clamp backend. */
-  initialCwndPackets: z.number().int().min(1).max(1000).optional(),
 });
 
 const abGroupSchema = transportSchema.extend({

@@ -128,7 +128,6 @@ export class DeliveryEngine {
         client: { address: socket.remoteAddress, port: socket.remotePort },
         cmcd: media.response.cmcd as Record<string, unknown> | undefined,
         congestionControl: connection.congestionControl,
-        initialCwndPackets: connection.group?.initialCwndPackets ?? this.options.config.delivery.transport.initialCwndPackets,
         startedAtEpochMs,
         start,
         throttlingStart,

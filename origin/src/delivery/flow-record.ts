@@ -27,7 +27,6 @@ export interface FlowFacts {
   readonly client: { readonly address: string | undefined; readonly port: number | undefined };
   readonly cmcd: Record<string, unknown> | undefined;
   readonly congestionControl: string | undefined;
-  readonly initialCwndPackets: number | undefined;
   /** Wall-clock start (ms since the epoch), for /api/flows?since=. */
   readonly startedAtEpochMs: number;
   readonly start: TcpSnapshot;
@@ -96,7 +95,6 @@ export interface FlowRecord {
   readonly throttledWriteBlocks: number;
   readonly cmcd: Record<string, unknown> | null;
   readonly congestionControl: string | null;
-  readonly initialCwndPackets: number | null;
   readonly client: { readonly address: string | null; readonly port: number | null };
 }
 
@@ -166,7 +164,6 @@ export function buildFlowRecord(facts: FlowFacts): FlowRecord {
     throttledWriteBlocks: report.throttledWriteBlocks,
     cmcd: facts.cmcd ?? null,
     congestionControl: facts.congestionControl ?? null,
-    initialCwndPackets: facts.initialCwndPackets ?? null,
     client: { address: facts.client.address ?? null, port: facts.client.port ?? null },
   };
 }
