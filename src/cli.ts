@@ -9,36 +9,13 @@ import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageIn
 import { registerLabCommands } from './lab-command.js';
 import { registerNativeCommands } from './native-command.js';
 import { registerSimCommands } from './sim-command.js';
+import { nonNegativeInteger, nonNegativeNumber, positiveNumber } from './number-arguments.js';
 import { stageProgress } from './progress.js';
-
-function positiveNumber(name: string) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isFinite(parsed) || parsed <= 0) throw new InvalidArgumentError(`${name} must be a positive number`);
-    return parsed;
-  };
-}
 
 function port(value: string): number {
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new InvalidArgumentError('port must be an integer from 0 to 65535');
   return parsed;
-}
-
-function nonNegativeNumber(name: string) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isFinite(parsed) || parsed < 0) throw new InvalidArgumentError(`${name} must be a number >= 0`);
-    return parsed;
-  };
-}
-
-function nonNegativeInteger(name: string) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < 0) throw new InvalidArgumentError(`${name} must be an integer >= 0`);
-    return parsed;
-  };
 }
 
 interface ServeFlags {

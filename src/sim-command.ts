@@ -1,7 +1,7 @@
 /** `trickle sim`: rebuffering chance and frequency by model (traces) or live against an origin. */
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import {
   aggregate,
   constantTrace,
@@ -19,6 +19,7 @@ import {
   type SessionResult,
   type Trace,
 } from '@trickle/player-sim';
+import { positiveInteger, positiveNumber } from './number-arguments.js';
 import { stageProgress } from './progress.js';
 
 const builtinTraces: Record<string, (seed: number) => Trace> = {
@@ -41,22 +42,6 @@ async function loadTraces(spec: string, seed: number): Promise<Trace[]> {
   }
   if (traces.length === 0) throw new SimError('SIM_ERR_TRACE', `no traces in ${spec}`);
   return traces;
-}
-
-function positiveInt(name: string) {
-  return (value: string) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer`);
-    return n;
-  };
-}
-
-function positive(name: string) {
-  return (value: string) => {
-    const n = Number(value);
-    if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`${name} must be a positive number`);
-    return n;
-  };
 }
 
 function describe(agg: Aggregates): string {
@@ -89,15 +74,15 @@ export function registerSimCommands(program: Command): void {
     .option('--traces <file|dir|name>', `bandwidth traces (Sabre JSON, cooked, Mahimahi; comma-separated; built-in: ${Object.keys(builtinTraces).join(', ')})`)
     .option('--abr <rule>', 'ABR rule: throughput, bola, bba, dynamic', 'dynamic')
     .option('--policy <policy>', 'server delivery policy in model mode: bulk, app-pacing, app-pacing-16k, trickle, pacing, cmcd', 'bulk')
-    .option('--sessions <n>', 'number of sessions', positiveInt('sessions'), 100)
-    .option('--seed <n>', 'seed (trace offsets)', positiveInt('seed'), 1)
-    .option('--rtt <ms>', 'model mode round-trip time (default: from the trace, else 40 ms)', positive('rtt'))
-    .option('--session-seconds <s>', 'session length (content shorter than this repeats)', positive('session-seconds'), 600)
-    .option('--max-buffer <s>', 'buffer at which the player stops requesting', positive('max-buffer'), 30)
-    .option('--abandon-after <ms>', 'viewers leave when playback has not started after this long', positive('abandon-after'))
+    .option('--sessions <n>', 'number of sessions', positiveInteger('sessions'), 100)
+    .option('--seed <n>', 'seed (trace offsets)', positiveInteger('seed'), 1)
+    .option('--rtt <ms>', 'model mode round-trip time (default: from the trace, else 40 ms)', positiveNumber('rtt'))
+    .option('--session-seconds <s>', 'session length (content shorter than this repeats)', positiveNumber('session-seconds'), 600)
+    .option('--max-buffer <s>', 'buffer at which the player stops requesting', positiveNumber('max-buffer'), 30)
+    .option('--abandon-after <ms>', 'viewers leave when playback has not started after this long', positiveNumber('abandon-after'))
     .option('--live', 'fetch real segments over HTTP from a running origin, in real time')
     .option('--origin <url>', 'origin base URL for --live (e.g. http://127.0.0.1:8080)')
-    .option('--concurrency <n>', 'live players at once', positiveInt('concurrency'), 10)
+    .option('--concurrency <n>', 'live players at once', positiveInteger('concurrency'), 10)
     .option('--cmcd', 'live players send CMCD (bl, br, d, su, rtp, sid) as dash.js does')
     .option('--json', 'print the aggregates as one JSON object')
     .option('--out <dir>', 'write per-session records (sessions.jsonl, sessions.csv)')
@@ -125,7 +110,7 @@ export function registerSimCommands(program: Command): void {
     .command('traces')
     .description('write the synthetic traces (constant, step down/up, LTE-like, 3G-like) as cooked text files')
     .requiredOption('--out <dir>', 'output directory')
-    .option('--seed <n>', 'seed of the random walks', positiveInt('seed'), 1)
+    .option('--seed <n>', 'seed of the random walks', positiveInteger('seed'), 1)
     .action(async (opts: { out: string; seed: number }) => {
       await mkdir(opts.out, { recursive: true });
       const traces: Record<string, Trace> = {
