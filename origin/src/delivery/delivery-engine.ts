@@ -181,7 +181,7 @@ export class DeliveryEngine {
           const ackedSinceStart = info?.bytesAcked !== undefined && start.info?.bytesAcked !== undefined ? info.bytesAcked - start.info.bytesAcked : 0;
           startupBacklogBytes = Math.max(0, startupBytes - ackedSinceStart);
           throttlingStart = { atMs: nowMs, info };
-          delivery.startThrottling(nowMs, info, startupBacklogBytes);
+          delivery.startThrottling(nowMs, info);
         },
         onBlock: (block, phase) => {
           if (phase === 'startup') {

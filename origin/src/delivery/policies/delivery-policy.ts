@@ -81,12 +81,8 @@ export interface PolicyDelivery {
   readonly readAheadBlocks: number;
   /** Response headers the policy adds (CMSD, Server-Timing). */
   readonly headers: Readonly<Record<string, string>>;
-  /**
-   * The first throttled block is about to be considered; `info` is the socket's state then, and
-   * `startupBacklogBytes` the startup bytes written but not yet acknowledged (they are not
-   * throttled-phase goodput).
-   */
-  startThrottling(nowMs: number, info: TcpInfo | undefined, startupBacklogBytes: number): void;
+  /** The first throttled block is about to be considered; `info` is the socket's state then. */
+  startThrottling(nowMs: number, info: TcpInfo | undefined): void;
   /** Milliseconds to wait before writing this throttled block (0: now). */
   beforeBlock(block: Block): number;
   /** The block was handed to the socket. */

@@ -48,7 +48,7 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
       let startMs = 0;
       let throttling = false;
       /** takenBytes() when throttling began. */
-      let ackedAtStart: number | undefined;
+      let takenAtStart: number | undefined;
       let clampedRate: number | undefined;
       let clampFailed = false;
       let catchUps = 0;
@@ -109,7 +109,7 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
         startThrottling(nowMs, info) {
           startMs = nowMs;
           throttling = true;
-          ackedAtStart = info === undefined ? undefined : takenBytes(info);
+          takenAtStart = info === undefined ? undefined : takenBytes(info);
           try {
             env.control.setNotsentLowat(env.socket, options.blockBytes);
           } catch (error) {
@@ -127,17 +127,28 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           readApplied(info);
           const elapsedMs = block.nowMs - startMs;
           const taken = takenBytes(info);
-          const judged = ackedAtStart !== undefined && taken !== undefined && elapsedMs >= Math.max(minimumGoodputWindowMs, (options.goodputGraceRtts * rttUs) / 1000);
-          // VBR: "goodput below R" is judged in media time. The media seconds the kernel has taken
-          // (blocks written, less what still waits in user space, at the last block's rate) against
-          // the seconds elapsed; expressed as a rate against this block's R for Algorithm 1.
+          const judged = takenAtStart !== undefined && taken !== undefined && elapsedMs >= Math.max(minimumGoodputWindowMs, (options.goodputGraceRtts * rttUs) / 1000);
+          // VBR: goodput is compared with R of the media the kernel has taken so far (its bytes over
+          // the media seconds they carry: blocks written, less what still waits in user space at
+          // the last block's rate), not with this one block's R.
           let goodput: number | undefined;
-          if (judged && phaseMediaSec > 0) {
-            const waitingBytes = Math.max(0, phaseBytes - (taken! - ackedAtStart!));
-            const takenMediaSec = Math.max(0, phaseMediaSec - waitingBytes / lastRateBytesPerSec);
-            goodput = (block.rateBytesPerSec * takenMediaSec * 1000) / elapsedMs;
+          let goodputTarget: number | undefined;
+          if (judged) {
+            const takenDelta = taken! - takenAtStart!;
+            const takenMediaSec = phaseMediaSec - Math.max(0, phaseBytes - takenDelta) / lastRateBytesPerSec;
+            goodput = (Math.max(0, takenDelta) * 1000) / elapsedMs;
+            if (takenDelta > 0 && takenMediaSec > 0) goodputTarget = takenDelta / takenMediaSec;
           }
-          const decision = trickleDecision({ rateBytesPerSec: block.rateBytesPerSec, rttUs, mssBytes, goodputBytesPerSec: goodput, appLimited: info.deliveryRateAppLimited === true, gain: options.gain, floorPackets: options.floorPackets });
+          const decision = trickleDecision({
+            rateBytesPerSec: block.rateBytesPerSec,
+            rttUs,
+            mssBytes,
+            goodputBytesPerSec: goodput,
+            ...(goodputTarget === undefined ? {} : { goodputTargetBytesPerSec: goodputTarget }),
+            appLimited: info.deliveryRateAppLimited === true,
+            gain: options.gain,
+            floorPackets: options.floorPackets,
+          });
           reason = decision.reason;
           if (decision.action === 'unclamp') {
             if (clampedRate !== undefined) catchUps++;
