@@ -4,6 +4,7 @@
  * been acknowledged (or the response ended otherwise). Rates are bits per second.
  */
 import type { TcpInfo } from '@trickle/native';
+import type { Summary } from './running-stats.js';
 import type { PolicyReport } from './policies/delivery-policy.js';
 
 export interface TcpSnapshot {
@@ -41,11 +42,11 @@ export interface FlowFacts {
   /** Whether all bytes were acknowledged before the end snapshot (false: drain timed out or the socket closed). */
   readonly drained: boolean;
   /** Target media rate R over the throttled blocks (over all blocks when none was throttled), bits/s. */
-  readonly targetRateBps: { min: number; mean: number; max: number } | null;
+  readonly targetRateBps: Summary | null;
   /** Mean target rate of the throttled blocks only, bits/s (what throttled goodput is compared with). */
   readonly throttledTargetMeanBps: number | undefined;
   /** The socket's cwnd (TCP_INFO) sampled as each throttled block was written. */
-  readonly cwndPackets: { min: number; mean: number; max: number } | null;
+  readonly cwndPackets: Summary | null;
   readonly report: PolicyReport;
 }
 
@@ -84,13 +85,13 @@ export interface FlowRecord {
   readonly retransmittedSegments: number | null;
   readonly dataSegmentsOut: number | null;
   readonly retransmissionRate: number | null;
-  readonly targetRateBps: { min: number; mean: number; max: number } | null;
-  readonly paceRateBps: { min: number; mean: number; max: number } | null;
+  readonly targetRateBps: Summary | null;
+  readonly paceRateBps: Summary | null;
   readonly throttledGoodputToTarget: number | null;
-  readonly clampPackets: { min: number; mean: number; max: number } | null;
-  readonly appliedClampPackets: { min: number; mean: number; max: number } | null;
-  readonly cwndWhileClampedPackets: { min: number; mean: number; max: number } | null;
-  readonly cwndPackets: { min: number; mean: number; max: number } | null;
+  readonly clampPackets: Summary | null;
+  readonly appliedClampPackets: Summary | null;
+  readonly cwndWhileClampedPackets: Summary | null;
+  readonly cwndPackets: Summary | null;
   readonly catchUps: number;
   readonly throttledWriteBlocks: number;
   readonly cmcd: Record<string, unknown> | null;

@@ -1,3 +1,10 @@
+/** Min, mean and max of a set of values (null in records when there were none). */
+export interface Summary {
+  readonly min: number;
+  readonly mean: number;
+  readonly max: number;
+}
+
 /** Min, max and mean of a stream of numbers, without keeping them. */
 export class RunningStats {
   private count = 0;
@@ -17,7 +24,7 @@ export class RunningStats {
   }
 
   /** null when nothing was added. */
-  summary(round: (value: number) => number = Math.round): { min: number; mean: number; max: number } | null {
+  summary(round: (value: number) => number = Math.round): Summary | null {
     if (this.count === 0) return null;
     return { min: round(this.minValue), mean: round(this.sum / this.count), max: round(this.maxValue) };
   }
@@ -45,7 +52,7 @@ export class RateStats {
     return this.extremes.size;
   }
 
-  summary(): { min: number; mean: number; max: number } | null {
+  summary(): Summary | null {
     const extremes = this.extremes.summary();
     return extremes === null ? null : { ...extremes, mean: Math.round(this.bits / this.seconds) };
   }

@@ -8,6 +8,7 @@
 import type { Cmcd } from '@svta/common-media-library/cmcd';
 import type { ClampBackendName, SocketControl, SocketLike, TcpInfo } from '@trickle/native';
 import type { PolicyName } from '../../config/config.js';
+import type { Summary } from '../running-stats.js';
 
 /** Where the startup phase ends and what rate each block of a response should arrive at. */
 export interface MediaRatePlan {
@@ -56,12 +57,12 @@ export interface PolicyReport {
   /** Why a weaker backend than the policy's preferred one was used. */
   readonly fallbackReason: string | undefined;
   /** The rate the policy aimed each throttled block at (bits/s), over blocks. */
-  readonly paceRateBps: { min: number; mean: number; max: number } | null;
+  readonly paceRateBps: Summary | null;
   /** trickle: the clamp user space computed per block (packets) and what the kernel applied; null if no cwnd clamp was applied. */
-  readonly clampPackets: { min: number; mean: number; max: number } | null;
-  readonly appliedClampPackets: { min: number; mean: number; max: number } | null;
+  readonly clampPackets: Summary | null;
+  readonly appliedClampPackets: Summary | null;
   /** trickle with bpf: the socket's cwnd read in the same breath as each applied clamp above. */
-  readonly cwndWhileClampedPackets: { min: number; mean: number; max: number } | null;
+  readonly cwndWhileClampedPackets: Summary | null;
   /** trickle: how often the clamp was lifted to catch up, and how many blocks had writes throttled at R. */
   readonly catchUps: number;
   readonly throttledWriteBlocks: number;
