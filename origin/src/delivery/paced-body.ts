@@ -1,6 +1,7 @@
 /**
  * The body of a paced response: a Readable that produces one block at a time when the policy
- * lets it, and (unless the policy reads ahead) only when the socket has taken the previous one. Destroying it (client abort) clears its timer at once; nothing is left behind.
+ * lets it, and (unless the policy reads ahead) only when the socket has taken the previous one.
+ * Destroying it (client abort) clears its timer at once; nothing is left behind.
  */
 import { Readable } from 'node:stream';
 import type { Block, PolicyDelivery } from './policies/delivery-policy.js';
