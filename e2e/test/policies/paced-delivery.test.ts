@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { teardownClamp } from '@trickle/native';
 import type { FlowRecord } from '@trickle/origin';
 import { labDown, labUp, symmetricLink, type Lab } from '../../src/index.js';
 
@@ -17,6 +18,8 @@ const root = typeof process.getuid === 'function' && process.getuid() === 0;
 const media = process.env.TRICKLE_TEST_MEDIA;
 if (!root && process.env.CI === 'true') throw new Error('CI must run the paced-delivery tests as root');
 const skip = !root ? 'the lab needs root' : media === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false;
+const clampCgroup = 'trickle-test-policies';
+const clampPinDir = '/run/trickle/bpf-test-policies';
 const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
 
 /** What each policy aims throttled blocks at, as a multiple of the media rate R (the defaults; trickle: R at the clamp floor). */
@@ -38,10 +41,17 @@ describe('paced delivery through the lab', { skip }, () => {
   before(async () => {
     lab = await labUp('tpol', symmetricLink({ rateBps: 50e6, rttMs: 100, bufferBdp: 2 }));
     base = `http://${lab.address('origin')}:8080`;
-    lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8080', '--allow-policy-override', '--startup-seconds', '2', '--log-level', 'warn'], { stdio: 'inherit' });
+    // A clamp of its own (cgroup, program, pinned maps): other tests' sockets must not show up in its map.
+    lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8080', '--allow-policy-override', '--startup-seconds', '2', '--log-level', 'warn'], {
+      stdio: 'inherit',
+      env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir },
+    });
     assert.equal(await lab.exec('player', ['curl', '-sf', '-o', '/dev/null', '--retry', '50', '--retry-connrefused', '--retry-delay', '1', `${base}/healthz`]), 0);
   });
-  after(() => labDown('tpol'));
+  after(async () => {
+    await labDown('tpol');
+    await teardownClamp({ cgroup: clampCgroup, pinDir: clampPinDir });
+  });
 
   it('keeps every policy\'s throttled goodput within 5% of its aim, and trickle\'s cwnd at the clamp', async () => {
     const health = await getJson<{ delivery: { clamp: { backend: string; fallbackReason: string | null } } }>('/healthz');
