@@ -21,7 +21,7 @@ async function main(): Promise<void> {
       probe.close(() => resolve(free));
     });
   });
-  const origin = spawn(process.execPath, [join(root, 'bin', 'trickle.js'), 'serve', '--port', String(port), '--log-level', 'warn'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  const origin = spawn(process.execPath, [join(root, 'bin', 'trickle.js'), 'serve', '--port', String(port), '--policy', 'bulk', '--log-level', 'warn'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if ((await fetch(`${url}/healthz`).catch(() => undefined))?.ok === true) break;
