@@ -3,7 +3,7 @@ export { buildApp, type BuildAppOptions } from './app.js';
 export { trickleOrigin, type TrickleOriginOptions, type OriginHandles } from './plugin.js';
 export { startOrigin, checkDemoMedia, type RunningOrigin } from './server.js';
 export { loadConfig, resolveConfig, configFromEnv, originConfigSchema, policyNames, type PolicyName, type DeliveryConfig, type AbGroupConfig, type OriginConfig, type OriginConfigInput, type ConfigSources } from './config/config.js';
-export type { FlowRecord, PhaseRecord } from './delivery/flow-record.js';
+export type { FlowRecord, PhaseRecord, ThrottlingRecord } from './delivery/flow-record.js';
 export type { DeliveryPolicy, PolicyDelivery, MediaResponse, MediaRatePlan, PolicyReport, Block } from './delivery/policies/delivery-policy.js';
 export { deliveryPolicies } from './delivery/policies/registry.js';
 export { OriginError, isOriginError, originErrorCodes, type OriginErrorCode } from './errors.js';

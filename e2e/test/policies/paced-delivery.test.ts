@@ -25,6 +25,8 @@ const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle
 /** What each policy aims throttled blocks at, as a multiple of the media rate R (the defaults; trickle: R at the clamp floor). */
 const aimOverR: Record<string, number> = { 'app-pacing': 1.25, 'app-pacing-16k': 1.25, pacing: 1.25, trickle: 1.2, cmcd: 1.5 };
 
+const kernelPaced = new Set(['pacing', 'cmcd']);
+
 function capture(lab: Lab, command: readonly string[]): Promise<string> {
   const child = lab.spawn('player', command, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -35,18 +37,23 @@ function capture(lab: Lab, command: readonly string[]): Promise<string> {
 describe('paced delivery through the lab', { skip }, () => {
   let lab: Lab;
   let base: string;
-  const getJson = async <T>(path: string): Promise<T> => JSON.parse(await capture(lab, ['curl', '-sf', `${base}${path}`])) as T;
-  const flows = async () => (await getJson<{ flows: FlowRecord[] }>('/api/flows')).flows;
+  /** A second origin whose connections use cubic, for the kernel-pacing policies (see below). */
+  let cubicBase: string;
+  const getJson = async <T>(path: string, from = base): Promise<T> => JSON.parse(await capture(lab, ['curl', '-sf', `${from}${path}`])) as T;
+  const flows = async (from = base) => (await getJson<{ flows: FlowRecord[] }>('/api/flows', from)).flows;
 
   before(async () => {
     lab = await labUp('tpol', symmetricLink({ rateBps: 50e6, rttMs: 100, bufferBdp: 2 }));
     base = `http://${lab.address('origin')}:8080`;
+    cubicBase = `http://${lab.address('origin')}:8081`;
+    const serve = [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--allow-policy-override', '--startup-seconds', '2', '--log-level', 'warn'];
     // A clamp of its own (cgroup, program, pinned maps): other tests' sockets must not show up in its map.
-    lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8080', '--allow-policy-override', '--startup-seconds', '2', '--log-level', 'warn'], {
+    lab.spawn('origin', [...serve, '--port', '8080'], {
       stdio: 'inherit',
       env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir },
     });
-    assert.equal(await lab.exec('player', ['curl', '-sf', '-o', '/dev/null', '--retry', '50', '--retry-connrefused', '--retry-delay', '1', `${base}/healthz`]), 0);
+    lab.spawn('origin', [...serve, '--port', '8081', '--congestion-control', 'cubic', '--clamp-backend', 'none'], { stdio: 'inherit' });
+    for (const from of [base, cubicBase]) assert.equal(await lab.exec('player', ['curl', '-sf', '-o', '/dev/null', '--retry', '50', '--retry-connrefused', '--retry-delay', '1', `${from}/healthz`]), 0);
   });
   after(async () => {
     await labDown('tpol');
@@ -57,24 +64,34 @@ describe('paced delivery through the lab', { skip }, () => {
     const health = await getJson<{ delivery: { clamp: { backend: string; fallbackReason: string | null } } }>('/healthz');
     assert.equal(health.delivery.clamp.backend, 'bpf', `clamp backend: ${JSON.stringify(health.delivery.clamp)}`);
     // About 12 s of the ~3 Mbit/s progressive file: 2 s of startup, ~10 s throttled; all five at once (~20 Mbit/s of 50).
-    await Promise.all(Object.keys(aimOverR).map((policy) => capture(lab, ['curl', '-sf', '-o', '/dev/null', '-r', '0-4499999', `${base}/media/demo/progressive.mp4?policy=${policy}`])));
-    const records = await flows();
+    // Kernel pacing is measured over cubic: under BBR a pacing cap far below the path's rate (this
+    // clip has a near-still stretch at 0.2 Mbit/s) lowers BBR's bandwidth model, and BBR then grows
+    // back by 1.25x per 8-RTT cycle when the media rate rises: 0.89-0.92 x aim here, a property of
+    // SO_MAX_PACING_RATE over BBR that the README states; trickle and the token buckets run over the default (BBR).
+    await Promise.all(
+      Object.keys(aimOverR).map((policy) => capture(lab, ['curl', '-sf', '-o', '/dev/null', '-r', '0-4499999', `${kernelPaced.has(policy) ? cubicBase : base}/media/demo/progressive.mp4?policy=${policy}`])),
+    );
+    const records = [...(await flows()), ...(await flows(cubicBase))];
+    const failures: string[] = [];
+    // Every policy's figures are printed before any is judged, so a failing run shows all of them.
     for (const [policy, aim] of Object.entries(aimOverR)) {
       const record = records.find((r) => r.policy === policy);
       assert.ok(record !== undefined && record.completed && record.throttling !== null, `${policy}: a completed, throttled flow`);
       // The aim of the phase: bytes over the time they take at each block's aimed rate (trickle aims blocks whose clamp hits the floor at R).
       const aimBps = record.paceRateBps!.mean;
       const ratio = record.throttling.goodputBps! / aimBps;
-      console.log(`# ${policy}: throttled goodput ${(record.throttling.goodputBps! / 1e6).toFixed(2)} Mbit/s = ${ratio.toFixed(3)} x aim ${(aimBps / 1e6).toFixed(2)} Mbit/s (R ${(record.targetRateBps!.mean / 1e6).toFixed(2)} Mbit/s); backend ${record.backend}; srtt ${record.srttUs} us; retrans ${record.retransmittedSegments}; cwnd ${JSON.stringify(record.cwndPackets)}; clamp ${JSON.stringify(record.appliedClampPackets)}, cwnd then ${JSON.stringify(record.cwndWhileClampedPackets)}`);
+      assert.equal(record.congestionControl, kernelPaced.has(policy) ? 'cubic' : 'bbr');
+      console.log(`# ${policy} (${record.congestionControl}): throttled goodput ${(record.throttling.goodputBps! / 1e6).toFixed(2)} Mbit/s = ${ratio.toFixed(3)} x aim ${(aimBps / 1e6).toFixed(2)} Mbit/s (R ${(record.targetRateBps!.mean / 1e6).toFixed(2)} Mbit/s) over ${record.throttling.durationMs} ms, startup backlog ${record.throttling.startupBacklogBytes} B; backend ${record.backend} (${record.reason.split("; ").slice(-1)[0]}); srtt ${record.srttUs} us; retrans ${record.retransmittedSegments}; cwnd ${JSON.stringify(record.cwndPackets)}; clamp ${JSON.stringify(record.appliedClampPackets)}, cwnd then ${JSON.stringify(record.cwndWhileClampedPackets)}`);
       if (policy === 'trickle') {
         // Algorithm 1 bounds trickle's rate, it does not set it: the clamp caps it at gain x R (cwnd / rtt), catch-up keeps it at R or above.
         const overR = record.throttling.goodputBps! / record.targetRateBps!.mean;
-        assert.ok(overR >= 0.95 && overR <= aim * 1.05, `trickle: goodput ${overR.toFixed(3)} x R, outside [0.95, ${aim} x 1.05]`);
+        if (!(overR >= 0.95 && overR <= aim * 1.05)) failures.push(`trickle: goodput ${overR.toFixed(3)} x R, outside [0.95, ${aim} x 1.05]`);
         continue;
       }
-      assert.ok(Math.abs(aimBps / record.targetRateBps!.mean - aim) < 0.01, `${policy} aims at ${aim} x R`);
-      assert.ok(Math.abs(ratio - 1) <= 0.05, `${policy}: goodput ${ratio.toFixed(3)} x its aim`);
+      if (Math.abs(aimBps / record.targetRateBps!.mean - aim) >= 0.01) failures.push(`${policy} aims at ${(aimBps / record.targetRateBps!.mean).toFixed(3)} x R, not ${aim}`);
+      if (Math.abs(ratio - 1) > 0.05) failures.push(`${policy}: goodput ${ratio.toFixed(3)} x its aim`);
     }
+    assert.deepEqual(failures, []);
     const trickle = records.find((r) => r.policy === 'trickle')!;
     assert.equal(trickle.backend, 'bpf');
     // Known and open: on this VBR clip trickle still lifts the clamp a few times on an unconstrained path

@@ -85,6 +85,13 @@ const deliverySchema = z.strictObject({
     })
     .prefault({}),
   pacing: z.strictObject({ headroom: headroom.default(1.25), blockBytes: blockBytes.default(65_536) }).prefault({}),
+  /** What the pacing and cmcd policies share (kernel-pacer.ts). */
+  kernelPacing: z
+    .strictObject({
+      /** Below this many packets per srtt the kernel paces at the floor and writes are throttled at the rate. */
+      floorPackets: z.number().int().min(1).max(1000).default(10),
+    })
+    .prefault({}),
   cmcd: z
     .strictObject({
       multiplierAtEmpty: headroom.default(3),

@@ -56,6 +56,11 @@ export interface PhaseRecord {
   readonly goodputBps: number | null;
 }
 
+export interface ThrottlingRecord extends PhaseRecord {
+  /** Startup bytes still unacknowledged when throttling began (credited to the startup phase's goodput). */
+  readonly startupBacklogBytes: number;
+}
+
 export interface FlowRecord {
   readonly id: number;
   readonly ts: string;
@@ -78,7 +83,7 @@ export interface FlowRecord {
   readonly drained: boolean;
   readonly durationMs: number;
   readonly startup: PhaseRecord;
-  readonly throttling: PhaseRecord | null;
+  readonly throttling: ThrottlingRecord | null;
   readonly srttAtStartupEndUs: number | null;
   readonly srttUs: number | null;
   readonly minRttUs: number | null;
@@ -121,7 +126,7 @@ export function buildFlowRecord(facts: FlowFacts): FlowRecord {
   // Startup bytes acknowledged after throttling began count for the startup phase's goodput, not the throttled one's.
   const backlog = throttlingStart === undefined ? 0 : facts.startupBacklogBytes;
   const startup = phase(start, throttlingStart ?? end, facts.startupBytes, backlog);
-  const throttling = throttlingStart === undefined ? null : phase(throttlingStart, end, facts.throttledBytes, -backlog);
+  const throttling = throttlingStart === undefined ? null : { ...phase(throttlingStart, end, facts.throttledBytes, -backlog), startupBacklogBytes: backlog };
   const retransmitted = delta(start.info, end.info, 'totalRetrans');
   const segmentsOut = delta(start.info, end.info, 'dataSegsOut');
   const targetMean = facts.throttledTargetMeanBps;

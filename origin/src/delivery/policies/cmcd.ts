@@ -11,11 +11,9 @@ import { CmsdObjectType, CmsdStreamType, encodeCmsdDynamic, encodeCmsdStatic } f
 import { SfItem } from '@svta/common-media-library/structuredfield';
 import { cmcdRate, type CmcdRateOptions } from '../cmcd-rate.js';
 import type { DeliveryPolicy, MediaRatePlan, MediaResponse, PolicyDelivery, PolicyEnv } from './delivery-policy.js';
-import { KernelPacer } from './kernel-pacer.js';
+import { KernelPacer, type KernelPacerOptions } from './kernel-pacer.js';
 
-export interface CmcdPolicyOptions extends CmcdRateOptions {
-  readonly blockBytes: number;
-}
+export interface CmcdPolicyOptions extends CmcdRateOptions, KernelPacerOptions {}
 
 function quoted(text: string): string {
   return `"${text.replace(/["\\]/g, '')}"`;
@@ -51,18 +49,15 @@ export function cmcdPolicy(options: CmcdPolicyOptions): DeliveryPolicy {
         reason = `progressive: media rate x ${multiplier} after startup`;
         headers['server-timing'] = `policy;desc="cmcd", rate;desc=${quoted(reason)}`;
       }
-      const pacer = new KernelPacer(env, options.blockBytes);
+      const pacer = new KernelPacer(env, options);
       return {
         plan,
         blockBytes: options.blockBytes,
         readAheadBlocks: 0,
         headers,
         startThrottling: () => pacer.startThrottling(),
-        beforeBlock(block) {
-          pacer.pace(multiplier * block.rateBytesPerSec);
-          return 0;
-        },
-        afterBlock: (block) => pacer.written(block.sizeBytes),
+        beforeBlock: (block) => pacer.pace(multiplier * block.rateBytesPerSec, block.sizeBytes, block.nowMs),
+        afterBlock: (block) => pacer.written(block.sizeBytes, block.nowMs),
         end: () => pacer.end(),
         report: () => pacer.report(reason),
       };

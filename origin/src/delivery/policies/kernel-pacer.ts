@@ -4,42 +4,88 @@
  * block's rate is set close to when its bytes leave), both reset when the response ends.
  */
 import { RateStats } from '../running-stats.js';
+import { TokenBucket } from '../token-bucket.js';
+import type { TcpInfo } from '@trickle/native';
 import type { PolicyEnv, PolicyReport } from './delivery-policy.js';
+
+export interface KernelPacerOptions {
+  readonly blockBytes: number;
+  /** Packets per srtt below which writes, not the kernel, pace (as trickle's clamp floor). */
+  readonly floorPackets: number;
+}
 
 export class KernelPacer {
   private appliedBytesPerSec: number | undefined;
+  private writeBucket: TokenBucket | undefined;
+  private throttledWriteBlocks = 0;
+  private aimedBytesPerSec: number | undefined;
   private failed = false;
   private readonly paceRates = new RateStats();
 
   constructor(
     private readonly env: PolicyEnv,
-    private readonly blockBytes: number,
+    private readonly options: KernelPacerOptions,
   ) {}
 
   startThrottling(): void {
     try {
-      this.env.control.setNotsentLowat(this.env.socket, this.blockBytes);
+      this.env.control.setNotsentLowat(this.env.socket, this.options.blockBytes);
     } catch (error) {
       this.env.socketError('setNotsentLowat', error);
     }
   }
 
-  /** Paces the next block at `rateBytesPerSec`; after a failure the response goes unpaced. */
-  pace(rateBytesPerSec: number): void {
-    const rate = Math.max(1, Math.round(rateBytesPerSec));
-    if (rate === this.appliedBytesPerSec || this.failed) return;
+  /**
+   * Paces the next block of `sizeBytes` at `rateBytesPerSec` and says how long to wait before
+   * writing it; after a failure the response goes unpaced. The rate asked for covers what is still
+   * unsent of the previous block too (both leave under it): bytes over the time each part should
+   * take at its own rate. Below the floor (floorPackets per srtt) the kernel paces
+   * at the floor and writes wait for a token bucket at the rate: a pacing cap far below what the
+   * path carries teaches BBR that the path is that slow (pacing-limited samples are not
+   * app-limited), and it then takes seconds to grow back once the media rate rises; an idle
+   * socket between floor-paced blocks is app-limited, which BBR discounts.
+   */
+  pace(rateBytesPerSec: number, sizeBytes: number, nowMs: number): number {
+    if (this.failed) return 0;
+    const info = this.readTcpInfo();
+    const floorBytesPerSec = info?.mss !== undefined && info.rttUs !== undefined && info.rttUs > 0 ? (this.options.floorPackets * info.mss * 1e6) / info.rttUs : 0;
+    let waitMs = 0;
+    let queueBytesPerSec: number;
+    if (rateBytesPerSec < floorBytesPerSec) {
+      // Entering the floor: an empty bucket, so this block, too, takes its own time.
+      this.writeBucket ??= new TokenBucket(rateBytesPerSec, nowMs, 0);
+      this.writeBucket.setFillRate(rateBytesPerSec, nowMs);
+      waitMs = this.writeBucket.delayMs(sizeBytes, nowMs);
+      queueBytesPerSec = floorBytesPerSec;
+    } else {
+      this.writeBucket = undefined;
+      const unsentBytes = info?.notsentBytes ?? 0;
+      const previous = this.aimedBytesPerSec;
+      queueBytesPerSec = previous === undefined || unsentBytes === 0 ? rateBytesPerSec : (unsentBytes + sizeBytes) / (unsentBytes / previous + sizeBytes / rateBytesPerSec);
+    }
+    this.aimedBytesPerSec = rateBytesPerSec;
+    const rate = Math.max(1, Math.round(queueBytesPerSec));
+    if (rate === this.appliedBytesPerSec) return waitMs;
     try {
       this.env.control.setMaxPacingRate(this.env.socket, rate);
       this.appliedBytesPerSec = rate;
     } catch (error) {
       this.failed = true;
+      this.aimedBytesPerSec = undefined;
+      this.writeBucket = undefined;
       this.env.socketError('setMaxPacingRate', error);
+      return 0;
     }
+    return waitMs;
   }
 
-  /** Counts a written block toward the pace-rate statistics (when a rate is in force). */
-  written(sizeBytes: number): void {
-    if (this.appliedBytesPerSec !== undefined) this.paceRates.add(this.appliedBytesPerSec * 8, sizeBytes);
+  /** Counts a written block toward the aimed-rate statistics (when a rate is in force) and spends its tokens. */
+  written(sizeBytes: number, nowMs: number): void {
+    if (this.writeBucket !== undefined) {
+      this.writeBucket.consume(sizeBytes, nowMs);
+      this.throttledWriteBlocks++;
+    }
+    if (this.appliedBytesPerSec !== undefined && this.aimedBytesPerSec !== undefined) this.paceRates.add(this.aimedBytesPerSec * 8, sizeBytes);
   }
 
   end(): void {
@@ -61,8 +107,17 @@ export class KernelPacer {
       appliedClampPackets: null,
       cwndWhileClampedPackets: null,
       catchUps: 0,
-      throttledWriteBlocks: 0,
-      reason,
+      throttledWriteBlocks: this.throttledWriteBlocks,
+      reason: this.throttledWriteBlocks > 0 ? `${reason}; ${this.throttledWriteBlocks} block(s) below the floor of ${this.options.floorPackets} packets per srtt had writes throttled at the rate` : reason,
     };
+  }
+
+  private readTcpInfo(): TcpInfo | undefined {
+    try {
+      return this.env.control.tcpInfo(this.env.socket);
+    } catch (error) {
+      this.env.socketError('tcpInfo', error);
+      return undefined;
+    }
   }
 }

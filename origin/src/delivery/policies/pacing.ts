@@ -3,11 +3,10 @@
  * pacing spaces every packet (no fq needed).
  */
 import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv } from './delivery-policy.js';
-import { KernelPacer } from './kernel-pacer.js';
+import { KernelPacer, type KernelPacerOptions } from './kernel-pacer.js';
 
-export interface PacingOptions {
+export interface PacingOptions extends KernelPacerOptions {
   readonly headroom: number;
-  readonly blockBytes: number;
 }
 
 export function pacingPolicy(options: PacingOptions): DeliveryPolicy {
@@ -15,18 +14,15 @@ export function pacingPolicy(options: PacingOptions): DeliveryPolicy {
     name: 'pacing',
     paced: true,
     start(response: MediaResponse, env: PolicyEnv): PolicyDelivery {
-      const pacer = new KernelPacer(env, options.blockBytes);
+      const pacer = new KernelPacer(env, options);
       return {
         plan: response.mediaPlan,
         blockBytes: options.blockBytes,
         readAheadBlocks: 0,
         headers: { 'server-timing': 'policy;desc="pacing"' },
         startThrottling: () => pacer.startThrottling(),
-        beforeBlock(block) {
-          pacer.pace(options.headroom * block.rateBytesPerSec);
-          return 0;
-        },
-        afterBlock: (block) => pacer.written(block.sizeBytes),
+        beforeBlock: (block) => pacer.pace(options.headroom * block.rateBytesPerSec, block.sizeBytes, block.nowMs),
+        afterBlock: (block) => pacer.written(block.sizeBytes, block.nowMs),
         end: () => pacer.end(),
         report: () => pacer.report(`SO_MAX_PACING_RATE at ${options.headroom} x R`),
       };

@@ -12,6 +12,6 @@ export const deliveryPolicies: Readonly<Record<PolicyName, (config: DeliveryConf
   'app-pacing': (config) => appPacingPolicy('app-pacing', config.appPacing),
   'app-pacing-16k': (config) => appPacingPolicy('app-pacing-16k', config.appPacing16k),
   trickle: (config) => tricklePolicy(config.trickle),
-  pacing: (config) => pacingPolicy(config.pacing),
-  cmcd: (config) => cmcdPolicy(config.cmcd),
+  pacing: (config) => pacingPolicy({ ...config.pacing, floorPackets: config.kernelPacing.floorPackets }),
+  cmcd: (config) => cmcdPolicy({ ...config.cmcd, floorPackets: config.kernelPacing.floorPackets }),
 };

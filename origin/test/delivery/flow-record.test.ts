@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TcpInfo } from '@trickle/native';
+import { buildFlowRecord, type FlowFacts, type TcpSnapshot } from '../../src/delivery/flow-record.js';
+import type { PolicyReport } from '../../src/delivery/policies/delivery-policy.js';
+
+const report: PolicyReport = {
+  backend: 'kernel-pacing',
+  fallbackReason: undefined,
+  paceRateBps: { min: 2.5e6, mean: 2.5e6, max: 2.5e6 },
+  clampPackets: null,
+  appliedClampPackets: null,
+  cwndWhileClampedPackets: null,
+  catchUps: 0,
+  throttledWriteBlocks: 0,
+  reason: 'test',
+};
+
+const snapshot = (atMs: number, bytesAcked: number, extra: Partial<TcpInfo> = {}): TcpSnapshot => ({ atMs, info: { kernelLengthBytes: 232, bytesAcked, totalRetrans: 0, dataSegsOut: 0, ...extra } });
+
+/** 1 MB of startup at full speed, then 2.5 MB throttled over 10 s; 500 kB of startup still unacknowledged when throttling began. */
+function facts(overrides: Partial<FlowFacts> = {}): FlowFacts {
+  return {
+    id: 1,
+    connectionId: 1,
+    asset: 'demo',
+    file: 'progressive.mp4',
+    role: 'progressive',
+    rendition: undefined,
+    segmentNumber: undefined,
+    range: { start: 0, end: 3_499_999 },
+    status: 206,
+    policy: 'pacing',
+    group: undefined,
+    policyReason: 'default',
+    client: { address: '10.0.0.2', port: 40000 },
+    cmcd: undefined,
+    congestionControl: 'bbr',
+    startedAtEpochMs: 1_700_000_000_000,
+    start: snapshot(0, 0, { totalRetrans: 1, dataSegsOut: 10 }),
+    throttlingStart: snapshot(1000, 500_000),
+    end: snapshot(11_000, 3_500_000, { totalRetrans: 3, dataSegsOut: 2510 }),
+    startupBytes: 1_000_000,
+    throttledBytes: 2_500_000,
+    startupBacklogBytes: 500_000,
+    completed: true,
+    drained: true,
+    targetRateBps: { min: 2e6, mean: 2e6, max: 2e6 },
+    throttledTargetMeanBps: 2e6,
+    cwndPackets: { min: 10, mean: 20, max: 30 },
+    report,
+    ...overrides,
+  };
+}
+
+describe('flow records', () => {
+  it('credits startup bytes acknowledged after throttling began to the startup phase', () => {
+    const record = buildFlowRecord(facts());
+    assert.equal(record.bytes, 3_500_000);
+    assert.equal(record.startup.durationMs, 1000);
+    // Startup: its 1 MB over its own second (the 0.5 MB backlog is credited to it, not to throttling).
+    assert.equal(record.startup.goodputBps, 8e6);
+    const throttling = record.throttling!;
+    assert.equal(throttling.durationMs, 10_000);
+    assert.equal(throttling.startupBacklogBytes, 500_000);
+    // (3.5 MB acked - 0.5 MB acked at throttling start - 0.5 MB backlog) / 10 s.
+    assert.equal(throttling.goodputBps, 2e6);
+    assert.equal(record.throttledGoodputToTarget, 1);
+    assert.equal(record.retransmittedSegments, 2);
+    assert.equal(record.dataSegmentsOut, 2500);
+    assert.equal(record.retransmissionRate, 2 / 2500);
+  });
+
+  it('has no throttling phase for a response that never throttled, and no rates without TCP_INFO', () => {
+    const bulk = buildFlowRecord(facts({ throttlingStart: undefined, startupBytes: 3_500_000, throttledBytes: 0, end: snapshot(2000, 3_500_000) }));
+    assert.equal(bulk.throttling, null);
+    assert.equal(bulk.startup.goodputBps, 14e6);
+    assert.equal(bulk.throttledGoodputToTarget, null);
+    const blind = buildFlowRecord(facts({ start: { atMs: 0, info: undefined }, end: { atMs: 11_000, info: undefined } }));
+    assert.equal(blind.startup.goodputBps, null);
+    assert.equal(blind.retransmissionRate, null);
+    assert.equal(blind.srttUs, null);
+  });
+});
