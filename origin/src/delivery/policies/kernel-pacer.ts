@@ -4,9 +4,9 @@
  * block's rate is set close to when its bytes leave), both reset when the response ends.
  */
 import { RateStats } from '../running-stats.js';
-import { TokenBucket } from '../token-bucket.js';
-import type { TcpInfo } from '@trickle/native';
 import type { PolicyEnv, PolicyReport } from './delivery-policy.js';
+import { FloorWriteThrottle } from './floor-write-throttle.js';
+import { readTcpInfo, setNotsentLowat } from './socket-calls.js';
 
 export interface KernelPacerOptions {
   readonly blockBytes: number;
@@ -16,8 +16,8 @@ export interface KernelPacerOptions {
 
 export class KernelPacer {
   private appliedBytesPerSec: number | undefined;
-  private writeBucket: TokenBucket | undefined;
-  private throttledWriteBlocks = 0;
+  /** Entering the floor with no tokens: the first block there, too, takes its own time. */
+  private readonly writeThrottle = new FloorWriteThrottle(0);
   private aimedBytesPerSec: number | undefined;
   private failed = false;
   private readonly paceRates = new RateStats();
@@ -28,11 +28,7 @@ export class KernelPacer {
   ) {}
 
   startThrottling(): void {
-    try {
-      this.env.control.setNotsentLowat(this.env.socket, this.options.blockBytes);
-    } catch (error) {
-      this.env.socketError('setNotsentLowat', error);
-    }
+    setNotsentLowat(this.env, this.options.blockBytes);
   }
 
   /**
@@ -47,18 +43,15 @@ export class KernelPacer {
    */
   pace(rateBytesPerSec: number, sizeBytes: number, nowMs: number): number {
     if (this.failed) return 0;
-    const info = this.readTcpInfo();
+    const info = readTcpInfo(this.env);
     const floorBytesPerSec = info?.mss !== undefined && info.rttUs !== undefined && info.rttUs > 0 ? (this.options.floorPackets * info.mss * 1e6) / info.rttUs : 0;
     let waitMs = 0;
     let queueBytesPerSec: number;
     if (rateBytesPerSec < floorBytesPerSec) {
-      // Entering the floor: an empty bucket, so this block, too, takes its own time.
-      this.writeBucket ??= new TokenBucket(rateBytesPerSec, nowMs, 0);
-      this.writeBucket.setFillRate(rateBytesPerSec, nowMs);
-      waitMs = this.writeBucket.delayMs(sizeBytes, nowMs);
+      waitMs = this.writeThrottle.delayMs(rateBytesPerSec, sizeBytes, nowMs);
       queueBytesPerSec = floorBytesPerSec;
     } else {
-      this.writeBucket = undefined;
+      this.writeThrottle.stop();
       const unsentBytes = info?.notsentBytes ?? 0;
       const previous = this.aimedBytesPerSec;
       queueBytesPerSec = previous === undefined || unsentBytes === 0 ? rateBytesPerSec : (unsentBytes + sizeBytes) / (unsentBytes / previous + sizeBytes / rateBytesPerSec);
@@ -72,7 +65,7 @@ export class KernelPacer {
     } catch (error) {
       this.failed = true;
       this.aimedBytesPerSec = undefined;
-      this.writeBucket = undefined;
+      this.writeThrottle.stop();
       this.env.socketError('setMaxPacingRate', error);
       return 0;
     }
@@ -81,10 +74,7 @@ export class KernelPacer {
 
   /** Counts a written block toward the aimed-rate statistics (when a rate is in force) and spends its tokens. */
   written(sizeBytes: number, nowMs: number): void {
-    if (this.writeBucket !== undefined) {
-      this.writeBucket.consume(sizeBytes, nowMs);
-      this.throttledWriteBlocks++;
-    }
+    this.writeThrottle.written(sizeBytes, nowMs);
     if (this.appliedBytesPerSec !== undefined && this.aimedBytesPerSec !== undefined) this.paceRates.add(this.aimedBytesPerSec * 8, sizeBytes);
   }
 
@@ -107,17 +97,8 @@ export class KernelPacer {
       appliedClampPackets: null,
       cwndWhileClampedPackets: null,
       catchUps: 0,
-      throttledWriteBlocks: this.throttledWriteBlocks,
-      reason: this.throttledWriteBlocks > 0 ? `${reason}; ${this.throttledWriteBlocks} block(s) below the floor of ${this.options.floorPackets} packets per srtt had writes throttled at the rate` : reason,
+      throttledWriteBlocks: this.writeThrottle.throttledBlocks,
+      reason: this.writeThrottle.throttledBlocks > 0 ? `${reason}; ${this.writeThrottle.throttledBlocks} block(s) below the floor of ${this.options.floorPackets} packets per srtt had writes throttled at the rate` : reason,
     };
-  }
-
-  private readTcpInfo(): TcpInfo | undefined {
-    try {
-      return this.env.control.tcpInfo(this.env.socket);
-    } catch (error) {
-      this.env.socketError('tcpInfo', error);
-      return undefined;
-    }
   }
 }

@@ -7,9 +7,10 @@
  */
 import type { ClampBackend, TcpInfo } from '@trickle/native';
 import { RateStats, RunningStats } from '../running-stats.js';
-import { TokenBucket } from '../token-bucket.js';
 import { trickleDecision } from '../trickle-algorithm.js';
 import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv } from './delivery-policy.js';
+import { FloorWriteThrottle } from './floor-write-throttle.js';
+import { readTcpInfo, setNotsentLowat } from './socket-calls.js';
 
 export interface TrickleOptions {
   readonly gain: number;
@@ -52,23 +53,14 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
       let clampedRate: number | undefined;
       let clampFailed = false;
       let catchUps = 0;
-      let throttledWriteBlocks = 0;
-      let writeBucket: TokenBucket | undefined;
+      // Entering the floor: one block of tokens, so tokens saved while the clamp alone paced do not burst out.
+      const writeThrottle = new FloorWriteThrottle(options.blockBytes);
       // The media schedule of the phase so far: bytes written and the media seconds they carry.
       let phaseBytes = 0;
       let phaseMediaSec = 0;
       let lastRateBytesPerSec = 1;
-      let throttleWrites = false;
       let reason = 'startup';
 
-      const readInfo = (): TcpInfo | undefined => {
-        try {
-          return env.control.tcpInfo(env.socket);
-        } catch (error) {
-          env.socketError('tcpInfo', error);
-          return undefined;
-        }
-      };
       const release = () => {
         if (clampedRate === undefined) return;
         clampedRate = undefined;
@@ -110,14 +102,10 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           startMs = nowMs;
           throttling = true;
           takenAtStart = info === undefined ? undefined : takenBytes(info);
-          try {
-            env.control.setNotsentLowat(env.socket, options.blockBytes);
-          } catch (error) {
-            env.socketError('setNotsentLowat', error);
-          }
+          setNotsentLowat(env, options.blockBytes);
         },
         beforeBlock(block) {
-          const info = readInfo();
+          const info = readTcpInfo(env);
           const rttUs = info?.rttUs ?? 0;
           const mssBytes = info?.mss ?? 0;
           if (info === undefined || rttUs <= 0 || mssBytes <= 0) {
@@ -153,37 +141,28 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           if (decision.action === 'unclamp') {
             if (clampedRate !== undefined) catchUps++;
             release();
-            throttleWrites = false;
+            writeThrottle.stop();
             return 0;
           }
           clampTo(block.rateBytesPerSec);
           if (clampedRate !== undefined) computed.add(decision.clampPackets);
-          // Entering the floor: a fresh bucket (one block of tokens), so tokens saved while the clamp alone paced do not burst out.
-          if (decision.throttleWrites && (!throttleWrites || writeBucket === undefined)) writeBucket = new TokenBucket(block.rateBytesPerSec, block.nowMs, options.blockBytes);
-          throttleWrites = decision.throttleWrites;
-          if (!throttleWrites || writeBucket === undefined) return 0;
-          writeBucket.setFillRate(block.rateBytesPerSec, block.nowMs);
-          return writeBucket.delayMs(block.sizeBytes, block.nowMs);
+          if (!decision.throttleWrites) {
+            writeThrottle.stop();
+            return 0;
+          }
+          return writeThrottle.delayMs(block.rateBytesPerSec, block.sizeBytes, block.nowMs);
         },
         afterBlock(block) {
           phaseBytes += block.sizeBytes;
           phaseMediaSec += block.sizeBytes / block.rateBytesPerSec;
           lastRateBytesPerSec = block.rateBytesPerSec;
-          if (throttleWrites) {
-            writeBucket?.consume(block.sizeBytes, block.nowMs);
-            throttledWriteBlocks++;
-          }
           // What this block was aimed at: R when writes are throttled (clamp at the floor), gain x R under the clamp.
-          if (clampedRate !== undefined) paceRates.add((throttleWrites ? 1 : options.gain) * block.rateBytesPerSec * 8, block.sizeBytes);
+          if (clampedRate !== undefined) paceRates.add((writeThrottle.active ? 1 : options.gain) * block.rateBytesPerSec * 8, block.sizeBytes);
+          writeThrottle.written(block.sizeBytes, block.nowMs);
         },
         end() {
           release();
-          if (!throttling) return;
-          try {
-            env.control.setNotsentLowat(env.socket, 0);
-          } catch (error) {
-            env.socketError('setNotsentLowat', error);
-          }
+          if (throttling) setNotsentLowat(env, 0);
         },
         report: () => ({
           backend: clampFailed && computed.size === 0 ? 'none' : clamp.backend,
@@ -194,7 +173,7 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           appliedClampPackets: clamp.backend === 'bpf' ? applied.summary() : null,
           cwndWhileClampedPackets: clamp.backend === 'bpf' ? cwndWhileClamped.summary() : null,
           catchUps,
-          throttledWriteBlocks,
+          throttledWriteBlocks: writeThrottle.throttledBlocks,
           reason,
         }),
       };
