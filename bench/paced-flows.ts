@@ -11,13 +11,13 @@
  * its writes are throttled at R with the clamp at the floor (Algorithm 1's floor branch): the
  * table measures that path's cost, including the BPF program on every ACK.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request, Agent } from 'node:http';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { writeResults } from './results-file.js';
+import { freePort, startTrickleServer, waitReady } from './trickle-server.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const mediaRoot = join(root, '.cache', 'bench-media');
@@ -33,27 +33,10 @@ function makeMedia(): void {
   if (result.status !== 0) throw new Error('ffmpeg failed to make the bench media');
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the command name.
   return (Number(fields[11]) + Number(fields[12])) / clockTicks;
-}
-
-async function waitReady(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; ; i++) {
-    if ((await fetch(url).catch(() => undefined))?.ok === true) return;
-    if (i > 150 || child.exitCode !== null) throw new Error(`the server behind ${url} did not start`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 interface Measured {
@@ -97,19 +80,13 @@ async function measure(url: string, pid: number, flows: number, seconds: number)
 }
 
 async function withTrickle<T>(policy: string, run: (url: string, pid: number) => Promise<T>): Promise<T> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(root, 'bin', 'trickle.js'), 'serve', '--media', mediaRoot, '--port', String(port), '--policy', policy, '--startup-seconds', '0', '--log-level', 'warn'], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const server = await startTrickleServer(['--media', mediaRoot, '--policy', policy, '--startup-seconds', '0']);
   try {
-    await waitReady(`http://127.0.0.1:${port}/healthz`, child);
-    const health = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { delivery?: { clamp?: { backend?: string } } };
+    const health = (await (await fetch(`${server.url}/healthz`)).json()) as { delivery?: { clamp?: { backend?: string } } };
     if (policy === 'trickle' && health.delivery?.clamp?.backend !== 'bpf') process.stderr.write(`warning: trickle runs with the ${health.delivery?.clamp?.backend} clamp backend (not root?)\n`);
-    return await run(`http://127.0.0.1:${port}/media/flat/progressive.mp4`, child.pid!);
+    return await run(`${server.url}/media/flat/progressive.mp4`, server.child.pid!);
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await server.stop();
   }
 }
 

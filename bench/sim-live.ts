@@ -5,29 +5,15 @@
  * link. Also the time to first byte the players saw (p50, p99). Writes bench/results/sim-live.md.
  * `npm run bench:live` (needs media/demo).
  */
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { writeResults } from './results-file.js';
+import { startTrickleServer } from './trickle-server.js';
 import { aggregate, loadContent, percentileOf, runLive } from '@trickle/player-sim';
 
-const root = join(import.meta.dirname, '..', '..');
 const sessionSeconds = 40;
 
 async function main(): Promise<void> {
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port: free } = probe.address() as { port: number };
-      probe.close(() => resolve(free));
-    });
-  });
-  const origin = spawn(process.execPath, [join(root, 'bin', 'trickle.js'), 'serve', '--port', String(port), '--policy', 'bulk', '--log-level', 'warn'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if ((await fetch(`${url}/healthz`).catch(() => undefined))?.ok === true) break;
-    if (i > 100 || origin.exitCode !== null) throw new Error('the origin did not start');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const origin = await startTrickleServer(['--policy', 'bulk']);
+  const url = origin.url;
   const rows: string[] = [];
   try {
     const content = await loadContent(`${url}/media/demo/manifest.mpd`);
@@ -43,7 +29,7 @@ async function main(): Promise<void> {
       rows.push(`| ${players} | ${correct ? 'yes' : 'no'} | ${agg.rebufferChance.toFixed(1)} % | ${late} | ${agg.startupDelayMs.p95.toFixed(0)} | ${percentileOf(ttfbMs, 50).toFixed(1)} / ${percentileOf(ttfbMs, 99).toFixed(1)} | ${((cpu.user + cpu.system) / 1e6 / sessionSeconds * 100).toFixed(0)} % | ${(agg.meanBitrateBps / 1e6).toFixed(2)} |`);
     }
   } finally {
-    origin.kill('SIGTERM');
+    await origin.stop();
   }
   const lines = [
     `Command: \`npm run bench:live\`. One player process against one \`trickle serve\` process (the demo), loopback, no link emulation; every player starts at once, ABR dynamic, ${sessionSeconds} s sessions, 12 s maximum buffer, its own keep-alive connection. "Correct timing": no rebuffer, every session within 0.5 s of its length, startup p95 < 2 s. Goal: at least 500 players.`,
