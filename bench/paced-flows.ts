@@ -156,7 +156,7 @@ async function main(): Promise<void> {
     }
   }
   await writeResults('paced-flows.md', 'Paced flows: server CPU per delivered Gbit/s', [
-    `Command: \`npm run bench:paced -- --flows ${options.flows} --seconds ${seconds}\`. Loopback, one server process at a time (trickle serve: one Node process; nginx 1 worker, master_process off), the client in this process; flows opened at once, 3 s to settle, then ${seconds} s measured. Media: ffmpeg 0.8 Mbit/s progressive MP4, startup 0 s, so every policy aims at about 1.25 x 0.8 = 1 Mbit/s per flow; nginx \`limit_rate 125k\`. Cost = server CPU % / delivered Gbit/s; "x nginx" is that cost over nginx's in the same run. Compass: trickle at or below nginx, app-pacing within 2x.`,
+    `Command: \`npm run bench:paced -- --flows ${options.flows} --seconds ${seconds}\`. Loopback, one server process at a time (trickle serve: one Node process; nginx 1 worker, master_process off), the client in this process; flows opened at once, 3 s to settle, then ${seconds} s measured. Media: ffmpeg 0.8 Mbit/s progressive MP4, startup 0 s, so app-pacing and pacing aim at 1.25 x 0.8 = 1 Mbit/s per flow and trickle at R = 0.8 (below); nginx \`limit_rate 125k\`. Cost = server CPU % / delivered Gbit/s; "x nginx" is that cost over nginx's in the same run. Compass: trickle at or below nginx, app-pacing within 2x.`,
     '',
     'On loopback trickle\'s clamp is below its 10-packet floor (MSS 64 kB, RTT ~50 us), so trickle runs Algorithm 1\'s floor branch: clamp at 10 packets and writes throttled at R.',
     '',

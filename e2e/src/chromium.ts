@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { E2eError } from './errors.js';
 
 export const defaultChromiumPath = process.env.TRICKLE_CHROMIUM ?? '/usr/bin/chromium';
@@ -33,6 +33,8 @@ export async function launchChromium(options: { executablePath?: string; headles
   const profileDir = await mkdtemp(join(tmpdir(), 'trickle-chromium-'));
   let context: BrowserContext;
   try {
+    // Loaded here, not at the top: every `trickle` command imports this package, few launch a browser.
+    const { chromium } = await import('playwright-core');
     context = await chromium.launchPersistentContext(profileDir, { executablePath, headless: options.headless ?? true, args: [...chromiumArgs] });
   } catch (error) {
     await rm(profileDir, { recursive: true, force: true });

@@ -83,6 +83,8 @@ export class MediaLibrary {
   private readonly options: MediaLibraryOptions;
   private readonly now: () => number;
   private readonly files: LRUCache<string, CachedFile>;
+  /** Loads under way, by cache key, so concurrent misses share one. */
+  private readonly loading = new Map<string, Promise<MediaFile | undefined>>();
   /** Open handles of large files, so a range is one positional read rather than a new stream. */
   private readonly handles = new LRUCache<string, Promise<FileHandle>>({
     max: 64,
@@ -173,8 +175,17 @@ export class MediaLibrary {
     const cached = this.files.get(key);
     const nowMs = this.now();
     if (cached !== undefined && nowMs - cached.checkedAtMs < this.options.revalidateMs) return cached.file;
-
     if (!isSafeName(asset) || safeRelativePath(relative) === undefined) return undefined;
+    // One load per file at a time: a thousand players asking for a cold file at once must not
+    // read it a thousand times into a thousand buffers.
+    const pending = this.loading.get(key);
+    if (pending !== undefined) return pending;
+    const load = this.loadFile(asset, relative, key, cached, nowMs).finally(() => this.loading.delete(key));
+    this.loading.set(key, load);
+    return load;
+  }
+
+  private async loadFile(asset: string, relative: string, key: string, cached: CachedFile | undefined, nowMs: number): Promise<MediaFile | undefined> {
     const root = this.requireRoot();
     const assetDir = join(root, asset);
     let path: string;
