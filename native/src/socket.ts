@@ -130,8 +130,17 @@ export function setNotsentLowat(socket: SocketLike, bytes: number): void {
   requireBinding().setNotsentLowat(socketFd(socket), bytes);
 }
 
+/** Cookies of live sockets: a socket keeps its cookie for life (a bare fd may be reused, so it is not cached). */
+const cookies = new WeakMap<Socket, bigint>();
+
 /** SO_COOKIE: the kernel's stable 64-bit id of the socket (the BPF map key). */
 export function socketCookie(socket: SocketLike): bigint {
-  return requireBinding().socketCookie(socketFd(socket));
+  if (typeof socket === 'number') return requireBinding().socketCookie(socket);
+  let cookie = cookies.get(socket);
+  if (cookie === undefined) {
+    cookie = requireBinding().socketCookie(socketFd(socket));
+    cookies.set(socket, cookie);
+  }
+  return cookie;
 }
 

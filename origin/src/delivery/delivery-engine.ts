@@ -18,7 +18,7 @@ import type { FlowLog } from './flow-log.js';
 import { progressivePlan, segmentPlan } from './media-plan.js';
 import type { DeliveryMetrics } from './metrics.js';
 import { PacedBody } from './paced-body.js';
-import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv } from './policies/delivery-policy.js';
+import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv, UnsentStartup } from './policies/delivery-policy.js';
 import { deliveryPolicies } from './policies/registry.js';
 import { PolicySelector } from './policy-selection.js';
 import { RateStats, RunningStats } from './running-stats.js';
@@ -176,12 +176,17 @@ export class DeliveryEngine {
       range.end,
       delivery,
       {
-        onThrottlingStart: (nowMs) => {
+        onThrottlingStart: (nowMs, offset) => {
           const info = this.tcpInfo(socket);
           const ackedSinceStart = info?.bytesAcked !== undefined && start.info?.bytesAcked !== undefined ? info.bytesAcked - start.info.bytesAcked : 0;
-          startupBacklogBytes = Math.max(0, startupBytes - ackedSinceStart);
+          const unsentBytes = Math.min(startupBytes, info?.notsentBytes ?? 0);
+          const unsent: UnsentStartup = { sizeBytes: unsentBytes, rateBytesPerSec: unsentBytes > 0 ? delivery.plan.rateAt(offset - unsentBytes, unsentBytes) : 0 };
+          // Under a limit in the socket, startup bytes still unsent leave at the throttled pace: throttled goodput, at their own R.
+          const throttledUnsentBytes = delivery.limitsInSocket ? unsentBytes : 0;
+          if (throttledUnsentBytes > 0) throttledTargets.add(unsent.rateBytesPerSec * 8, throttledUnsentBytes);
+          startupBacklogBytes = Math.max(0, startupBytes - ackedSinceStart - throttledUnsentBytes);
           throttlingStart = { atMs: nowMs, info };
-          delivery.startThrottling(nowMs, info);
+          delivery.startThrottling(nowMs, info, unsent);
         },
         onBlock: (block, phase) => {
           if (phase === 'startup') {

@@ -36,7 +36,10 @@ export interface FlowFacts {
   readonly end: TcpSnapshot;
   readonly startupBytes: number;
   readonly throttledBytes: number;
-  /** Startup bytes not yet acknowledged when throttling began: startup goodput, not throttled goodput. */
+  /**
+   * Startup bytes already sent but not yet acknowledged when throttling began (with a limit in the
+   * socket; with an application limit also those still unsent): startup goodput, not throttled goodput.
+   */
   readonly startupBacklogBytes: number;
   readonly completed: boolean;
   /** Whether all bytes were acknowledged before the end snapshot (false: drain timed out or the socket closed). */
@@ -57,7 +60,7 @@ export interface PhaseRecord {
 }
 
 export interface ThrottlingRecord extends PhaseRecord {
-  /** Startup bytes still unacknowledged when throttling began (credited to the startup phase's goodput). */
+  /** Startup bytes that left at startup speed but were acknowledged after throttling began (credited to the startup phase's goodput). */
   readonly startupBacklogBytes: number;
 }
 

@@ -12,8 +12,8 @@ export interface BlockSource {
 }
 
 export interface PacedBodyHooks {
-  /** The first throttled block is next. */
-  onThrottlingStart(nowMs: number): void;
+  /** The first throttled block, at file offset `offset`, is next. */
+  onThrottlingStart(nowMs: number, offset: number): void;
   onBlock(block: Block, phase: 'startup' | 'throttling'): void;
 }
 
@@ -61,7 +61,7 @@ export class PacedBody extends Readable {
     if (!inStartup) {
       if (!this.throttling) {
         this.throttling = true;
-        this.hooks.onThrottlingStart(block.nowMs);
+        this.hooks.onThrottlingStart(block.nowMs, block.offset);
       }
       let waitMs = this.delivery.beforeBlock(block);
       while (waitMs > 0) {

@@ -31,6 +31,7 @@ export function appPacingPolicy(name: PolicyName, options: AppPacingOptions): De
         plan: response.mediaPlan,
         blockBytes: options.blockBytes,
         readAheadBlocks: appPacingReadAheadBlocks,
+        limitsInSocket: false,
         headers: { 'server-timing': `policy;desc="${name}"` },
         startThrottling: () => undefined,
         beforeBlock(block) {

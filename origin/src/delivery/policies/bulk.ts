@@ -10,6 +10,7 @@ export function bulkPolicy(): DeliveryPolicy {
         plan: { startupEndOffset: response.rangeEnd + 1, rateAt: (offset, size) => response.mediaPlan.rateAt(offset, size), reason: 'bulk: no throttling phase' },
         blockBytes: Number.MAX_SAFE_INTEGER,
         readAheadBlocks: 0,
+        limitsInSocket: false,
         headers: {},
         startThrottling: () => undefined,
         beforeBlock: () => 0,

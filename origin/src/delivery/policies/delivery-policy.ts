@@ -50,6 +50,15 @@ export interface Block {
   readonly nowMs: number;
 }
 
+/**
+ * Startup bytes still unsent in the socket when throttling begins, and the media rate they carry.
+ * Under a limit in the socket they leave at the throttled pace, so they are the phase's first bytes.
+ */
+export interface UnsentStartup {
+  readonly sizeBytes: number;
+  readonly rateBytesPerSec: number;
+}
+
 /** The per-policy part of a flow record. */
 export interface PolicyReport {
   /** What actually limited the rate: the clamp backend for trickle, `app` for token buckets, `kernel-pacing`, or `none`. */
@@ -80,10 +89,16 @@ export interface PolicyDelivery {
    * the socket has taken the previous one, so decisions track what is being sent).
    */
   readonly readAheadBlocks: number;
+  /**
+   * The throttled rate is enforced in the socket (a clamp, a pacing rate), so startup bytes still
+   * unsent in the socket when throttling begins leave at that rate: they belong to the throttled
+   * phase's goodput. With an application-level limit they leave at full speed, as startup.
+   */
+  readonly limitsInSocket: boolean;
   /** Response headers the policy adds (CMSD, Server-Timing). */
   readonly headers: Readonly<Record<string, string>>;
   /** The first throttled block is about to be considered; `info` is the socket's state then. */
-  startThrottling(nowMs: number, info: TcpInfo | undefined): void;
+  startThrottling(nowMs: number, info: TcpInfo | undefined, unsent: UnsentStartup): void;
   /** Milliseconds to wait before writing this throttled block (0: now). */
   beforeBlock(block: Block): number;
   /** The block was handed to the socket. */

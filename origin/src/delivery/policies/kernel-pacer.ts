@@ -4,7 +4,7 @@
  * block's rate is set close to when its bytes leave), both reset when the response ends.
  */
 import { RateStats } from '../running-stats.js';
-import type { PolicyEnv, PolicyReport } from './delivery-policy.js';
+import type { PolicyEnv, PolicyReport, UnsentStartup } from './delivery-policy.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
 import { readTcpInfo, setNotsentLowat } from './socket-calls.js';
 
@@ -21,13 +21,16 @@ export class KernelPacer {
   private aimedBytesPerSec: number | undefined;
   private failed = false;
   private readonly paceRates = new RateStats();
+  /** Startup bytes unsent when throttling began: they leave under the first rate set. */
+  private unsentStartupBytes = 0;
 
   constructor(
     private readonly env: PolicyEnv,
     private readonly options: KernelPacerOptions,
   ) {}
 
-  startThrottling(): void {
+  startThrottling(unsent: UnsentStartup): void {
+    this.unsentStartupBytes = unsent.sizeBytes;
     setNotsentLowat(this.env, this.options.blockBytes);
   }
 
@@ -62,6 +65,8 @@ export class KernelPacer {
     try {
       this.env.control.setMaxPacingRate(this.env.socket, rate);
       this.appliedBytesPerSec = rate;
+      if (this.unsentStartupBytes > 0) this.paceRates.add(rate * 8, this.unsentStartupBytes);
+      this.unsentStartupBytes = 0;
     } catch (error) {
       this.failed = true;
       this.aimedBytesPerSec = undefined;

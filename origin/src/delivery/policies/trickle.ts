@@ -8,7 +8,7 @@
 import type { ClampBackend, TcpInfo } from '@trickle/native';
 import { RateStats, RunningStats } from '../running-stats.js';
 import { trickleDecision } from '../trickle-algorithm.js';
-import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv } from './delivery-policy.js';
+import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv, UnsentStartup } from './delivery-policy.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
 import { readTcpInfo, setNotsentLowat } from './socket-calls.js';
 
@@ -60,6 +60,7 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
       let phaseMediaSec = 0;
       let lastRateBytesPerSec = 1;
       let reason = 'startup';
+      let unsentStartup: UnsentStartup | undefined;
 
       const release = () => {
         if (clampedRate === undefined) return;
@@ -97,11 +98,20 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
         plan: response.mediaPlan,
         blockBytes: options.blockBytes,
         readAheadBlocks: 0,
+        limitsInSocket: clamp.backend !== 'none',
         headers: { 'server-timing': `policy;desc="trickle (${clamp.backend})"` },
-        startThrottling(nowMs, info) {
+        startThrottling(nowMs, info, unsent) {
           startMs = nowMs;
           throttling = true;
-          takenAtStart = info === undefined ? undefined : takenBytes(info);
+          // Startup bytes still unsent leave under the clamp: the phase's first bytes, at their own R.
+          const taken = info === undefined ? undefined : takenBytes(info);
+          takenAtStart = taken === undefined ? undefined : taken - unsent.sizeBytes;
+          if (unsent.sizeBytes > 0) {
+            phaseBytes = unsent.sizeBytes;
+            phaseMediaSec = unsent.sizeBytes / unsent.rateBytesPerSec;
+            lastRateBytesPerSec = unsent.rateBytesPerSec;
+            unsentStartup = unsent;
+          }
           setNotsentLowat(env, options.blockBytes);
         },
         beforeBlock(block) {
@@ -157,7 +167,11 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           phaseMediaSec += block.sizeBytes / block.rateBytesPerSec;
           lastRateBytesPerSec = block.rateBytesPerSec;
           // What this block was aimed at: R when writes are throttled (clamp at the floor), gain x R under the clamp.
-          if (clampedRate !== undefined) paceRates.add((writeThrottle.active ? 1 : options.gain) * block.rateBytesPerSec * 8, block.sizeBytes);
+          if (clampedRate !== undefined) {
+            if (unsentStartup !== undefined) paceRates.add(options.gain * unsentStartup.rateBytesPerSec * 8, unsentStartup.sizeBytes);
+            paceRates.add((writeThrottle.active ? 1 : options.gain) * block.rateBytesPerSec * 8, block.sizeBytes);
+          }
+          unsentStartup = undefined;
           writeThrottle.written(block.sizeBytes, block.nowMs);
         },
         end() {

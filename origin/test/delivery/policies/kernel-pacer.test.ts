@@ -48,7 +48,7 @@ describe('kernel pacer', () => {
   it('paces each block at its rate, blended with what the previous block left unsent', () => {
     const recorded = recordingControl();
     const kernel = pacer(recorded);
-    kernel.startThrottling();
+    kernel.startThrottling({ sizeBytes: 0, rateBytesPerSec: 0 });
     assert.deepEqual(recorded.lowats, [65_536]);
     assert.equal(kernel.pace(500_000, 65_536, 0), 0);
     kernel.written(65_536, 0);
@@ -69,10 +69,23 @@ describe('kernel pacer', () => {
     assert.equal(report.throttledWriteBlocks, 0);
   });
 
+  it('counts startup bytes still unsent when throttling began toward the aim, at the first rate set', () => {
+    const recorded = recordingControl();
+    const kernel = pacer(recorded);
+    kernel.startThrottling({ sizeBytes: 100_000, rateBytesPerSec: 900_000 });
+    kernel.pace(300_000, 65_536, 0);
+    kernel.written(65_536, 0);
+    kernel.pace(600_000, 65_536, 200);
+    kernel.written(65_536, 200);
+    // They leave under the rate set for the first block, so that is what they were aimed at.
+    const aimedBytesPerSec = (100_000 + 2 * 65_536) / ((100_000 + 65_536) / 300_000 + 65_536 / 600_000);
+    assert.equal(kernel.report('test').paceRateBps!.mean, Math.round(aimedBytesPerSec * 8));
+  });
+
   it('below the floor paces at the floor and spaces writes at the rate, from an empty bucket', () => {
     const recorded = recordingControl();
     const kernel = pacer(recorded);
-    kernel.startThrottling();
+    kernel.startThrottling({ sizeBytes: 0, rateBytesPerSec: 0 });
     // 25 kB/s is far below the floor: the block waits its own time (65,536 / 25,000 s) before it goes.
     assert.equal(kernel.pace(25_000, 65_536, 0), 2621.44);
     assert.equal(kernel.pace(25_000, 65_536, 2621.44), 0);
