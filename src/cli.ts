@@ -9,7 +9,7 @@ import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageIn
 import { registerLabCommands } from './lab-command.js';
 import { registerNativeCommands } from './native-command.js';
 import { registerSimCommands } from './sim-command.js';
-import { nonNegativeInteger, nonNegativeNumber, positiveNumber } from './number-arguments.js';
+import { nonNegativeInteger, nonNegativeNumber, positiveInteger, positiveNumber } from './number-arguments.js';
 import { stageProgress } from './progress.js';
 
 function port(value: string): number {
@@ -31,6 +31,7 @@ interface ServeFlags {
   startupSeconds?: number;
   clampBackend?: string;
   congestionControl?: string;
+  initialWindow?: number;
   flows?: string;
 }
 
@@ -100,6 +101,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--startup-seconds <s>', 'media seconds sent at full speed before throttling (default 35)').argParser(nonNegativeNumber('startup-seconds')))
     .addOption(new Option('--clamp-backend <name>', 'the cwnd clamp backend wanted for trickle (default bpf; weaker ones are used, and recorded, when it cannot be)').choices(['bpf', 'pacing-rate', 'none']))
     .option('--congestion-control <name>', 'TCP congestion control for every connection (bbr, cubic, reno, ...)')
+    .addOption(new Option('--initial-window <packets>', 'initial congestion window of every connection (TCP_BPF_IW; needs root for the BPF program)').argParser(positiveInteger('initial-window')))
     .option('--flows <dest>', 'flow records as JSON lines: none, stdout or a file path (default none; GET /api/flows always has recent ones)')
     .action(async (opts: ServeFlags) => {
       const config = await loadConfig({
@@ -117,7 +119,7 @@ export function buildProgram(): Command {
             allowPolicyOverride: opts.allowPolicyOverride,
             startupSec: opts.startupSeconds,
             clamp: opts.clampBackend === undefined ? undefined : { backend: opts.clampBackend },
-            transport: opts.congestionControl === undefined ? undefined : { congestionControl: opts.congestionControl },
+            transport: { congestionControl: opts.congestionControl, initialWindowPackets: opts.initialWindow },
           },
           flows: opts.flows === undefined ? undefined : { log: opts.flows },
         },

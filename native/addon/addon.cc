@@ -72,6 +72,7 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
         InstanceMethod("bpfClose", &TrickleNative::BpfClose),
         InstanceMethod("bpfSetTarget", &TrickleNative::BpfSetTarget),
         InstanceMethod("bpfGetTarget", &TrickleNative::BpfGetTarget),
+        InstanceMethod("bpfSetInitialWindow", &TrickleNative::BpfSetInitialWindow),
         InstanceMethod("bpfDeleteTarget", &TrickleNative::BpfDeleteTarget),
         InstanceMethod("bpfStats", &TrickleNative::BpfStats),
     });
@@ -190,6 +191,11 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     if (!std::isfinite(rate) || rate < 0 || rate >= 1.8e19) throw ArgumentError(env, "rateBytesPerSec must be finite and >= 0");
     clamp_.SetTarget(env, cookie, mode, static_cast<uint64_t>(rate), U32Argument(info, 3, "gainMilli"), U32Argument(info, 4, "minPackets"), U32Argument(info, 5, "fixedPackets"));
     return env.Undefined();
+  }
+
+  Napi::Value BpfSetInitialWindow(const Napi::CallbackInfo& info) {
+    clamp_.SetInitialWindow(info.Env(), CookieArgument(info, 0), U32Argument(info, 1, "packets"));
+    return info.Env().Undefined();
   }
 
   Napi::Value BpfGetTarget(const Napi::CallbackInfo& info) { return clamp_.GetTarget(info.Env(), CookieArgument(info, 0)); }

@@ -170,12 +170,23 @@ void BpfClamp::SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t
     target.applied_packets = previous.applied_packets;
     target.updates = previous.updates;
     target.last_step_ns = previous.last_step_ns;
+    target.initial_window_packets = previous.initial_window_packets;
+    target.initial_window_result = previous.initial_window_result;
   }
   target.mode = mode;
   target.rate_bytes_per_sec = rateBytesPerSec;
   target.gain_milli = gainMilli;
   target.min_packets = minPackets;
   target.fixed_packets = fixedPackets;
+  if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0) throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
+}
+
+void BpfClamp::SetInitialWindow(Napi::Env env, uint64_t cookie, uint32_t packets) {
+  RequireOpen(env);
+  trickle_clamp_target target{};
+  if (bpf_map_lookup_elem(targets_fd_, &cookie, &target) != 0 && errno != ENOENT) throw SyscallError(env, "bpf_map_lookup_elem", errno, "trickle_targets");
+  target.initial_window_packets = packets;
+  target.initial_window_result = 0;
   if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0) throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
 }
 
@@ -194,6 +205,8 @@ Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t cookie) {
   result.Set("fixedPackets", Napi::Number::New(env, target.fixed_packets));
   result.Set("appliedPackets", Napi::Number::New(env, target.applied_packets));
   result.Set("updates", Napi::Number::New(env, target.updates));
+  result.Set("initialWindowPackets", Napi::Number::New(env, target.initial_window_packets));
+  result.Set("initialWindowResult", Napi::Number::New(env, target.initial_window_result));
   return result;
 }
 
@@ -250,6 +263,7 @@ bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string&, const std::strin
 void BpfClamp::OpenPinned(Napi::Env env, const std::string&) { NotCompiled(env); }
 void BpfClamp::Unpin(Napi::Env env, const std::string&) { NotCompiled(env); }
 void BpfClamp::SetTarget(Napi::Env env, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, uint32_t) { NotCompiled(env); }
+void BpfClamp::SetInitialWindow(Napi::Env env, uint64_t, uint32_t) { NotCompiled(env); }
 Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t) { NotCompiled(env); }
 bool BpfClamp::DeleteTarget(Napi::Env env, uint64_t) { NotCompiled(env); }
 uint32_t BpfClamp::CountTargets(Napi::Env env) { NotCompiled(env); }

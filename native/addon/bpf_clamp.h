@@ -28,6 +28,8 @@ class BpfClamp {
   void Close();
 
   void SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t rateBytesPerSec, uint32_t gainMilli, uint32_t minPackets, uint32_t fixedPackets);
+  // Asks the program for TCP_BPF_IW on the socket's first data segment; keeps the clamp fields.
+  void SetInitialWindow(Napi::Env env, uint64_t cookie, uint32_t packets);
   Napi::Value GetTarget(Napi::Env env, uint64_t cookie);
   bool DeleteTarget(Napi::Env env, uint64_t cookie);
   uint32_t CountTargets(Napi::Env env);

@@ -4,12 +4,18 @@
  * sock_ops program attached to a cgroup v2. User space keys a target by socket cookie; the
  * program recomputes clamp = max(floor, gain * rate * srtt / mss) on every RTT sample, so the
  * clamp follows the live RTT between user-space updates. Entries die with their socket.
+ *
+ * The same entry can carry an initial window (TCP_BPF_IW) chosen after the connection was
+ * accepted (per A/B group, drawn at its first request): TCP_BPF_IW is only accepted before the
+ * first data segment, so the program watches outgoing headers until data goes out and sets it
+ * as the first one is being built, then stops watching.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "cwnd_clamp.h"
 
 #define SOL_TCP 6
+#define TCP_BPF_IW 1001
 #define TCP_BPF_SNDCWND_CLAMP 1002
 
 struct {
@@ -104,6 +110,30 @@ static __always_inline void on_rtt(struct bpf_sock_ops *skops)
 	}
 }
 
+static __always_inline void on_header(struct bpf_sock_ops *skops)
+{
+	__u64 cookie;
+	struct trickle_clamp_target *t;
+	int packets;
+	int result;
+
+	if (skops->data_segs_out == 0) {
+		cookie = bpf_get_socket_cookie(skops);
+		t = bpf_map_lookup_elem(&trickle_targets, &cookie);
+		/* nothing asked yet: keep watching, the first request may still choose one */
+		if (!t || t->initial_window_packets == 0)
+			return;
+		if (t->initial_window_result == 0) {
+			packets = (int)t->initial_window_packets;
+			result = bpf_setsockopt(skops, SOL_TCP, TCP_BPF_IW, &packets, sizeof(packets));
+			t->initial_window_result = result == 0 ? 1 : result;
+			if (result)
+				count(TRICKLE_STAT_SETSOCKOPT_ERRORS);
+		}
+	}
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags & ~BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+}
+
 SEC("sockops")
 int trickle_sockops(struct bpf_sock_ops *skops)
 {
@@ -112,7 +142,10 @@ int trickle_sockops(struct bpf_sock_ops *skops)
 	switch (skops->op) {
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
-		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RTT_CB_FLAG | BPF_SOCK_OPS_STATE_CB_FLAG);
+		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RTT_CB_FLAG | BPF_SOCK_OPS_STATE_CB_FLAG | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+		break;
+	case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
+		on_header(skops);
 		break;
 	case BPF_SOCK_OPS_RTT_CB:
 		on_rtt(skops);

@@ -3,6 +3,8 @@
 #define TRICKLE_CWND_CLAMP_H
 
 enum trickle_clamp_mode {
+	/* no clamp (the entry carries only an initial window) */
+	TRICKLE_MODE_NONE = 0,
 	/* clamp = max(min_packets, ceil(gain * rate * srtt / mss)), recomputed on every RTT sample */
 	TRICKLE_MODE_RATE = 1,
 	/* clamp = fixed_packets */
@@ -23,6 +25,10 @@ struct trickle_clamp_target {
 	__u32 applied_packets;
 	__u32 updates;
 	__u64 last_step_ns;
+	/* set by user space before the first response: the connection's initial window (0: kernel default) */
+	__u32 initial_window_packets;
+	/* written by the program: 0 pending, 1 applied, or the negative errno of bpf_setsockopt */
+	__s32 initial_window_result;
 };
 
 enum trickle_stat {

@@ -12,6 +12,8 @@ export interface RawTarget {
   fixedPackets: number;
   appliedPackets: number;
   updates: number;
+  initialWindowPackets: number;
+  initialWindowResult: number;
 }
 
 export interface RawBpfStats {
@@ -40,6 +42,7 @@ export interface NativeBinding {
   bpfClose(): void;
   bpfSetTarget(cookie: bigint, mode: number, rateBytesPerSec: number, gainMilli: number, minPackets: number, fixedPackets: number): void;
   bpfGetTarget(cookie: bigint): RawTarget | undefined;
+  bpfSetInitialWindow(cookie: bigint, packets: number): void;
   bpfDeleteTarget(cookie: bigint): boolean;
   bpfStats(): RawBpfStats;
 }

@@ -25,11 +25,15 @@ export async function checkDemoMedia(mediaRoot: string): Promise<void> {
   }
 }
 
-/** Whether any configured policy needs the cwnd clamp (and so the BPF program). */
+/** Whether any configured policy needs the cwnd clamp, or any transport an initial window (both are the BPF program's). */
 function needsClamp(config: OriginConfig): boolean {
   const delivery = config.delivery;
   const policies = [delivery.policy, ...delivery.rules.map((r) => r.policy), ...(delivery.ab ?? []).map((g) => g.policy)];
-  return delivery.allowPolicyOverride || policies.includes('trickle');
+  return delivery.allowPolicyOverride || policies.includes('trickle') || wantsInitialWindow(config);
+}
+
+function wantsInitialWindow(config: OriginConfig): boolean {
+  return config.delivery.transport.initialWindowPackets !== undefined || (config.delivery.ab ?? []).some((g) => g.initialWindowPackets !== undefined);
 }
 
 export async function startOrigin(config: OriginConfig, options: { handleSignals?: boolean } = {}): Promise<RunningOrigin> {
@@ -40,6 +44,7 @@ export async function startOrigin(config: OriginConfig, options: { handleSignals
   const app = await buildApp({ config, socketControl: createSocketControl(clamp) });
   if (clamp.fallbackReason !== undefined && needsClamp(config)) app.log.warn({ backend: clamp.backend, reason: clamp.fallbackReason }, `trickle clamp backend: ${clamp.backend} (${clamp.fallbackReason})`);
   else app.log.info({ backend: clamp.backend }, `trickle clamp backend: ${clamp.backend}`);
+  if (wantsInitialWindow(config) && clamp.backend !== 'bpf') app.log.warn({ backend: clamp.backend }, `initial windows are configured but need the bpf clamp backend (this one is ${clamp.backend}): connections keep the kernel's, and flow records say "unsupported"`);
   app.addHook('onClose', async () => clamp.close());
   const address = await app.listen({ port: config.port, host: config.host });
   let closing: Promise<void> | undefined;

@@ -1,7 +1,7 @@
 /** The real per-socket cwnd clamp: entries in the sock_ops program's map, keyed by socket cookie. */
 import type { NativeBinding } from '../binding.js';
 import { socketCookie, socketFd, type SocketLike } from '../socket.js';
-import { checkClampRate, checkPackets, type ClampBackend, type ClampRate, type ClampSocketState, type ClampStats, type ReleaseOptions } from './clamp-backend.js';
+import { checkClampRate, checkPackets, type ClampBackend, type ClampRate, type ClampSocketState, type ClampStats, type InitialWindowState, type ReleaseOptions } from './clamp-backend.js';
 
 /** Mirrors enum trickle_clamp_mode in bpf/cwnd_clamp.h. */
 export const clampMode = { rate: 1, packets: 2, releaseGradual: 3, releaseImmediate: 4 } as const;
@@ -26,6 +26,16 @@ export class BpfClampBackend implements ClampBackend {
     this.write(socket, options.mode === 'immediate' ? clampMode.releaseImmediate : clampMode.releaseGradual, 0, 1, 1, 0);
   }
 
+  setInitialWindow(socket: SocketLike, packets: number): void {
+    socketFd(socket);
+    try {
+      this.native.bpfSetInitialWindow(socketCookie(socket), checkPackets(packets));
+    } catch (error) {
+      this.errors++;
+      throw error;
+    }
+  }
+
   forget(socket: SocketLike): void {
     this.native.bpfDeleteTarget(socketCookie(socket));
   }
@@ -33,7 +43,12 @@ export class BpfClampBackend implements ClampBackend {
   state(socket: SocketLike): ClampSocketState | undefined {
     const target = this.native.bpfGetTarget(socketCookie(socket));
     if (target === undefined) return undefined;
-    return { backend: 'bpf', appliedPackets: target.appliedPackets === 0 ? undefined : target.appliedPackets, updates: target.updates };
+    const state: ClampSocketState = { backend: 'bpf', appliedPackets: target.appliedPackets === 0 ? undefined : target.appliedPackets, updates: target.updates };
+    if (target.initialWindowPackets === 0) return state;
+    const result = target.initialWindowResult;
+    const initialWindow: InitialWindowState =
+      result === 0 ? { packets: target.initialWindowPackets, status: 'pending' } : result === 1 ? { packets: target.initialWindowPackets, status: 'applied' } : { packets: target.initialWindowPackets, status: 'failed', errno: result };
+    return { ...state, initialWindow };
   }
 
   stats(): ClampStats {

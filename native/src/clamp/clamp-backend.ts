@@ -34,6 +34,15 @@ export interface ClampSocketState {
   readonly updates?: number;
   /** pacing-rate: the SO_MAX_PACING_RATE set, bytes per second (null: unlimited). */
   readonly pacingRateBytesPerSec?: number | null;
+  /** bpf: the initial window asked for, and what became of it. */
+  readonly initialWindow?: InitialWindowState;
+}
+
+export interface InitialWindowState {
+  readonly packets: number;
+  /** pending: no data segment built since it was asked for; failed: bpf_setsockopt refused (errno). */
+  readonly status: 'pending' | 'applied' | 'failed';
+  readonly errno?: number;
 }
 
 export interface ClampStats {
@@ -54,6 +63,12 @@ export interface ClampBackend {
   setRate(socket: SocketLike, target: ClampRate): void;
   setPackets(socket: SocketLike, packets: number): void;
   release(socket: SocketLike, options?: ReleaseOptions): void;
+  /**
+   * The connection's initial congestion window (TCP_BPF_IW), set by the sock_ops program as the
+   * first data segment is built, so it must be asked for before any response data is written.
+   * Only the bpf backend can: the others throw NATIVE_ERR_UNSUPPORTED.
+   */
+  setInitialWindow(socket: SocketLike, packets: number): void;
   /** Forget a socket entirely (its clamp stays as last applied until the socket closes). */
   forget(socket: SocketLike): void;
   state(socket: SocketLike): ClampSocketState | undefined;

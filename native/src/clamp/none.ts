@@ -1,4 +1,5 @@
 /** No clamp at all (no addon on this host): every call is a no-op, and says so in `backend`. */
+import { NativeError } from '../errors.js';
 import type { ClampBackend, ClampSocketState, ClampStats } from './clamp-backend.js';
 
 export class NoClampBackend implements ClampBackend {
@@ -9,6 +10,10 @@ export class NoClampBackend implements ClampBackend {
   setRate(): void {}
   setPackets(): void {}
   release(): void {}
+
+  setInitialWindow(): void {
+    throw new NativeError('NATIVE_ERR_UNSUPPORTED', `an initial window (TCP_BPF_IW) needs the bpf clamp backend; there is none${this.fallbackReason === undefined ? '' : `: ${this.fallbackReason}`}`);
+  }
   forget(): void {}
 
   state(): ClampSocketState | undefined {

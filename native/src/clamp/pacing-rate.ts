@@ -3,6 +3,7 @@
  * not a cwnd clamp: it does not follow the RTT and bursts are spaced rather than bounded by the
  * window. It is named as what it is in every record.
  */
+import { NativeError } from '../errors.js';
 import { getMaxPacingRate, setMaxPacingRate, socketFd, tcpInfo, type SocketLike } from '../socket.js';
 import { checkClampRate, checkPackets, type ClampBackend, type ClampRate, type ClampSocketState, type ClampStats } from './clamp-backend.js';
 
@@ -31,6 +32,10 @@ export class PacingRateClampBackend implements ClampBackend {
 
   release(socket: SocketLike): void {
     this.apply(socket, null);
+  }
+
+  setInitialWindow(): void {
+    throw new NativeError('NATIVE_ERR_UNSUPPORTED', 'an initial window (TCP_BPF_IW) needs the bpf clamp backend; this host runs the pacing-rate fallback');
   }
 
   forget(socket: SocketLike): void {

@@ -22,6 +22,8 @@ const blockBytes = z.number().int().min(1024).max(16 * 1024 * 1024);
 const transportSchema = z.strictObject({
   /** TCP congestion control, any algorithm the kernel offers (bbr, cubic, reno, ...). */
   congestionControl: z.string().regex(/^[a-z0-9_-]{1,15}$/, 'a kernel congestion control name like cubic, bbr, reno').optional(),
+  /** Initial congestion window of new connections, packets (TCP_BPF_IW through the BPF program: needs the bpf clamp backend). Unset: the kernel's. */
+  initialWindowPackets: z.number().int().min(1).max(1024).optional(),
 });
 
 const abGroupSchema = transportSchema.extend({

@@ -13,7 +13,7 @@ import type { ByteRange } from '../http/range.js';
 import type { MediaFile } from '../media/library.js';
 import type { AssetIndex } from '../media/media-index.js';
 import { readCmcd } from './cmcd-rate.js';
-import { buildFlowRecord, type FlowFacts, type TcpSnapshot } from './flow-record.js';
+import { buildFlowRecord, type FlowFacts, type InitialWindowRecord, type TcpSnapshot } from './flow-record.js';
 import type { FlowLog } from './flow-log.js';
 import { progressivePlan, segmentPlan } from './media-plan.js';
 import type { DeliveryMetrics } from './metrics.js';
@@ -36,6 +36,8 @@ interface ConnectionState {
   readonly id: number;
   readonly group: AbGroupConfig | undefined;
   readonly congestionControl: string | undefined;
+  /** The initial window asked for this connection, and what became of it (settled once applied or failed). */
+  initialWindow: InitialWindowRecord | undefined;
   /** Closes the previous response's record early when the next request arrives or the socket closes. */
   settlePrevious: (() => void) | undefined;
 }
@@ -128,6 +130,7 @@ export class DeliveryEngine {
         client: { address: socket.remoteAddress, port: socket.remotePort },
         cmcd: media.response.cmcd as Record<string, unknown> | undefined,
         congestionControl: connection.congestionControl,
+        initialWindow: this.initialWindowOf(socket, connection),
         startedAtEpochMs,
         start,
         throttlingStart,
@@ -249,13 +252,37 @@ export class DeliveryEngine {
     } catch (error) {
       this.socketError('getCongestionControl', error);
     }
-    const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, settlePrevious: undefined };
+    const initialWindowPackets = group?.initialWindowPackets ?? this.options.config.delivery.transport.initialWindowPackets;
+    let initialWindow: InitialWindowRecord | undefined;
+    if (initialWindowPackets !== undefined) {
+      try {
+        this.options.control.clamp.setInitialWindow(socket, initialWindowPackets);
+        initialWindow = { packets: initialWindowPackets, status: 'pending' };
+      } catch (error) {
+        this.socketError('setInitialWindow', error);
+        initialWindow = (error as { code?: unknown }).code === 'NATIVE_ERR_UNSUPPORTED' ? { packets: initialWindowPackets, status: 'unsupported' } : { packets: initialWindowPackets, status: 'failed' };
+      }
+    }
+    const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, initialWindow, settlePrevious: undefined };
     state = created;
     this.connections.set(socket, state);
     // A client that got everything closes: its FIN arrives after its last ACKs, and the fd is still open at 'end'.
     socket.once('end', () => created.settlePrevious?.());
     socket.once('close', () => created.settlePrevious?.());
     return state;
+  }
+
+  /** The connection's initial window, read back from the BPF program until it has settled. */
+  private initialWindowOf(socket: Socket, connection: ConnectionState): InitialWindowRecord | undefined {
+    const asked = connection.initialWindow;
+    if (asked?.status !== 'pending' || socket.destroyed) return asked;
+    try {
+      const state = this.options.control.clamp.state(socket)?.initialWindow;
+      if (state !== undefined && state.status !== 'pending') connection.initialWindow = { packets: state.packets, status: state.status, ...(state.errno === undefined ? {} : { errno: state.errno }) };
+    } catch (error) {
+      this.socketError('clamp.state', error);
+    }
+    return connection.initialWindow;
   }
 
   /**

@@ -28,6 +28,7 @@ export interface FlowFacts {
   readonly client: { readonly address: string | undefined; readonly port: number | undefined };
   readonly cmcd: Record<string, unknown> | undefined;
   readonly congestionControl: string | undefined;
+  readonly initialWindow: InitialWindowRecord | undefined;
   /** Wall-clock start (ms since the epoch), for /api/flows?since=. */
   readonly startedAtEpochMs: number;
   readonly start: TcpSnapshot;
@@ -62,6 +63,13 @@ export interface PhaseRecord {
 export interface ThrottlingRecord extends PhaseRecord {
   /** Startup bytes that left at startup speed but were acknowledged after throttling began (credited to the startup phase's goodput). */
   readonly startupBacklogBytes: number;
+}
+
+export interface InitialWindowRecord {
+  readonly packets: number;
+  /** pending: no data segment built yet; failed: the kernel refused it (errno); unsupported: no bpf backend. */
+  readonly status: 'pending' | 'applied' | 'failed' | 'unsupported';
+  readonly errno?: number;
 }
 
 export interface FlowRecord {
@@ -104,6 +112,8 @@ export interface FlowRecord {
   readonly throttledWriteBlocks: number;
   readonly cmcd: Record<string, unknown> | null;
   readonly congestionControl: string | null;
+  /** The connection's initial window when one was asked for (TCP_BPF_IW), and what became of it. */
+  readonly initialWindow: InitialWindowRecord | null;
   readonly client: { readonly address: string | null; readonly port: number | null };
 }
 
@@ -173,6 +183,7 @@ export function buildFlowRecord(facts: FlowFacts): FlowRecord {
     throttledWriteBlocks: report.throttledWriteBlocks,
     cmcd: facts.cmcd ?? null,
     congestionControl: facts.congestionControl ?? null,
+    initialWindow: facts.initialWindow ?? null,
     client: { address: facts.client.address ?? null, port: facts.client.port ?? null },
   };
 }

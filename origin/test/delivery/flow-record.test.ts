@@ -36,6 +36,7 @@ function facts(overrides: Partial<FlowFacts> = {}): FlowFacts {
     client: { address: '10.0.0.2', port: 40000 },
     cmcd: undefined,
     congestionControl: 'bbr',
+    initialWindow: { packets: 40, status: 'applied' },
     startedAtEpochMs: 1_700_000_000_000,
     start: snapshot(0, 0, { totalRetrans: 1, dataSegsOut: 10 }),
     throttlingStart: snapshot(1000, 500_000),
@@ -57,6 +58,7 @@ describe('flow records', () => {
   it('credits startup bytes acknowledged after throttling began to the startup phase', () => {
     const record = buildFlowRecord(facts());
     assert.equal(record.bytes, 3_500_000);
+    assert.deepEqual(record.initialWindow, { packets: 40, status: 'applied' });
     assert.equal(record.startup.durationMs, 1000);
     // Startup: its 1 MB over its own second (the 0.5 MB backlog is credited to it, not to throttling).
     assert.equal(record.startup.goodputBps, 8e6);
