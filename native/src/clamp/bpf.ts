@@ -45,9 +45,9 @@ export class BpfClampBackend implements ClampBackend {
     if (target === undefined) return undefined;
     const state: ClampSocketState = { backend: 'bpf', appliedPackets: target.appliedPackets === 0 ? undefined : target.appliedPackets, updates: target.updates };
     if (target.initialWindowPackets === 0) return state;
+    // The program writes 0 (pending), 1 (applied) or bpf_setsockopt's negative errno.
     const result = target.initialWindowResult;
-    const initialWindow: InitialWindowState =
-      result === 0 ? { packets: target.initialWindowPackets, status: 'pending' } : result === 1 ? { packets: target.initialWindowPackets, status: 'applied' } : { packets: target.initialWindowPackets, status: 'failed', errno: result };
+    const initialWindow: InitialWindowState = { packets: target.initialWindowPackets, status: result === 0 ? 'pending' : result === 1 ? 'applied' : 'failed', ...(result < 0 ? { errno: result } : {}) };
     return { ...state, initialWindow };
   }
 

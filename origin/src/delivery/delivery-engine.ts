@@ -260,7 +260,7 @@ export class DeliveryEngine {
         initialWindow = { packets: initialWindowPackets, status: 'pending' };
       } catch (error) {
         this.socketError('setInitialWindow', error);
-        initialWindow = (error as { code?: unknown }).code === 'NATIVE_ERR_UNSUPPORTED' ? { packets: initialWindowPackets, status: 'unsupported' } : { packets: initialWindowPackets, status: 'failed' };
+        initialWindow = { packets: initialWindowPackets, status: (error as { code?: unknown }).code === 'NATIVE_ERR_UNSUPPORTED' ? 'unsupported' : 'failed' };
       }
     }
     const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, initialWindow, settlePrevious: undefined };
@@ -278,7 +278,7 @@ export class DeliveryEngine {
     if (asked?.status !== 'pending' || socket.destroyed) return asked;
     try {
       const state = this.options.control.clamp.state(socket)?.initialWindow;
-      if (state !== undefined && state.status !== 'pending') connection.initialWindow = { packets: state.packets, status: state.status, ...(state.errno === undefined ? {} : { errno: state.errno }) };
+      if (state !== undefined && state.status !== 'pending') connection.initialWindow = state;
     } catch (error) {
       this.socketError('clamp.state', error);
     }
