@@ -81,6 +81,12 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           env.socketError('clamp.setRate', error);
         }
       };
+      /** Bytes the kernel has been handed in this phase, and the media seconds they carry. */
+      const countHanded = (sizeBytes: number, rateBytesPerSec: number) => {
+        phaseBytes += sizeBytes;
+        phaseMediaSec += sizeBytes / rateBytesPerSec;
+        lastRateBytesPerSec = rateBytesPerSec;
+      };
       const readApplied = (info: TcpInfo) => {
         if (clamp.backend !== 'bpf' || clampedRate === undefined) return;
         try {
@@ -107,9 +113,7 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           const taken = info === undefined ? undefined : takenBytes(info);
           takenAtStart = taken === undefined ? undefined : taken - unsent.sizeBytes;
           if (unsent.sizeBytes > 0) {
-            phaseBytes = unsent.sizeBytes;
-            phaseMediaSec = unsent.sizeBytes / unsent.rateBytesPerSec;
-            lastRateBytesPerSec = unsent.rateBytesPerSec;
+            countHanded(unsent.sizeBytes, unsent.rateBytesPerSec);
             unsentStartup = unsent;
           }
           setNotsentLowat(env, options.blockBytes);
@@ -163,9 +167,7 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           return writeThrottle.delayMs(block.rateBytesPerSec, block.sizeBytes, block.nowMs);
         },
         afterBlock(block) {
-          phaseBytes += block.sizeBytes;
-          phaseMediaSec += block.sizeBytes / block.rateBytesPerSec;
-          lastRateBytesPerSec = block.rateBytesPerSec;
+          countHanded(block.sizeBytes, block.rateBytesPerSec);
           // What this block was aimed at: R when writes are throttled (clamp at the floor), gain x R under the clamp.
           if (clampedRate !== undefined) {
             if (unsentStartup !== undefined) paceRates.add(options.gain * unsentStartup.rateBytesPerSec * 8, unsentStartup.sizeBytes);
