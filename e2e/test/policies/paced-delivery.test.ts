@@ -155,8 +155,8 @@ describe('paced delivery through the lab', { skip }, () => {
     // 50 kB is 35 packets: from 10 packets, slow start needs three rounds (10 + 20 + 40); from 40, one,
     // if the receiver lets it: Linux opens with a receive window of about 20 packets, so the player
     // advertises 64 for this (as the Windows and macOS clients of the seeds' measurements do).
-    const routes = (await capture(lab, ['ip', 'route', 'show'])).split('\n').filter((line) => line.trim() !== '');
-    for (const route of routes) assert.equal(await lab.exec('player', ['ip', 'route', 'change', ...route.trim().split(/\s+/), 'initrwnd', '64']), 0);
+    const routes = (await capture(lab, ['ip', 'route', 'show'])).split('\n').filter((line) => line.trim() !== '').map((line) => line.trim().split(/\s+/));
+    for (const route of routes) assert.equal(await lab.exec('player', ['ip', 'route', 'change', ...route, 'initrwnd', '64']), 0);
     // Connections born reno (allowed in a namespace, unlike cubic here), not switched to: a paced congestion control (BBR, or one switched
     // to from BBR, which leaves TCP's internal pacing on) paces the first round at the rate of the
     // kernel's initial window, which hides most of a larger one (the README says so).
@@ -171,7 +171,7 @@ describe('paced delivery through the lab', { skip }, () => {
         transferMsByPort.set(port, (totalSec - firstByteSec) * 1000);
       }
     } finally {
-      for (const route of routes) await lab.exec('player', ['ip', 'route', 'change', ...route.trim().split(/\s+/)]);
+      for (const route of routes) await lab.exec('player', ['ip', 'route', 'change', ...route]);
       await lab.exec('origin', ['sysctl', '-qw', `net.ipv4.tcp_congestion_control=${previousCc}`]);
     }
     const records = await flows(iwBase);
