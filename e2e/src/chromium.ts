@@ -3,7 +3,7 @@
  * available on these machines). Flags from the platform notes: no background networking (the
  * machine's network is closed), autoplay without a gesture, a fresh profile per launch.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
@@ -28,23 +28,45 @@ export interface LaunchedChromium {
   close(): Promise<void>;
 }
 
-export async function launchChromium(options: { executablePath?: string; headless?: boolean } = {}): Promise<LaunchedChromium> {
+export interface LaunchOptions {
+  readonly executablePath?: string;
+  readonly headless?: boolean;
+  /** A network namespace to run the browser in (the lab's player side), so every byte crosses the emulated link. Needs root. */
+  readonly namespace?: string;
+}
+
+/**
+ * A one-line launcher that enters the namespace and execs Chromium: Playwright talks to the browser
+ * over inherited pipes (fds 3 and 4), which survive `ip netns exec`.
+ */
+async function namespaceLauncher(dir: string, namespace: string, executablePath: string): Promise<string> {
+  if (!/^[A-Za-z0-9_.-]+$/.test(namespace)) throw new E2eError('E2E_ERR_BROWSER_LAUNCH', `not a network namespace name: "${namespace}"`);
+  const launcher = join(dir, 'chromium-in-netns');
+  await writeFile(launcher, `#!/bin/sh\nexec ip netns exec '${namespace}' '${executablePath.replaceAll("'", "'\\''")}' "$@"\n`);
+  await chmod(launcher, 0o755);
+  return launcher;
+}
+
+export async function launchChromium(options: LaunchOptions = {}): Promise<LaunchedChromium> {
   const executablePath = options.executablePath ?? defaultChromiumPath;
-  const profileDir = await mkdtemp(join(tmpdir(), 'trickle-chromium-'));
+  const workDir = await mkdtemp(join(tmpdir(), 'trickle-chromium-'));
+  const profileDir = join(workDir, 'profile');
   let context: BrowserContext;
   try {
+    const launcher = options.namespace === undefined ? executablePath : await namespaceLauncher(workDir, options.namespace, executablePath);
     // Loaded here, not at the top: every `trickle` command imports this package, few launch a browser.
     const { chromium } = await import('playwright-core');
-    context = await chromium.launchPersistentContext(profileDir, { executablePath, headless: options.headless ?? true, args: [...chromiumArgs] });
+    context = await chromium.launchPersistentContext(profileDir, { executablePath: launcher, headless: options.headless ?? true, args: [...chromiumArgs] });
   } catch (error) {
-    await rm(profileDir, { recursive: true, force: true });
+    await rm(workDir, { recursive: true, force: true });
+    if (error instanceof E2eError) throw error;
     throw new E2eError('E2E_ERR_BROWSER_LAUNCH', `cannot start Chromium at ${executablePath} (Debian: apt-get install chromium; or set TRICKLE_CHROMIUM): ${(error as Error).message.split('\n')[0]}`, { cause: error });
   }
   return {
     context,
     async close() {
       await context.close().catch(() => undefined);
-      await rm(profileDir, { recursive: true, force: true });
+      await rm(workDir, { recursive: true, force: true });
     },
   };
 }

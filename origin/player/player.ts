@@ -1,7 +1,21 @@
 /**
- * The /player/ page: plays any asset with dash.js, hls.js or a plain <video>, and keeps a small
- * QoE snapshot on `window.trickle` (startup, rebuffers, switches) that tests and people can read.
- * Startup is the first `playing`; a rebuffer is a `waiting` after it that is not part of a seek.
+ * The /player/ page: plays an asset (or any `src` URL) with dash.js, hls.js or a plain <video>,
+ * and keeps a QoE snapshot on `window.trickle` plus an event stream (`window.trickleEvents`, and
+ * `window.trickleEmit` when a harness exposes it) that tests, the e2e harness and people read.
+ *
+ * - startup: load to the first `playing`;
+ * - a rebuffer: a `waiting` after the first `playing`, not during a seek, until the next
+ *   `playing` or `ended`; a watchdog on `currentTime` confirms it (the element can say `waiting`
+ *   while time still advances from what is buffered);
+ * - a stall: the watchdog saw `currentTime` stop while playing (with or without `waiting`);
+ * - a video freeze: time advances but no new video frames are decoded (the picture stands still),
+ *   reported apart because players do not announce it;
+ * - hls.js repeats `bufferStalledError` during one stall: counted once per stall.
+ *
+ * Query parameters: asset, player (dashjs|hlsjs|native), src (a URL to play instead of an asset),
+ * policy (adds `?policy=` to every media request; the origin needs --allow-policy-override),
+ * cmcd (1: send CMCD as query keys), abr (dash.js: throughput|bola|dynamic), bufferSeconds
+ * (the forward buffer target).
  */
 import type * as DashJs from 'dashjs';
 import type HlsClass from 'hls.js';
@@ -10,6 +24,7 @@ declare const dashjs: typeof DashJs;
 declare const Hls: typeof HlsClass;
 
 type PlayerKind = 'dashjs' | 'hlsjs' | 'native';
+type AbrName = 'throughput' | 'bola' | 'dynamic';
 
 interface AssetLinks {
   readonly name: string;
@@ -17,24 +32,61 @@ interface AssetLinks {
   readonly links: { readonly dash: string | null; readonly hls: string | null; readonly progressive: string | null };
 }
 
+interface PlaybackOptions {
+  readonly player: PlayerKind;
+  readonly url: string;
+  readonly asset: string | null;
+  readonly policy: string | null;
+  readonly cmcd: boolean;
+  readonly abr: AbrName;
+  readonly bufferSeconds: number | null;
+}
+
+interface Episode {
+  startMs: number;
+  durationMs: number | null;
+}
+
 interface Snapshot {
-  asset: string;
+  asset: string | null;
   player: PlayerKind;
   url: string;
+  policy: string | null;
+  cmcd: boolean;
+  abr: AbrName;
+  bufferSeconds: number | null;
   loadedAtMs: number;
   startupMs: number | null;
-  rebuffers: { startMs: number; durationMs: number | null }[];
+  rebuffers: (Episode & { confirmedByWatchdog: boolean })[];
+  stalls: Episode[];
+  videoFreezes: Episode[];
+  bitrateTimeline: { atMs: number; bitrateBps: number }[];
   switches: { atMs: number; bitrateBps: number }[];
   bitrateBps: number | null;
+  playedSeconds: number;
+  totalFrames: number;
+  droppedFrames: number;
   ended: boolean;
   errors: string[];
+}
+
+interface PlayerEvent {
+  readonly atMs: number;
+  readonly type: string;
+  readonly [key: string]: unknown;
 }
 
 declare global {
   interface Window {
     trickle: Snapshot | undefined;
+    trickleEvents: PlayerEvent[];
+    trickleEmit?: (event: PlayerEvent) => void;
   }
 }
+
+/** A stop of currentTime this long while playing is a stall; shorter ones are timer jitter. */
+const stallAfterMs = 500;
+const watchdogIntervalMs = 100;
 
 const byId = <T extends HTMLElement>(id: string): T => {
   const element = document.getElementById(id);
@@ -47,9 +99,20 @@ const assetSelect = byId<HTMLSelectElement>('asset');
 const playerSelect = byId<HTMLSelectElement>('player');
 let teardown: (() => void) | undefined;
 let seeking = false;
+window.trickleEvents = [];
 
 const base = new URL('..', window.location.href);
 const absolute = (relative: string): string => new URL(relative, base).href;
+
+function sinceLoadMs(): number {
+  return performance.now() - (window.trickle?.loadedAtMs ?? 0);
+}
+
+function emit(type: string, detail: Record<string, unknown> = {}): void {
+  const event: PlayerEvent = { atMs: Math.round(sinceLoadMs()), type, ...detail };
+  window.trickleEvents.push(event);
+  window.trickleEmit?.(event);
+}
 
 function show(id: string, text: string): void {
   byId(id).textContent = text;
@@ -57,63 +120,130 @@ function show(id: string, text: string): void {
 
 function fail(message: string): void {
   window.trickle?.errors.push(message);
+  emit('error', { message });
   show('error', message);
 }
 
-function urlFor(asset: AssetLinks, player: PlayerKind): string | null {
-  if (player === 'dashjs') return asset.links.dash;
-  if (player === 'hlsjs') return asset.links.hls;
-  return asset.links.progressive;
+function openEpisode<T extends Episode>(episodes: T[]): T | undefined {
+  const last = episodes[episodes.length - 1];
+  return last !== undefined && last.durationMs === null ? last : undefined;
+}
+
+function closeEpisodes(nowMs: number, ...lists: Episode[][]): void {
+  for (const list of lists) {
+    const open = openEpisode(list);
+    if (open !== undefined) open.durationMs = nowMs - open.startMs;
+  }
 }
 
 function recordBitrate(bitrateBps: number): void {
   const snapshot = window.trickle;
-  if (snapshot === undefined) return;
-  if (snapshot.bitrateBps !== null && snapshot.bitrateBps !== bitrateBps) snapshot.switches.push({ atMs: performance.now() - snapshot.loadedAtMs, bitrateBps });
+  if (snapshot === undefined || snapshot.bitrateBps === bitrateBps) return;
+  const atMs = sinceLoadMs();
+  if (snapshot.bitrateBps !== null) snapshot.switches.push({ atMs, bitrateBps });
+  snapshot.bitrateTimeline.push({ atMs, bitrateBps });
   snapshot.bitrateBps = bitrateBps;
+  emit('bitrate', { bitrateBps });
   show('bitrate', `${(bitrateBps / 1e6).toFixed(2)} Mbit/s`);
   show('switches', String(snapshot.switches.length));
 }
 
-function play(asset: AssetLinks, player: PlayerKind): void {
-  teardown?.();
-  show('error', '');
-  const relative = urlFor(asset, player);
-  if (relative === null) {
-    fail(`asset "${asset.name}" has no ${player === 'native' ? 'progressive MP4' : player === 'dashjs' ? 'DASH manifest' : 'HLS playlist'}`);
-    return;
-  }
-  const url = absolute(relative);
-  window.trickle = { asset: asset.name, player, url, loadedAtMs: performance.now(), startupMs: null, rebuffers: [], switches: [], bitrateBps: null, ended: false, errors: [] };
-  show('source', url);
-  history.replaceState(null, '', `?asset=${encodeURIComponent(asset.name)}&player=${player}`);
+/** The URL with `policy=` added, so the origin serves it with that policy (experiments). */
+function withPolicy(url: string, policy: string | null): string {
+  if (policy === null) return url;
+  const parsed = new URL(url);
+  parsed.searchParams.set('policy', policy);
+  return parsed.href;
+}
 
-  if (player === 'dashjs') {
-    const dash = dashjs.MediaPlayer().create();
-    dash.initialize(video, url, true);
-    dash.on(dashjs.MediaPlayer.events.QUALITY_CHANGE_RENDERED, (event: { mediaType: string; newRepresentation?: { bandwidth?: number } }) => {
-      if (event.mediaType === 'video' && event.newRepresentation?.bandwidth !== undefined) recordBitrate(event.newRepresentation.bandwidth);
+function startDashjs(options: PlaybackOptions): () => void {
+  const dash = dashjs.MediaPlayer().create();
+  const buffer = options.bufferSeconds === null ? {} : { bufferTimeDefault: options.bufferSeconds, bufferTimeAtTopQuality: options.bufferSeconds, bufferTimeAtTopQualityLongForm: options.bufferSeconds };
+  dash.updateSettings({
+    streaming: {
+      buffer,
+      abr: { rules: { throughputRule: { active: options.abr !== 'bola' }, bolaRule: { active: options.abr !== 'throughput' } } },
+      cmcd: { enabled: options.cmcd, mode: 'query' },
+    },
+  });
+  const policy = options.policy;
+  if (policy !== null) {
+    dash.addRequestInterceptor(async (request) => {
+      request.url = withPolicy(request.url, policy);
+      return request;
     });
-    dash.on(dashjs.MediaPlayer.events.ERROR, (event: unknown) => fail(`dash.js error: ${JSON.stringify(event).slice(0, 300)}`));
-    teardown = () => dash.destroy();
-  } else if (player === 'hlsjs') {
-    if (!Hls.isSupported()) {
-      fail('hls.js needs Media Source Extensions, which this browser lacks');
+  }
+  dash.on(dashjs.MediaPlayer.events.QUALITY_CHANGE_RENDERED, (event: { mediaType: string; newRepresentation?: { bandwidth?: number } }) => {
+    if (event.mediaType === 'video' && event.newRepresentation?.bandwidth !== undefined) recordBitrate(event.newRepresentation.bandwidth);
+  });
+  dash.on(dashjs.MediaPlayer.events.ERROR, (event: unknown) => fail(`dash.js error: ${JSON.stringify(event).slice(0, 300)}`));
+  dash.initialize(video, options.url, true);
+  return () => dash.destroy();
+}
+
+function startHlsjs(options: PlaybackOptions): (() => void) | undefined {
+  if (!Hls.isSupported()) {
+    fail('hls.js needs Media Source Extensions, which this browser lacks');
+    return undefined;
+  }
+  const policy = options.policy;
+  const hls = new Hls({
+    ...(options.bufferSeconds === null ? {} : { maxBufferLength: options.bufferSeconds, maxMaxBufferLength: options.bufferSeconds }),
+    ...(options.cmcd ? { cmcd: { useHeaders: false } } : {}),
+    ...(policy === null ? {} : { xhrSetup: (xhr: XMLHttpRequest, url: string) => xhr.open('GET', withPolicy(url, policy), true) }),
+  });
+  hls.on(Hls.Events.LEVEL_SWITCHED, (_event, data) => {
+    const level = hls.levels[data.level];
+    if (level !== undefined) recordBitrate(level.bitrate);
+  });
+  hls.on(Hls.Events.ERROR, (_event, data) => {
+    if (data.fatal) {
+      fail(`hls.js fatal error: ${data.type} ${data.details}`);
       return;
     }
-    const hls = new Hls();
-    hls.on(Hls.Events.LEVEL_SWITCHED, (_event, data) => {
-      const level = hls.levels[data.level];
-      if (level !== undefined) recordBitrate(level.bitrate);
-    });
-    hls.on(Hls.Events.ERROR, (_event, data) => {
-      if (data.fatal) fail(`hls.js fatal error: ${data.type} ${data.details}`);
-    });
-    hls.loadSource(url);
-    hls.attachMedia(video);
-    teardown = () => hls.destroy();
-  } else {
-    video.src = url;
+    // Repeated during one stall; the stall itself is counted by the element and the watchdog.
+    const snapshot = window.trickle;
+    if (data.details === Hls.ErrorDetails.BUFFER_STALLED_ERROR && snapshot !== undefined && openEpisode(snapshot.rebuffers) === undefined && openEpisode(snapshot.stalls) === undefined) emit('hls-stall-error');
+  });
+  hls.loadSource(options.url);
+  hls.attachMedia(video);
+  return () => hls.destroy();
+}
+
+function play(options: PlaybackOptions): void {
+  teardown?.();
+  show('error', '');
+  seeking = false;
+  window.trickleEvents = [];
+  window.trickle = {
+    asset: options.asset,
+    player: options.player,
+    url: options.url,
+    policy: options.policy,
+    cmcd: options.cmcd,
+    abr: options.abr,
+    bufferSeconds: options.bufferSeconds,
+    loadedAtMs: performance.now(),
+    startupMs: null,
+    rebuffers: [],
+    stalls: [],
+    videoFreezes: [],
+    bitrateTimeline: [],
+    switches: [],
+    bitrateBps: null,
+    playedSeconds: 0,
+    totalFrames: 0,
+    droppedFrames: 0,
+    ended: false,
+    errors: [],
+  };
+  emit('load', { player: options.player, url: options.url, policy: options.policy, cmcd: options.cmcd, abr: options.abr, bufferSeconds: options.bufferSeconds });
+  show('source', options.url);
+
+  if (options.player === 'dashjs') teardown = startDashjs(options);
+  else if (options.player === 'hlsjs') teardown = startHlsjs(options);
+  else {
+    video.src = withPolicy(options.url, options.policy);
     teardown = () => {
       video.removeAttribute('src');
       video.load();
@@ -125,57 +255,171 @@ function play(asset: AssetLinks, player: PlayerKind): void {
 video.addEventListener('playing', () => {
   const snapshot = window.trickle;
   if (snapshot === undefined) return;
-  const nowMs = performance.now() - snapshot.loadedAtMs;
+  const nowMs = sinceLoadMs();
   if (snapshot.startupMs === null) {
     snapshot.startupMs = nowMs;
+    emit('startup', { startupMs: Math.round(nowMs) });
     show('startup', `${Math.round(nowMs)} ms`);
   }
-  const open = snapshot.rebuffers[snapshot.rebuffers.length - 1];
-  if (open !== undefined && open.durationMs === null) open.durationMs = nowMs - open.startMs;
+  const open = openEpisode(snapshot.rebuffers);
+  if (open !== undefined) {
+    open.durationMs = nowMs - open.startMs;
+    emit('rebuffer-end', { durationMs: Math.round(open.durationMs) });
+  }
 });
 video.addEventListener('waiting', () => {
   const snapshot = window.trickle;
-  if (snapshot === undefined || snapshot.startupMs === null || seeking) return;
-  snapshot.rebuffers.push({ startMs: performance.now() - snapshot.loadedAtMs, durationMs: null });
+  if (snapshot === undefined || snapshot.startupMs === null || seeking || snapshot.ended || openEpisode(snapshot.rebuffers) !== undefined) return;
+  snapshot.rebuffers.push({ startMs: sinceLoadMs(), durationMs: null, confirmedByWatchdog: openEpisode(snapshot.stalls) !== undefined });
+  emit('rebuffer-start', { currentTime: video.currentTime });
   show('rebuffers', String(snapshot.rebuffers.length));
 });
 video.addEventListener('seeking', () => {
   seeking = true;
+  emit('seeking', { to: video.currentTime });
 });
 video.addEventListener('seeked', () => {
   seeking = false;
+  emit('seeked', { at: video.currentTime });
 });
 video.addEventListener('ended', () => {
   const snapshot = window.trickle;
   if (snapshot === undefined) return;
   snapshot.ended = true;
-  const open = snapshot.rebuffers[snapshot.rebuffers.length - 1];
-  if (open !== undefined && open.durationMs === null) open.durationMs = performance.now() - snapshot.loadedAtMs - open.startMs;
+  closeEpisodes(sinceLoadMs(), snapshot.rebuffers, snapshot.stalls, snapshot.videoFreezes);
+  emit('ended', { currentTime: video.currentTime });
 });
 video.addEventListener('error', () => fail(`media element error: ${video.error?.message ?? video.error?.code ?? 'unknown'}`));
+
+/** Watchdog: what the element does, not what it says. */
+let lastTime = 0;
+let lastFrames = 0;
+let timeStoppedAtMs: number | null = null;
+let framesStoppedAtMs: number | null = null;
 setInterval(() => {
+  const snapshot = window.trickle;
+  if (snapshot === undefined) return;
+  const nowMs = sinceLoadMs();
+  const quality = video.getVideoPlaybackQuality();
+  const time = video.currentTime;
+  snapshot.playedSeconds = time;
+  snapshot.totalFrames = quality.totalVideoFrames;
+  snapshot.droppedFrames = quality.droppedVideoFrames;
+  const watching = snapshot.startupMs !== null && !snapshot.ended && !video.paused && !seeking;
+  const timeMoved = time !== lastTime;
+  const framesMoved = quality.totalVideoFrames !== lastFrames;
+  lastTime = time;
+  lastFrames = quality.totalVideoFrames;
+  if (!watching) {
+    timeStoppedAtMs = null;
+    framesStoppedAtMs = null;
+  } else {
+    if (timeMoved) {
+      timeStoppedAtMs = null;
+      const stall = openEpisode(snapshot.stalls);
+      if (stall !== undefined) {
+        stall.durationMs = nowMs - stall.startMs;
+        emit('stall-end', { durationMs: Math.round(stall.durationMs) });
+      }
+    } else {
+      timeStoppedAtMs ??= nowMs - watchdogIntervalMs;
+      if (nowMs - timeStoppedAtMs >= stallAfterMs && openEpisode(snapshot.stalls) === undefined) {
+        snapshot.stalls.push({ startMs: timeStoppedAtMs, durationMs: null });
+        const rebuffer = openEpisode(snapshot.rebuffers);
+        if (rebuffer !== undefined) rebuffer.confirmedByWatchdog = true;
+        emit('stall-start', { currentTime: time });
+      }
+    }
+    if (timeMoved && !framesMoved && snapshot.player !== 'native') {
+      framesStoppedAtMs ??= nowMs - watchdogIntervalMs;
+      if (nowMs - framesStoppedAtMs >= stallAfterMs && openEpisode(snapshot.videoFreezes) === undefined) {
+        snapshot.videoFreezes.push({ startMs: framesStoppedAtMs, durationMs: null });
+        emit('video-freeze-start', { currentTime: time });
+      }
+    } else if (framesMoved) {
+      framesStoppedAtMs = null;
+      const freeze = openEpisode(snapshot.videoFreezes);
+      if (freeze !== undefined) {
+        freeze.durationMs = nowMs - freeze.startMs;
+        emit('video-freeze-end', { durationMs: Math.round(freeze.durationMs) });
+      }
+    }
+  }
+  show('stalls', `${snapshot.stalls.length} / ${snapshot.videoFreezes.length}`);
+  show('frames', `${quality.totalVideoFrames} / ${quality.droppedVideoFrames}`);
   const ranges = video.buffered;
   let ahead = 0;
-  for (let i = 0; i < ranges.length; i++) if (ranges.start(i) <= video.currentTime && video.currentTime <= ranges.end(i)) ahead = ranges.end(i) - video.currentTime;
+  for (let i = 0; i < ranges.length; i++) if (ranges.start(i) <= time && time <= ranges.end(i)) ahead = ranges.end(i) - time;
   show('buffer', `${ahead.toFixed(1)} s`);
-}, 500);
+}, watchdogIntervalMs);
+
+function playerFor(url: string): PlayerKind {
+  const path = new URL(url).pathname;
+  if (path.endsWith('.mpd')) return 'dashjs';
+  if (path.endsWith('.m3u8')) return 'hlsjs';
+  return 'native';
+}
+
+function linkFor(asset: AssetLinks, player: PlayerKind): string | null {
+  if (player === 'dashjs') return asset.links.dash;
+  if (player === 'hlsjs') return asset.links.hls;
+  return asset.links.progressive;
+}
+
+function parseOptions(params: URLSearchParams): Omit<PlaybackOptions, 'player' | 'url' | 'asset'> {
+  const abr = params.get('abr') ?? 'dynamic';
+  if (abr !== 'throughput' && abr !== 'bola' && abr !== 'dynamic') throw new Error(`abr must be throughput, bola or dynamic, not "${abr}"`);
+  const buffer = params.get('bufferSeconds');
+  const bufferSeconds = buffer === null ? null : Number(buffer);
+  if (bufferSeconds !== null && !(bufferSeconds > 0)) throw new Error(`bufferSeconds must be a positive number, not "${buffer}"`);
+  return { policy: params.get('policy'), cmcd: params.get('cmcd') === '1', abr, bufferSeconds };
+}
 
 async function main(): Promise<void> {
+  const params = new URLSearchParams(window.location.search);
+  let options: Omit<PlaybackOptions, 'player' | 'url' | 'asset'>;
+  try {
+    options = parseOptions(params);
+  } catch (error) {
+    window.trickle = undefined;
+    show('error', (error as Error).message);
+    window.trickleEvents.push({ atMs: 0, type: 'error', message: (error as Error).message });
+    return;
+  }
+  const wantedPlayer = params.get('player');
+  const explicitPlayer = wantedPlayer === 'dashjs' || wantedPlayer === 'hlsjs' || wantedPlayer === 'native' ? wantedPlayer : null;
+  const src = params.get('src');
+  if (src !== null) {
+    const url = new URL(src, window.location.href).href;
+    const player = explicitPlayer ?? playerFor(url);
+    playerSelect.value = player;
+    play({ ...options, player, url, asset: null });
+    return;
+  }
   const response = await fetch(absolute('api/assets'));
   const { assets } = (await response.json()) as { assets: AssetLinks[] };
   if (assets.length === 0) {
-    fail('no assets: create the demo with "npx trickle media demo" and reload');
+    show('error', 'no assets: create the demo with "npx trickle media demo" and reload');
     return;
   }
   for (const asset of assets) assetSelect.add(new Option(`${asset.name}${asset.status === 'ready' ? '' : ` (${asset.status})`}`, asset.name));
-  const params = new URLSearchParams(window.location.search);
   const wanted = params.get('asset');
   if (wanted !== null && assets.some((a) => a.name === wanted)) assetSelect.value = wanted;
-  const wantedPlayer = params.get('player');
-  if (wantedPlayer === 'dashjs' || wantedPlayer === 'hlsjs' || wantedPlayer === 'native') playerSelect.value = wantedPlayer;
+  if (explicitPlayer !== null) playerSelect.value = explicitPlayer;
   const start = () => {
     const asset = assets.find((a) => a.name === assetSelect.value);
-    if (asset !== undefined) play(asset, playerSelect.value as PlayerKind);
+    if (asset === undefined) return;
+    const player = playerSelect.value as PlayerKind;
+    const relative = linkFor(asset, player);
+    if (relative === null) {
+      show('error', `asset "${asset.name}" has no ${player === 'native' ? 'progressive MP4' : player === 'dashjs' ? 'DASH manifest' : 'HLS playlist'}`);
+      return;
+    }
+    const next = new URLSearchParams(params);
+    next.set('asset', asset.name);
+    next.set('player', player);
+    history.replaceState(null, '', `?${next.toString()}`);
+    play({ ...options, player, url: absolute(relative), asset: asset.name });
   };
   byId<HTMLFormElement>('controls').addEventListener('submit', (event) => {
     event.preventDefault();
@@ -184,4 +428,4 @@ async function main(): Promise<void> {
   start();
 }
 
-main().catch((error: unknown) => fail(`cannot load the asset list: ${String(error)}`));
+main().catch((error: unknown) => show('error', `cannot load the asset list: ${String(error)}`));

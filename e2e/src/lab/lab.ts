@@ -246,6 +246,21 @@ export class Lab {
     });
   }
 
+  /** Runs a command on a host of the lab and resolves to its standard output (stderr passes through). */
+  output(host: LabHost | 'router', command: readonly string[], options: { okExitCodes?: readonly number[] } = {}): Promise<string> {
+    const okExitCodes = options.okExitCodes ?? [0];
+    const child = this.spawn(host, command, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const chunks: Buffer[] = [];
+    child.stdout!.on('data', (chunk: Buffer) => chunks.push(chunk));
+    return new Promise((resolve, reject) => {
+      child.on('error', reject);
+      child.on('exit', (code) => {
+        if (code !== null && okExitCodes.includes(code)) resolve(Buffer.concat(chunks).toString());
+        else reject(new E2eError('E2E_ERR_LAB', `${command.join(' ')} exited with ${code ?? 'a signal'} in ${this.namespace(host)}`));
+      });
+    });
+  }
+
   spawn(host: LabHost | 'router', command: readonly string[], options: SpawnOptions = {}): ChildProcess {
     if (command.length === 0) throw new E2eError('E2E_ERR_LAB', 'no command to run');
     return spawn('ip', ['netns', 'exec', this.namespace(host), ...command], options);

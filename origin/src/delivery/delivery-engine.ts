@@ -154,9 +154,13 @@ export class DeliveryEngine {
     for (const [name, value] of Object.entries(delivery.headers)) reply.header(name, value);
 
     const raw = reply.raw;
+    // The policy's socket limits stay until the last bytes are acknowledged, not just handed to the
+    // kernel: up to a block still waits in the socket at 'finish' and must leave paced too.
     raw.once('finish', () => {
-      endResponse();
-      this.awaitDrain(socket, connection, (end, drained) => finalize(true, end, drained));
+      this.awaitDrain(socket, connection, (end, drained) => {
+        endResponse();
+        finalize(true, end, drained);
+      });
     });
     raw.once('close', () => {
       if (raw.writableFinished) return;

@@ -103,7 +103,7 @@ export interface PolicyDelivery {
   beforeBlock(block: Block): number;
   /** The block was handed to the socket. */
   afterBlock(block: Block): void;
-  /** The response ended, completed or aborted: undo what it set on the socket. */
+  /** The response ended (its last byte acknowledged, the next request came, or it was aborted): undo what it set on the socket. */
   end(): void;
   report(): PolicyReport;
 }

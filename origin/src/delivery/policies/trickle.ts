@@ -177,6 +177,11 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           writeThrottle.written(block.sizeBytes, block.nowMs);
         },
         end() {
+          // A response of one throttled block has no later block to sample the kernel's clamp at.
+          if (clampedRate !== undefined) {
+            const info = readTcpInfo(env);
+            if (info !== undefined) readApplied(info);
+          }
           release();
           if (throttling) setNotsentLowat(env, 0);
         },

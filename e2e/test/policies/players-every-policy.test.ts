@@ -1,0 +1,141 @@
+/**
+ * The issue's "done when": `trickle serve --ab ...` serves the demo to dash.js under every policy.
+ * One origin with all six policies as A/B groups, in the lab's origin namespace; Debian Chromium
+ * in the player namespace (every byte crosses a 20 Mbit/s, 40 ms link). Each dash.js session pins
+ * one policy with `?policy=` (the player page adds it to every media request), plays the 24 s
+ * demo to the end without a rebuffer, and the origin's flow records and /metrics show that policy
+ * served it: full speed for the first 5 s of media, throttled after, and what each policy adds
+ * (trickle's BPF clamp, cmcd's CMCD keys). An hls.js session without a pin gets the connections'
+ * A/B groups.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { teardownClamp } from '@trickle/native';
+import type { FlowRecord } from '@trickle/origin';
+import { defaultChromiumPath, labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
+
+const root = typeof process.getuid === 'function' && process.getuid() === 0;
+const media = process.env.TRICKLE_TEST_MEDIA;
+const chromiumMissing = !existsSync(defaultChromiumPath);
+if (process.env.CI === 'true' && (!root || chromiumMissing)) throw new Error(`CI must run the player-per-policy tests as root with Chromium at ${defaultChromiumPath}`);
+const skip = !root ? 'the lab needs root' : chromiumMissing ? `Chromium not installed at ${defaultChromiumPath}` : media === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false;
+if (skip !== false) console.log(`# skipping player-per-policy tests: ${skip}`);
+
+const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
+const policies = ['bulk', 'app-pacing', 'app-pacing-16k', 'trickle', 'pacing', 'cmcd'] as const;
+const clampCgroup = 'trickle-test-players';
+const clampPinDir = '/run/trickle/bpf-test-players';
+/** Not a multiple of the 2 s segments: AAC segments start a few ms before the video ones. */
+const startupSeconds = 5;
+const demoSegments = 12;
+
+interface Snapshot {
+  startupMs: number | null;
+  rebuffers: unknown[];
+  stalls: unknown[];
+  ended: boolean;
+  errors: string[];
+  switches: unknown[];
+}
+
+describe('dash.js and hls.js from `trickle serve --ab` under every policy, through the lab', { skip }, () => {
+  let lab: Lab;
+  let base: string;
+  let chromium: LaunchedChromium;
+  const sessions = new Map<string, Snapshot>();
+  let flows: FlowRecord[] = [];
+  let metrics = '';
+
+  async function playToEnd(query: string): Promise<Snapshot> {
+    const page = await chromium.context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    try {
+      await page.goto(`${base}/player/?asset=demo&${query}`);
+      await page.waitForFunction(
+        () => {
+          const snapshot = (window as unknown as { trickle?: Snapshot }).trickle;
+          return snapshot !== undefined && (snapshot.ended || snapshot.errors.length > 0);
+        },
+        undefined,
+        { timeout: 90_000, polling: 500 },
+      );
+      const snapshot = await page.evaluate(() => (window as unknown as { trickle: Snapshot }).trickle);
+      return { ...snapshot, errors: [...snapshot.errors, ...pageErrors] };
+    } finally {
+      await page.close();
+    }
+  }
+
+  before(async () => {
+    lab = await labUp('tply', symmetricLink({ rateBps: 20e6, rttMs: 40, bufferBdp: 2 }));
+    base = `http://${lab.address('origin')}:8090`;
+    const ab = policies.map((policy) => `${policy}:1`).join(',');
+    lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8090', '--ab', ab, '--ab-seed', '3', '--allow-policy-override', '--startup-seconds', String(startupSeconds), '--log-level', 'warn'], {
+      stdio: 'inherit',
+      env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir },
+    });
+    assert.equal(await lab.exec('player', ['curl', '-sf', '-o', '/dev/null', '--retry', '50', '--retry-connrefused', '--retry-delay', '1', `${base}/healthz`]), 0);
+    chromium = await launchChromium({ namespace: lab.namespace('player') });
+    // Two rounds of concurrent sessions: this machine has two cores to decode with.
+    const runs: [string, string][] = policies.map((policy) => [policy, `player=dashjs&policy=${policy}${policy === 'cmcd' ? '&cmcd=1' : ''}`]);
+    runs.push(['hlsjs-ab', 'player=hlsjs']);
+    for (const round of [runs.slice(0, 4), runs.slice(4)]) {
+      const results = await Promise.all(round.map(([, query]) => playToEnd(query)));
+      round.forEach(([name], i) => sessions.set(name, results[i]!));
+    }
+    flows = (JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows`])) as { flows: FlowRecord[] }).flows;
+    metrics = await lab.output('player', ['curl', '-sf', `${base}/metrics`]);
+  });
+
+  after(async () => {
+    await chromium?.close();
+    await labDown('tply');
+    await teardownClamp({ cgroup: clampCgroup, pinDir: clampPinDir });
+  });
+
+  for (const policy of policies) {
+    it(`dash.js plays the demo to the end under ${policy}, and the flow records show ${policy} served it`, () => {
+      const session = sessions.get(policy)!;
+      assert.deepEqual(session.errors, []);
+      assert.equal(session.ended, true);
+      assert.ok(session.startupMs !== null && session.startupMs < 10_000, `startup ${session.startupMs} ms`);
+      assert.deepEqual(session.rebuffers, [], 'no rebuffer on a 20 Mbit/s link');
+
+      const served = flows.filter((f) => f.policy === policy && f.role === 'segment' && f.reason.startsWith(`?policy=${policy}`));
+      // dash.js may abandon a slow segment request and fetch it again at a lower rung: an aborted response, not a failure.
+      const completed = new Set(served.filter((f) => f.completed).map((f) => f.segmentNumber));
+      assert.equal(completed.size, demoSegments, `segments served completely under ${policy}: ${[...completed].sort((a, b) => a! - b!).join(',')}`);
+      for (const flow of served) {
+        assert.ok(flow.group !== null && (policies as readonly string[]).includes(flow.group), `A/B group ${flow.group}`);
+        const inStartup = (flow.segmentNumber! - 1) * 2 < startupSeconds;
+        // cmcd decides from the player's CMCD (startup, a low buffer), not from the media time.
+        const fullSpeed = policy === 'bulk' || (policy === 'cmcd' ? /CMCD (su|bl \d+ ms below)/.test(flow.reason) : inStartup);
+        if (fullSpeed) assert.equal(flow.throttling, null, `segment ${flow.segmentNumber} under ${policy}: ${flow.reason}`);
+        else if (flow.completed) assert.ok(flow.throttling !== null && flow.targetRateBps !== null, `segment ${flow.segmentNumber} under ${policy} throttled: ${flow.reason}`);
+      }
+      const throttled = served.filter((f) => f.throttling !== null);
+      if (policy === 'trickle') {
+        for (const flow of throttled) assert.ok(flow.backend === 'bpf' && flow.appliedClampPackets !== null, `segment ${flow.segmentNumber}: backend ${flow.backend}, applied clamp ${JSON.stringify(flow.appliedClampPackets)}; ${flow.reason}`);
+      }
+      if (policy === 'cmcd') {
+        assert.ok(served.every((f) => f.cmcd !== null && typeof f.cmcd.br === 'number'), 'dash.js sent CMCD with each segment request');
+        assert.ok(throttled.every((f) => f.paceRateBps !== null), 'cmcd paced its throttled segments');
+      }
+      if (policy === 'pacing' || policy === 'app-pacing' || policy === 'app-pacing-16k') assert.ok(throttled.length > 0);
+      assert.match(metrics, new RegExp(`trickle_responses_total\\{[^}]*policy="${policy}"`));
+    });
+  }
+
+  it('hls.js without a pin is served by its connections’ A/B groups, and /metrics has each group', () => {
+    const session = sessions.get('hlsjs-ab')!;
+    assert.deepEqual(session.errors, []);
+    assert.equal(session.ended, true);
+    const byGroup = flows.filter((f) => f.reason.startsWith('A/B group'));
+    assert.ok(byGroup.length >= demoSegments, `${byGroup.length} responses by A/B group`);
+    for (const flow of byGroup) assert.equal(flow.policy, flow.group, `group ${flow.group} is served by its policy`);
+    for (const group of new Set(flows.map((f) => f.group))) assert.match(metrics, new RegExp(`trickle_responses_total\\{[^}]*group="${group}"`));
+  });
+});
