@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, policyNames, startOrigin } from '@trickle/origin';
+import { registerE2eCommands } from './e2e-command.js';
 import { registerLabCommands } from './lab-command.js';
 import { registerNativeCommands } from './native-command.js';
 import { registerSimCommands } from './sim-command.js';
@@ -131,6 +132,7 @@ export function buildProgram(): Command {
   registerNativeCommands(program);
   registerLabCommands(program);
   registerSimCommands(program);
+  registerE2eCommands(program);
   return program;
 }
 

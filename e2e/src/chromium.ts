@@ -21,6 +21,9 @@ export const chromiumArgs: readonly string[] = [
   '--disable-sync',
   '--autoplay-policy=no-user-gesture-required',
   '--disable-dev-shm-usage',
+  // The lab's origin has a private address and the harness's player page none (it is routed):
+  // Local Network Access would block every media request, which no real CDN user meets.
+  '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights',
 ];
 
 export interface LaunchedChromium {

@@ -6,6 +6,8 @@ export const e2eErrorCodes = {
   E2E_ERR_CAPTURE: 'packet capture could not be read',
   E2E_ERR_LAB: 'the lab could not be set up or used',
   E2E_ERR_PRIVILEGE: 'this needs root and network namespaces',
+  E2E_ERR_HARNESS: 'the browser harness failed (not a QoE outcome)',
+  E2E_ERR_OPTIONS: 'invalid e2e run options',
 } as const;
 
 export type E2eErrorCode = keyof typeof e2eErrorCodes;

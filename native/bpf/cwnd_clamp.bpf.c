@@ -74,7 +74,14 @@ static __always_inline void on_rtt(struct bpf_sock_ops *skops)
 {
 	__u64 cookie = bpf_get_socket_cookie(skops);
 	struct trickle_clamp_target *t = bpf_map_lookup_elem(&trickle_targets, &cookie);
-	__u32 srtt_us = skops->srtt_us >> 3;
+	/*
+	 * Kernels >= 6.10 call back before storing the new srtt and pass it as args[1] (scaled by 8,
+	 * as srtt_us is); older ones pass nothing and have stored it already.
+	 */
+	/* both loaded unconditionally: the verifier refuses a load through a chosen ctx offset */
+	__u32 srtt_arg = skops->args[1];
+	__u32 srtt_field = skops->srtt_us;
+	__u32 srtt_us = (srtt_arg ? srtt_arg : srtt_field) >> 3;
 	__u32 mss = skops->mss_cache;
 	__u64 now;
 
@@ -141,10 +148,17 @@ int trickle_sockops(struct bpf_sock_ops *skops)
 
 	switch (skops->op) {
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RTT_CB_FLAG | BPF_SOCK_OPS_STATE_CB_FLAG);
+		/*
+		 * Initial windows are for the origin's accepted connections; watching only those keeps
+		 * client sockets in the cgroup (which may never send a data segment) off the header path.
+		 * Apart: a kernel without header callbacks (< 5.10) refuses the whole set, and the clamp
+		 * must not go with it.
+		 */
+		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RTT_CB_FLAG | BPF_SOCK_OPS_STATE_CB_FLAG);
-		/* apart: a kernel without header callbacks (< 5.10) refuses the whole set, and the clamp must not go with it */
-		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
 		break;
 	case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
 		on_header(skops);

@@ -1,6 +1,7 @@
 /** Public entry of @trickle/origin. Other packages import only from here. */
 export { buildApp, type BuildAppOptions } from './app.js';
-export { trickleOrigin, type TrickleOriginOptions, type OriginHandles } from './plugin.js';
+export { trickleOrigin, playerFiles, type TrickleOriginOptions, type OriginHandles } from './plugin.js';
+export type { PlayerFiles } from './player/routes.js';
 export { startOrigin, checkDemoMedia, type RunningOrigin } from './server.js';
 export { loadConfig, resolveConfig, configFromEnv, originConfigSchema, policyNames, type PolicyName, type DeliveryConfig, type AbGroupConfig, type OriginConfig, type OriginConfigInput, type ConfigSources } from './config/config.js';
 export type { FlowRecord, PhaseRecord, ThrottlingRecord } from './delivery/flow-record.js';

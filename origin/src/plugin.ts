@@ -210,8 +210,11 @@ function parseSince(value: string | undefined): number | undefined {
   return Number.isNaN(parsed) ? undefined : parsed;
 }
 
-/** Page and script live in the origin package (static/ and the compiled dist/player/). */
-function playerFiles(): PlayerFiles {
+/**
+ * The /player/ page's files: page and script live in the origin package (static/ and the compiled
+ * dist/player/), the libraries in node_modules. Public so that a harness can serve the same page.
+ */
+export function playerFiles(): PlayerFiles {
   const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const require = createRequire(import.meta.url);
   return {

@@ -10,6 +10,11 @@ export interface Profile {
 }
 
 export const profiles: Readonly<Record<string, Profile>> = {
+  'lan-1gbit': {
+    name: 'lan-1gbit',
+    description: '1 Gbit/s both ways, 2 ms RTT, 2x BDP buffer (unconstrained: the smoke tests and `trickle e2e --asset` without --link)',
+    link: () => symmetricLink({ rateBps: 1e9, rttMs: 2, bufferBdp: 2 }),
+  },
   'dsl-6mbit': {
     name: 'dsl-6mbit',
     description: '6 Mbit/s down, 1 Mbit/s up, 40 ms RTT, 2x BDP tail-drop buffer (a residential DSL line)',

@@ -66,6 +66,7 @@ export interface ClampBackend {
   /**
    * The connection's initial congestion window (TCP_BPF_IW), set by the sock_ops program as the
    * first data segment is built, so it must be asked for before any response data is written.
+   * Accepted (server-side) connections only: the program watches only those for their first segment.
    * Only the bpf backend can: the others throw NATIVE_ERR_UNSUPPORTED.
    */
   setInitialWindow(socket: SocketLike, packets: number): void;

@@ -88,7 +88,14 @@ export class DeliveryEngine {
     }
     const policy = this.policies[selection.policy];
     const groupLabel = connection.group?.name ?? selection.policy;
-    const env: PolicyEnv = { socket, control: this.options.control, socketError: (operation, error) => this.socketError(operation, error) };
+    /** The policy's latest TCP_INFO reading for the block being considered (taken before its write, as the engine's would be). */
+    let policyInfo: TcpInfo | undefined;
+    const env: PolicyEnv = {
+      socket,
+      control: this.options.control,
+      tcpInfo: () => (policyInfo = this.tcpInfo(socket)),
+      socketError: (operation, error) => this.socketError(operation, error),
+    };
     const delivery = policy.start(media.response, env);
 
     const startedAtEpochMs = Date.now();
@@ -203,7 +210,8 @@ export class DeliveryEngine {
           else {
             throttledBytes += block.sizeBytes;
             throttledTargets.add(block.rateBytesPerSec * 8, block.sizeBytes);
-            const cwnd = this.tcpInfo(socket)?.cwnd;
+            const cwnd = (policyInfo ?? this.tcpInfo(socket))?.cwnd;
+            policyInfo = undefined;
             if (cwnd !== undefined) cwnds.add(cwnd);
           }
         },

@@ -38,6 +38,12 @@ export interface MediaResponse {
 export interface PolicyEnv {
   readonly socket: SocketLike;
   readonly control: SocketControl;
+  /**
+   * The socket's TCP_INFO now; a failure is reported through `socketError` and gives undefined.
+   * Policies read it here rather than through `control`, so the engine can record the same reading
+   * for the block instead of making a second call.
+   */
+  tcpInfo(): TcpInfo | undefined;
   socketError(operation: string, error: unknown): void;
 }
 

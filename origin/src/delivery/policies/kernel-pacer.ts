@@ -6,7 +6,7 @@
 import { RateStats } from '../running-stats.js';
 import type { PolicyEnv, PolicyReport, UnsentStartup } from './delivery-policy.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
-import { readTcpInfo, setNotsentLowat } from './socket-calls.js';
+import { setNotsentLowat } from './socket-calls.js';
 
 export interface KernelPacerOptions {
   readonly blockBytes: number;
@@ -46,7 +46,7 @@ export class KernelPacer {
    */
   pace(rateBytesPerSec: number, sizeBytes: number, nowMs: number): number {
     if (this.failed) return 0;
-    const info = readTcpInfo(this.env);
+    const info = this.env.tcpInfo();
     const floorBytesPerSec = info?.mss !== undefined && info.rttUs !== undefined && info.rttUs > 0 ? (this.options.floorPackets * info.mss * 1e6) / info.rttUs : 0;
     let waitMs = 0;
     let queueBytesPerSec: number;

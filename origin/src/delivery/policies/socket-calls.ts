@@ -2,17 +2,7 @@
  * The socket calls more than one policy makes, never throwing on the request path: a failure is
  * reported through `env.socketError` (logged once, counted) and the response carries on.
  */
-import type { TcpInfo } from '@trickle/native';
 import type { PolicyEnv } from './delivery-policy.js';
-
-export function readTcpInfo(env: PolicyEnv): TcpInfo | undefined {
-  try {
-    return env.control.tcpInfo(env.socket);
-  } catch (error) {
-    env.socketError('tcpInfo', error);
-    return undefined;
-  }
-}
 
 export function setNotsentLowat(env: PolicyEnv, bytes: number): void {
   try {

@@ -10,7 +10,7 @@ import { RateStats, RunningStats } from '../running-stats.js';
 import { trickleDecision } from '../trickle-algorithm.js';
 import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv, UnsentStartup } from './delivery-policy.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
-import { readTcpInfo, setNotsentLowat } from './socket-calls.js';
+import { setNotsentLowat } from './socket-calls.js';
 
 export interface TrickleOptions {
   readonly gain: number;
@@ -119,7 +119,7 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
           setNotsentLowat(env, options.blockBytes);
         },
         beforeBlock(block) {
-          const info = readTcpInfo(env);
+          const info = env.tcpInfo();
           const rttUs = info?.rttUs ?? 0;
           const mssBytes = info?.mss ?? 0;
           if (info === undefined || rttUs <= 0 || mssBytes <= 0) {
@@ -179,7 +179,7 @@ export function tricklePolicy(options: TrickleOptions): DeliveryPolicy {
         end() {
           // A response of one throttled block has no later block to sample the kernel's clamp at.
           if (clampedRate !== undefined) {
-            const info = readTcpInfo(env);
+            const info = env.tcpInfo();
             if (info !== undefined) readApplied(info);
           }
           release();

@@ -41,7 +41,8 @@ function recordingControl(options: { failPacing?: boolean } = {}): Recorded {
 }
 
 function pacer(recorded: Recorded): KernelPacer {
-  return new KernelPacer({ socket: 3, control: recorded.control, socketError: (operation) => void recorded.errors.push(operation) }, { blockBytes: 65_536, floorPackets: 10 });
+  const env = { socket: 3, control: recorded.control, tcpInfo: () => recorded.control.tcpInfo(3), socketError: (operation: string) => void recorded.errors.push(operation) };
+  return new KernelPacer(env, { blockBytes: 65_536, floorPackets: 10 });
 }
 
 describe('kernel pacer', () => {

@@ -1,0 +1,50 @@
+/**
+ * The origin's /player/ page, served to the browser by Playwright's request routing from an
+ * address of its own, so the harness can play any URL (the user's CDN, an origin in the lab) with
+ * the same instrumented page and no web server beside it. The media requests themselves are not
+ * routed: they go over the real network (and the lab's link) to the media URL.
+ */
+import { readFile } from 'node:fs/promises';
+import type { BrowserContext } from 'playwright-core';
+import { playerFiles } from '@trickle/origin';
+import type { PlayerKind } from './session-record.js';
+
+/** `.localhost` is a secure context that never leaves the browser; nothing listens there. */
+export const playerPageOrigin = 'http://player.trickle.localhost';
+
+export interface PageQuery {
+  readonly url: string;
+  readonly player?: PlayerKind | undefined;
+  readonly policy?: string | undefined;
+  readonly cmcd?: boolean | undefined;
+  readonly abr?: 'throughput' | 'bola' | 'dynamic' | undefined;
+  readonly bufferSeconds?: number | undefined;
+}
+
+export function playerPageUrl(query: PageQuery): string {
+  const params = new URLSearchParams({ src: query.url });
+  if (query.player !== undefined) params.set('player', query.player);
+  if (query.policy !== undefined) params.set('policy', query.policy);
+  if (query.cmcd === true) params.set('cmcd', '1');
+  if (query.abr !== undefined) params.set('abr', query.abr);
+  if (query.bufferSeconds !== undefined) params.set('bufferSeconds', String(query.bufferSeconds));
+  return `${playerPageOrigin}/player/?${params.toString()}`;
+}
+
+export async function routePlayerPage(context: BrowserContext): Promise<void> {
+  const paths = playerFiles();
+  const files = new Map<string, { path: string; type: string }>([
+    ['/player/', { path: paths.indexHtml, type: 'text/html; charset=utf-8' }],
+    ['/player/player.js', { path: paths.playerJs, type: 'text/javascript; charset=utf-8' }],
+    ['/player/lib/dash.all.min.js', { path: paths.dashjs, type: 'text/javascript; charset=utf-8' }],
+    ['/player/lib/hls.min.js', { path: paths.hlsjs, type: 'text/javascript; charset=utf-8' }],
+  ]);
+  const bodies = new Map<string, Buffer>();
+  for (const [route, file] of files) bodies.set(route, await readFile(file.path));
+  await context.route(`${playerPageOrigin}/**`, async (route) => {
+    const path = new URL(route.request().url()).pathname;
+    const file = files.get(path);
+    if (file === undefined) return route.fulfill({ status: 404, contentType: 'text/plain', body: `no player file ${path}` });
+    return route.fulfill({ status: 200, contentType: file.type, body: bodies.get(path)! });
+  });
+}

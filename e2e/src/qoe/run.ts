@@ -1,0 +1,180 @@
+/**
+ * `trickle e2e`: K browser sessions against a URL or an asset, optionally across the lab's
+ * emulated link, bounded by this machine's cores and memory; per-session records and QoE figures
+ * written to a directory (JSON and an HTML summary).
+ *
+ * - `url`: the player plays it as given. Without a link the browser runs on this host's network;
+ *   with a link it runs on the lab's player side, so the URL must be on the origin side.
+ * - `asset`: the harness starts an origin (the same `startOrigin` as `trickle serve`) on the
+ *   lab's origin side and plays the asset's manifest (DASH for dash.js, HLS for hls.js, the
+ *   progressive MP4 for a plain <video>). The lab is required; without `link` it is `lan-1gbit`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism, freemem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { E2eError } from '../errors.js';
+import { labDown, labUp, type Lab } from '../lab/lab.js';
+import type { LinkSpec } from '../lab/link-spec.js';
+import { profileLink } from '../lab/profiles.js';
+import { playSession, type SessionOptions } from './session.js';
+import { aggregateSessions, type BrowserAggregates, type PlayerKind, type SessionRecord } from './session-record.js';
+import { writeSummaryHtml, type RunDescription } from './summary-html.js';
+
+export interface E2eRunOptions {
+  readonly url?: string | undefined;
+  readonly asset?: string | undefined;
+  /** The origin's media directory for `asset` (default ./media). */
+  readonly media?: string | undefined;
+  readonly player: PlayerKind;
+  /** The origin's policy for `asset` runs (its default policy), or `?policy=` on each request for `url` runs. */
+  readonly policy?: string | undefined;
+  /** A lab profile name or a link specification. */
+  readonly link?: string | LinkSpec | undefined;
+  readonly sessions: number;
+  readonly seconds?: number | undefined;
+  readonly concurrency?: number | undefined;
+  readonly cmcd?: boolean | undefined;
+  readonly abr?: 'throughput' | 'bola' | 'dynamic' | undefined;
+  readonly bufferSeconds?: number | undefined;
+  /** Harness retries per session (browser or page failures only). Default 2. */
+  readonly retries?: number | undefined;
+  readonly out?: string | undefined;
+  /** The lab's name (default `e2e`); one run per name at a time. */
+  readonly labName?: string | undefined;
+  readonly onSession?: ((record: SessionRecord, done: number, total: number) => void) | undefined;
+  readonly onRetry?: ((index: number, error: Error) => void) | undefined;
+}
+
+export interface E2eRunResult {
+  readonly aggregates: BrowserAggregates;
+  readonly sessions: readonly SessionRecord[];
+  readonly url: string;
+  readonly link: string | null;
+  readonly concurrency: number;
+}
+
+/** Software decoding in Chromium takes most of a core per session and a few hundred MB. */
+const bytesPerSession = 500 * 1024 * 1024;
+const originPort = 8080;
+
+export function defaultConcurrency(sessions: number): number {
+  return Math.max(1, Math.min(sessions, availableParallelism(), Math.floor(freemem() / bytesPerSession)));
+}
+
+function validate(options: E2eRunOptions): void {
+  if ((options.url === undefined) === (options.asset === undefined)) throw new E2eError('E2E_ERR_OPTIONS', 'give exactly one of --url <mpd|m3u8|mp4> or --asset <name>');
+  if (!Number.isInteger(options.sessions) || options.sessions < 1) throw new E2eError('E2E_ERR_OPTIONS', `--sessions must be a positive integer, not ${options.sessions}`);
+  if (options.seconds !== undefined && !(options.seconds > 0)) throw new E2eError('E2E_ERR_OPTIONS', `--seconds must be positive, not ${options.seconds}`);
+  if (options.concurrency !== undefined && (!Number.isInteger(options.concurrency) || options.concurrency < 1)) throw new E2eError('E2E_ERR_OPTIONS', `--concurrency must be a positive integer, not ${options.concurrency}`);
+  if (options.url !== undefined) {
+    try {
+      const parsed = new URL(options.url);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http(s)');
+    } catch {
+      throw new E2eError('E2E_ERR_OPTIONS', `--url must be an http(s) URL of an MPD, M3U8 or MP4, not "${options.url}"`);
+    }
+  }
+}
+
+function assetPath(asset: string, player: PlayerKind): string {
+  const name = encodeURIComponent(asset);
+  if (player === 'dashjs') return `/media/${name}/manifest.mpd`;
+  if (player === 'hlsjs') return `/media/${name}/master.m3u8`;
+  return `/media/${name}/progressive.mp4`;
+}
+
+async function startLabOrigin(lab: Lab, options: E2eRunOptions): Promise<ChildProcess> {
+  const flags = {
+    media: resolve(options.media ?? 'media'),
+    host: lab.address('origin'),
+    port: originPort,
+    logLevel: 'warn',
+    delivery: { ...(options.policy === undefined ? {} : { policy: options.policy }) },
+  };
+  const origin = lab.spawn('origin', [process.execPath, fileURLToPath(new URL('./origin-main.js', import.meta.url)), JSON.stringify(flags)], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise<never>((_resolve, reject) => origin.once('exit', (code) => reject(new E2eError('E2E_ERR_LAB', `the origin in the lab exited with ${code} before it was ready`))));
+  const ready = lab.exec('player', ['curl', '-sf', '-o', '/dev/null', '--retry', '30', '--retry-connrefused', '--retry-delay', '1', `http://${lab.address('origin')}:${originPort}/healthz`]);
+  const code = await Promise.race([ready, exited]);
+  if (code !== 0) throw new E2eError('E2E_ERR_LAB', `the origin in the lab did not answer /healthz (curl exit ${code})`);
+  return origin;
+}
+
+export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
+  validate(options);
+  const needsLab = options.link !== undefined || options.asset !== undefined;
+  const linkName = options.link === undefined ? (needsLab ? 'lan-1gbit' : null) : typeof options.link === 'string' ? options.link : 'custom';
+  const spec = options.link === undefined ? (needsLab ? profileLink('lan-1gbit') : undefined) : typeof options.link === 'string' ? profileLink(options.link) : options.link;
+  const labName = options.labName ?? 'e2e';
+  let lab: Lab | undefined;
+  let origin: ChildProcess | undefined;
+  try {
+    if (spec !== undefined) {
+      await labDown(labName);
+      lab = await labUp(labName, spec);
+    }
+    if (options.asset !== undefined) origin = await startLabOrigin(lab!, options);
+    const url = options.url ?? `http://${lab!.address('origin')}:${originPort}${assetPath(options.asset!, options.player)}`;
+    const concurrency = options.concurrency ?? defaultConcurrency(options.sessions);
+    const sessionOptions: SessionOptions = {
+      url,
+      player: options.player,
+      seconds: options.seconds,
+      namespace: lab?.namespace('player'),
+      // An asset run's policy is the origin's default; a URL run asks for it per request.
+      policy: options.asset === undefined ? options.policy : undefined,
+      cmcd: options.cmcd,
+      abr: options.abr,
+      bufferSeconds: options.bufferSeconds,
+    };
+    const retries = options.retries ?? 2;
+    const records: SessionRecord[] = new Array(options.sessions);
+    let next = 0;
+    let done = 0;
+    const worker = async () => {
+      while (next < options.sessions) {
+        const index = next++;
+        for (let attempt = 1; ; attempt++) {
+          try {
+            records[index] = await playSession(index, sessionOptions, attempt);
+            break;
+          } catch (error) {
+            const harnessFailure = error instanceof E2eError && (error.code === 'E2E_ERR_HARNESS' || error.code === 'E2E_ERR_BROWSER_LAUNCH');
+            if (!harnessFailure || attempt > retries) throw error;
+            options.onRetry?.(index, error);
+          }
+        }
+        done++;
+        options.onSession?.(records[index]!, done, options.sessions);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, options.sessions) }, worker));
+    const result: E2eRunResult = { aggregates: aggregateSessions(records), sessions: records, url, link: linkName, concurrency };
+    if (options.out !== undefined) await writeRun(options.out, options, result);
+    return result;
+  } finally {
+    origin?.kill('SIGTERM');
+    if (lab !== undefined) await labDown(labName);
+  }
+}
+
+async function writeRun(out: string, options: E2eRunOptions, result: E2eRunResult): Promise<void> {
+  await mkdir(join(out, 'sessions'), { recursive: true });
+  for (const record of result.sessions) await writeFile(join(out, 'sessions', `${String(record.index).padStart(3, '0')}.json`), `${JSON.stringify(record, null, 2)}\n`);
+  const run: RunDescription & Record<string, unknown> = {
+    date: new Date().toISOString(),
+    url: result.url,
+    player: options.player,
+    policy: options.policy ?? null,
+    link: result.link,
+    sessions: options.sessions,
+    seconds: options.seconds ?? null,
+    concurrency: result.concurrency,
+    cmcd: options.cmcd === true,
+    abr: options.abr ?? 'dynamic',
+    bufferSeconds: options.bufferSeconds ?? null,
+  };
+  await writeFile(join(out, 'summary.json'), `${JSON.stringify({ run, aggregates: result.aggregates }, null, 2)}\n`);
+  await writeSummaryHtml(join(out, 'index.html'), run, result);
+}

@@ -1,0 +1,81 @@
+/** `trickle e2e`: dash.js, hls.js or a plain <video> in headless Chromium, QoE over K sessions. */
+import { resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { profiles, runE2e, type BrowserAggregates } from '@trickle/e2e';
+import { policyNames } from '@trickle/origin';
+import { positiveInteger, positiveNumber } from './number-arguments.js';
+import { stageProgress } from './progress.js';
+
+interface E2eFlags {
+  url?: string;
+  asset?: string;
+  media?: string;
+  player: 'dashjs' | 'hlsjs' | 'native';
+  policy?: string;
+  link?: string;
+  sessions: number;
+  seconds?: number;
+  concurrency?: number;
+  cmcd?: boolean;
+  abr?: 'throughput' | 'bola' | 'dynamic';
+  bufferSeconds?: number;
+  json?: boolean;
+  out?: string;
+}
+
+function describe(agg: BrowserAggregates): string {
+  const ms = (v: number) => (Number.isNaN(v) || v === null ? '-' : `${Math.round(v)} ms`);
+  return [
+    `sessions            ${agg.sessions}${agg.failedSessions > 0 ? ` (${agg.failedSessions} with player errors)` : ''}${agg.neverStarted > 0 ? `, ${agg.neverStarted} never started` : ''}`,
+    `rebuffer chance     ${agg.rebufferChance.toFixed(1)} % of sessions`,
+    `rebuffer frequency  ${agg.rebufferFrequency.toFixed(5)} per session-second (${(agg.rebufferFrequency * 3600).toFixed(2)} per hour)`,
+    `rebuffer ratio      ${(agg.rebufferRatio * 100).toFixed(2)} % of session time`,
+    `startup delay       mean ${ms(agg.startupDelayMs.mean)}, p50 ${ms(agg.startupDelayMs.p50)}, p95 ${ms(agg.startupDelayMs.p95)}`,
+    `mean bitrate        ${(agg.meanBitrateBps / 1e6).toFixed(3)} Mbit/s`,
+    `switches            ${agg.switchesPerMinute.toFixed(2)} per minute`,
+    `video freezes       ${agg.videoFreezes}; dropped frames ${(agg.droppedFrameRatio * 100).toFixed(2)} %`,
+  ].join('\n');
+}
+
+export function registerE2eCommands(program: Command): void {
+  program
+    .command('e2e')
+    .description('play a URL or an asset in headless Chromium (dash.js, hls.js, <video>), optionally across a lab link; QoE over K sessions')
+    .option('--url <url>', 'an MPD, M3U8 or MP4 to play (with --link: on the lab origin side, 10.73.0.1)')
+    .option('--asset <name>', 'an asset of --media, served by an origin the harness starts in the lab (root)')
+    .option('--media <dir>', 'media directory for --asset', 'media')
+    .addOption(new Option('--player <player>', 'player').choices(['dashjs', 'hlsjs', 'native']).default('dashjs'))
+    .addOption(new Option('--policy <policy>', 'delivery policy: the origin default with --asset, ?policy= per request with --url').choices([...policyNames]))
+    .option('--link <profile>', `lab link profile (root): ${Object.keys(profiles).join(', ')}`)
+    .option('--sessions <n>', 'sessions', positiveInteger('sessions'), 1)
+    .option('--seconds <s>', 'session length in seconds (default: play to the end)', positiveNumber('seconds'))
+    .option('--concurrency <n>', 'sessions at once (default: bounded by cores and free memory)', positiveInteger('concurrency'))
+    .option('--cmcd', 'players send CMCD query keys')
+    .addOption(new Option('--abr <rule>', 'dash.js ABR rules').choices(['throughput', 'bola', 'dynamic']))
+    .option('--buffer-seconds <s>', 'forward buffer target', positiveNumber('buffer-seconds'))
+    .option('--json', 'print the aggregates as one JSON object')
+    .option('--out <dir>', 'write sessions/<n>.json, summary.json and index.html (charts)')
+    .action(async (opts: E2eFlags) => {
+      const progress = stageProgress();
+      const result = await runE2e({
+        url: opts.url,
+        asset: opts.asset,
+        media: resolve(opts.media ?? 'media'),
+        player: opts.player,
+        policy: opts.policy,
+        link: opts.link,
+        sessions: opts.sessions,
+        seconds: opts.seconds,
+        concurrency: opts.concurrency,
+        cmcd: opts.cmcd,
+        abr: opts.abr,
+        bufferSeconds: opts.bufferSeconds,
+        out: opts.out === undefined ? undefined : resolve(opts.out),
+        onSession: (_record, done, total) => progress.update('sessions', done / total),
+        onRetry: (index, error) => process.stderr.write(`session ${index}: harness failure, retrying (${error.message})\n`),
+      });
+      progress.stop();
+      process.stdout.write(opts.json === true ? `${JSON.stringify(result.aggregates)}\n` : `${describe(result.aggregates)}\n`);
+      if (opts.out !== undefined) process.stderr.write(`wrote ${resolve(opts.out)}/index.html\n`);
+    });
+}
