@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { profiles, runE2e, type BrowserAggregates } from '@trickle/e2e';
 import { policyNames } from '@trickle/origin';
+import { describeQoe } from './qoe-text.js';
 import { positiveInteger, positiveNumber } from './number-arguments.js';
 import { stageProgress } from './progress.js';
 
@@ -24,17 +25,8 @@ interface E2eFlags {
 }
 
 function describe(agg: BrowserAggregates): string {
-  const ms = (v: number) => (Number.isNaN(v) || v === null ? '-' : `${Math.round(v)} ms`);
-  return [
-    `sessions            ${agg.sessions}${agg.failedSessions > 0 ? ` (${agg.failedSessions} with player errors)` : ''}${agg.neverStarted > 0 ? `, ${agg.neverStarted} never started` : ''}`,
-    `rebuffer chance     ${agg.rebufferChance.toFixed(1)} % of sessions`,
-    `rebuffer frequency  ${agg.rebufferFrequency.toFixed(5)} per session-second (${(agg.rebufferFrequency * 3600).toFixed(2)} per hour)`,
-    `rebuffer ratio      ${(agg.rebufferRatio * 100).toFixed(2)} % of session time`,
-    `startup delay       mean ${ms(agg.startupDelayMs.mean)}, p50 ${ms(agg.startupDelayMs.p50)}, p95 ${ms(agg.startupDelayMs.p95)}`,
-    `mean bitrate        ${(agg.meanBitrateBps / 1e6).toFixed(3)} Mbit/s`,
-    `switches            ${agg.switchesPerMinute.toFixed(2)} per minute`,
-    `video freezes       ${agg.videoFreezes}; dropped frames ${(agg.droppedFrameRatio * 100).toFixed(2)} %`,
-  ].join('\n');
+  const sessionsLine = `${agg.sessions}${agg.failedSessions > 0 ? ` (${agg.failedSessions} with player errors)` : ''}${agg.neverStarted > 0 ? `, ${agg.neverStarted} never started` : ''}`;
+  return describeQoe(sessionsLine, agg, [`video freezes       ${agg.videoFreezes}; dropped frames ${(agg.droppedFrameRatio * 100).toFixed(2)} %`]);
 }
 
 export function registerE2eCommands(program: Command): void {

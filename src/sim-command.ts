@@ -19,6 +19,7 @@ import {
   type SessionResult,
   type Trace,
 } from '@trickle/player-sim';
+import { describeQoe } from './qoe-text.js';
 import { positiveInteger, positiveNumber } from './number-arguments.js';
 import { stageProgress } from './progress.js';
 
@@ -45,17 +46,9 @@ async function loadTraces(spec: string, seed: number): Promise<Trace[]> {
 }
 
 function describe(agg: Aggregates): string {
-  const ms = (v: number) => (Number.isNaN(v) ? '-' : `${Math.round(v)} ms`);
-  return [
-    `sessions            ${agg.sessions}${agg.abandoned > 0 ? ` (${agg.abandoned} abandoned)` : ''}`,
-    `rebuffer chance     ${agg.rebufferChance.toFixed(1)} % of sessions`,
-    `rebuffer frequency  ${agg.rebufferFrequency.toFixed(5)} per session-second (${(agg.rebufferFrequency * 3600).toFixed(2)} per hour)`,
-    `rebuffer ratio      ${(agg.rebufferRatio * 100).toFixed(2)} % of session time`,
-    `startup delay       mean ${ms(agg.startupDelayMs.mean)}, p50 ${ms(agg.startupDelayMs.p50)}, p95 ${ms(agg.startupDelayMs.p95)}`,
-    `mean bitrate        ${(agg.meanBitrateBps / 1e6).toFixed(3)} Mbit/s`,
-    `switches            ${agg.switchesPerMinute.toFixed(2)} per minute`,
+  return describeQoe(`${agg.sessions}${agg.abandoned > 0 ? ` (${agg.abandoned} abandoned)` : ''}`, agg, [
     `bytes               ${(agg.bytesDownloaded / 1e6).toFixed(1)} MB downloaded, ${(agg.bytesWasted / 1e6).toFixed(1)} MB never played`,
-  ].join('\n');
+  ]);
 }
 
 async function writeSessions(dir: string, results: readonly SessionResult[]): Promise<void> {

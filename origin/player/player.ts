@@ -15,7 +15,7 @@
  * Query parameters: asset, player (dashjs|hlsjs|native), src (a URL to play instead of an asset),
  * policy (adds `?policy=` to every media request; the origin needs --allow-policy-override),
  * cmcd (1: send CMCD as query keys), abr (dash.js: throughput|bola|dynamic), bufferSeconds
- * (the forward buffer target).
+ * (the forward buffer target), seek (`<at>:<to>`: once playback reaches `at` seconds, jump to `to`).
  */
 import type * as DashJs from 'dashjs';
 import type HlsClass from 'hls.js';
@@ -40,6 +40,7 @@ interface PlaybackOptions {
   readonly cmcd: boolean;
   readonly abr: AbrName;
   readonly bufferSeconds: number | null;
+  readonly seek: { readonly atSec: number; readonly toSec: number } | null;
 }
 
 interface Episode {
@@ -99,6 +100,7 @@ const assetSelect = byId<HTMLSelectElement>('asset');
 const playerSelect = byId<HTMLSelectElement>('player');
 let teardown: (() => void) | undefined;
 let seeking = false;
+let pendingSeek: PlaybackOptions['seek'] = null;
 window.trickleEvents = [];
 
 const base = new URL('..', window.location.href);
@@ -214,6 +216,7 @@ function play(options: PlaybackOptions): void {
   teardown?.();
   show('error', '');
   seeking = false;
+  pendingSeek = options.seek;
   window.trickleEvents = [];
   window.trickle = {
     asset: options.asset,
@@ -305,6 +308,11 @@ setInterval(() => {
   snapshot.playedSeconds = time;
   snapshot.totalFrames = quality.totalVideoFrames;
   snapshot.droppedFrames = quality.droppedVideoFrames;
+  if (pendingSeek !== null && snapshot.startupMs !== null && time >= pendingSeek.atSec) {
+    emit('seek-requested', { from: time, to: pendingSeek.toSec });
+    video.currentTime = pendingSeek.toSec;
+    pendingSeek = null;
+  }
   const watching = snapshot.startupMs !== null && !snapshot.ended && !video.paused && !seeking;
   const timeMoved = time !== lastTime;
   const framesMoved = quality.totalVideoFrames !== lastFrames;
@@ -372,7 +380,14 @@ function parseOptions(params: URLSearchParams): Omit<PlaybackOptions, 'player' |
   const buffer = params.get('bufferSeconds');
   const bufferSeconds = buffer === null ? null : Number(buffer);
   if (bufferSeconds !== null && !(bufferSeconds > 0)) throw new Error(`bufferSeconds must be a positive number, not "${buffer}"`);
-  return { policy: params.get('policy'), cmcd: params.get('cmcd') === '1', abr, bufferSeconds };
+  const seekText = params.get('seek');
+  let seek: PlaybackOptions['seek'] = null;
+  if (seekText !== null) {
+    const [atSec, toSec] = seekText.split(':').map(Number);
+    if (seekText.split(':').length !== 2 || !(atSec! >= 0) || !(toSec! >= 0)) throw new Error(`seek must be <at seconds>:<to seconds>, not "${seekText}"`);
+    seek = { atSec: atSec!, toSec: toSec! };
+  }
+  return { policy: params.get('policy'), cmcd: params.get('cmcd') === '1', abr, bufferSeconds, seek };
 }
 
 async function main(): Promise<void> {

@@ -15,10 +15,16 @@ export const playerPageOrigin = 'http://player.trickle.localhost';
 export interface PageQuery {
   readonly url: string;
   readonly player?: PlayerKind | undefined;
+  /**
+   * Added to every media request as `?policy=` (the origin needs --allow-policy-override). For an
+   * `asset` run of the harness it is the started origin's default policy instead.
+   */
   readonly policy?: string | undefined;
   readonly cmcd?: boolean | undefined;
   readonly abr?: 'throughput' | 'bola' | 'dynamic' | undefined;
   readonly bufferSeconds?: number | undefined;
+  /** Once playback reaches `atSec`, jump to `toSec` (a seek test: progressive MP4 Range requests, a new startup phase). */
+  readonly seek?: { readonly atSec: number; readonly toSec: number } | undefined;
 }
 
 export function playerPageUrl(query: PageQuery): string {
@@ -28,6 +34,7 @@ export function playerPageUrl(query: PageQuery): string {
   if (query.cmcd === true) params.set('cmcd', '1');
   if (query.abr !== undefined) params.set('abr', query.abr);
   if (query.bufferSeconds !== undefined) params.set('bufferSeconds', String(query.bufferSeconds));
+  if (query.seek !== undefined) params.set('seek', `${query.seek.atSec}:${query.seek.toSec}`);
   return `${playerPageOrigin}/player/?${params.toString()}`;
 }
 

@@ -18,26 +18,23 @@ import { E2eError } from '../errors.js';
 import { labDown, labUp, type Lab } from '../lab/lab.js';
 import type { LinkSpec } from '../lab/link-spec.js';
 import { profileLink } from '../lab/profiles.js';
+import type { PageQuery } from './player-page.js';
 import { playSession, type SessionOptions } from './session.js';
 import { aggregateSessions, type BrowserAggregates, type PlayerKind, type SessionRecord } from './session-record.js';
 import { writeSummaryHtml, type RunDescription } from './summary-html.js';
 
-export interface E2eRunOptions {
+/** What the player page is asked for (see PageQuery) except the URL, which the run derives for `asset`. */
+export interface E2eRunOptions extends Omit<PageQuery, 'url' | 'player'> {
   readonly url?: string | undefined;
   readonly asset?: string | undefined;
   /** The origin's media directory for `asset` (default ./media). */
   readonly media?: string | undefined;
   readonly player: PlayerKind;
-  /** The origin's policy for `asset` runs (its default policy), or `?policy=` on each request for `url` runs. */
-  readonly policy?: string | undefined;
   /** A lab profile name or a link specification. */
   readonly link?: string | LinkSpec | undefined;
   readonly sessions: number;
   readonly seconds?: number | undefined;
   readonly concurrency?: number | undefined;
-  readonly cmcd?: boolean | undefined;
-  readonly abr?: 'throughput' | 'bola' | 'dynamic' | undefined;
-  readonly bufferSeconds?: number | undefined;
   /** Harness retries per session (browser or page failures only). Default 2. */
   readonly retries?: number | undefined;
   readonly out?: string | undefined;
@@ -127,6 +124,7 @@ export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
       cmcd: options.cmcd,
       abr: options.abr,
       bufferSeconds: options.bufferSeconds,
+      seek: options.seek,
     };
     const retries = options.retries ?? 2;
     const records: SessionRecord[] = new Array(options.sessions);

@@ -105,7 +105,7 @@ export function sessionRecord(input: {
     sessionMs,
     endReason: input.endReason,
     attempts: input.attempts,
-    startupMs: snapshot.startupMs,
+    startupMs: snapshot.startupMs === null ? null : Math.round(snapshot.startupMs),
     rebuffers,
     stalls: closed(snapshot.stalls, sessionMs),
     videoFreezes: closed(snapshot.videoFreezes, sessionMs),

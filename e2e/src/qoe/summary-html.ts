@@ -59,7 +59,7 @@ export function summarySections(result: E2eRunResult): ReportSection[] {
       width: 900,
       height: 260,
       layer: [
-        { data: { values: rebuffers }, mark: { type: 'rect', opacity: 0.25, color: '#d62728' }, encoding: { x: { field: 'from', type: 'quantitative' }, x2: { field: 'to' } } },
+        ...(rebuffers.length === 0 ? [] : [{ data: { values: rebuffers }, mark: { type: 'rect', opacity: 0.25, color: '#d62728' }, encoding: { x: { field: 'from', type: 'quantitative' }, x2: { field: 'to' } } }]),
         {
           data: { values: [...timeline, ...ends] },
           mark: { type: 'line', interpolate: 'step-after', point: true },

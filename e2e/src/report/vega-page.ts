@@ -92,7 +92,8 @@ ${page.subtitle === undefined ? '' : `<p class="subtitle">${escapeHtml(page.subt
 ${body}
 <script>
 const charts = ${scriptJson(charts)};
-window.chartsRendered = Promise.all(charts.map((c) => vegaEmbed('#' + c.id, c.spec, { actions: false, renderer: 'svg' })));
+// Resolves (to nothing) once every chart is drawn: tests and screenshots wait for it.
+window.chartsRendered = Promise.all(charts.map((c) => vegaEmbed('#' + c.id, c.spec, { actions: false, renderer: 'svg' }))).then(() => undefined);
 </script>
 </body>
 </html>

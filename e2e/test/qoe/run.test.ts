@@ -1,0 +1,102 @@
+/**
+ * The e2e harness end to end (root, Chromium): the origin started by the harness in the lab's
+ * origin namespace, Debian Chromium in the player namespace, every byte across the emulated link.
+ * - Smoke: dash.js (DASH) and hls.js (HLS) play the demo to the end over an unconstrained link
+ *   without a rebuffer; a plain <video> plays progressive.mp4, seeks (Range requests) and goes on.
+ * - Forced stall: a bandwidth trace with a gap longer than the forward buffer gives exactly one
+ *   rebuffer, lasting about the gap minus the buffer, in dash.js and in hls.js.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { defaultChromiumPath, launchChromium, runE2e, symmetricLink, type LinkSpec } from '../../src/index.js';
+
+const root = typeof process.getuid === 'function' && process.getuid() === 0;
+const media = process.env.TRICKLE_TEST_MEDIA;
+const chromiumMissing = !existsSync(defaultChromiumPath);
+if (process.env.CI === 'true' && (!root || chromiumMissing)) throw new Error(`CI must run the e2e harness tests as root with Chromium at ${defaultChromiumPath}`);
+const skip = !root ? 'the lab needs root' : chromiumMissing ? `Chromium not installed at ${defaultChromiumPath}` : media === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false;
+if (skip !== false) console.log(`# skipping e2e harness tests: ${skip}`);
+
+const labName = 'te2e';
+
+describe('trickle e2e harness through the lab', { skip }, () => {
+  let out: string;
+
+  before(async () => {
+    out = await mkdtemp(join(tmpdir(), 'trickle-e2e-'));
+  });
+  after(async () => {
+    await rm(out, { recursive: true, force: true });
+  });
+
+  for (const player of ['dashjs', 'hlsjs'] as const) {
+    it(`${player} plays the demo to the end over an unconstrained link without a rebuffer`, async () => {
+      const dir = join(out, player);
+      const result = await runE2e({ asset: 'demo', media, player, sessions: 1, labName, out: dir });
+      const [session] = result.sessions;
+      assert.deepEqual(session!.errors, []);
+      assert.equal(session!.endReason, 'ended');
+      assert.deepEqual(session!.rebuffers, []);
+      assert.ok(session!.playedSeconds >= 23.5, `played to ${session!.playedSeconds} s of 24`);
+      assert.ok(session!.totalFrames > 600, `${session!.totalFrames} frames decoded`);
+      assert.equal(result.aggregates.rebufferChance, 0);
+      assert.equal(result.link, 'lan-1gbit');
+      const written = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as { aggregates: { sessions: number } };
+      assert.equal(written.aggregates.sessions, 1);
+      assert.deepEqual(await readdir(join(dir, 'sessions')), ['000.json']);
+      // The summary's charts render (Vega-Lite, inlined: no network) in Chromium.
+      const chromium = await launchChromium();
+      try {
+        const page = await chromium.context.newPage();
+        await page.goto(pathToFileURL(join(dir, 'index.html')).href);
+        await page.evaluate(() => (window as unknown as { chartsRendered: Promise<unknown> }).chartsRendered.then(() => true));
+        assert.equal(await page.locator('.chart svg').count(), 2, 'both charts drawn');
+        assert.ok((await page.locator('.chart svg .mark-line path, .chart svg .mark-rect path').count()) > 0, 'the charts have marks');
+      } finally {
+        await chromium.close();
+      }
+    });
+  }
+
+  it('a plain <video> plays progressive.mp4, seeks ahead and plays on to the end', async () => {
+    const result = await runE2e({ asset: 'demo', media, player: 'native', sessions: 1, labName, seek: { atSec: 2, toSec: 15 } });
+    const [session] = result.sessions;
+    assert.deepEqual(session!.errors, []);
+    assert.equal(session!.endReason, 'ended');
+    const types = session!.events.map((e) => e.type);
+    assert.ok(types.includes('seek-requested') && types.includes('seeked'), `events: ${types.join(', ')}`);
+    assert.deepEqual(session!.rebuffers, [], 'the wait after a seek is not a rebuffer');
+    // 2 s before the seek, 9 s after it: far less wall time than the 24 s of media.
+    assert.ok(session!.sessionMs < 18_000, `session ${session!.sessionMs} ms`);
+  });
+
+  const gapMs = 10_000;
+  const bufferSeconds = 4;
+  /** 20 Mbit/s, then nothing for 10 s from 14 s after the lab comes up (the player has filled its 4 s buffer by then, and not fetched the whole clip). */
+  const gapLink = (): LinkSpec => ({
+    ...symmetricLink({ rateBps: 20e6, rttMs: 20, bufferBdp: 2 }),
+    trace: { name: 'gap', durationMs: 600_000, points: [{ atMs: 0, rateBps: 20e6 }, { atMs: 14_000, rateBps: 0 }, { atMs: 14_000 + gapMs, rateBps: 20e6 }] },
+  });
+
+  for (const player of ['dashjs', 'hlsjs'] as const) {
+    it(`${player}: a ${gapMs / 1000} s bandwidth gap with a ${bufferSeconds} s buffer gives one rebuffer of about the gap minus the buffer`, async () => {
+      const result = await runE2e({ asset: 'demo', media, player, sessions: 1, labName, link: gapLink(), bufferSeconds });
+      const [session] = result.sessions;
+      assert.deepEqual(session!.errors, []);
+      assert.equal(session!.endReason, 'ended');
+      assert.equal(session!.rebuffers.length, 1, `rebuffers: ${JSON.stringify(session!.rebuffers)}`);
+      const rebuffer = session!.rebuffers[0]!;
+      console.log(`# ${player}: rebuffer of ${Math.round(rebuffer.durationMs)} ms for a ${gapMs} ms gap and a ${bufferSeconds} s buffer`);
+      // The buffer at the gap's start is between the target and a segment (2 s) more; resuming takes a segment's download.
+      const expectedMs = gapMs - bufferSeconds * 1000;
+      assert.ok(rebuffer.durationMs > expectedMs - 2500 && rebuffer.durationMs < expectedMs + 3000, `rebuffer ${Math.round(rebuffer.durationMs)} ms, gap - buffer = ${expectedMs} ms`);
+      assert.equal(rebuffer.confirmedByWatchdog, true, 'currentTime stood still during the rebuffer');
+      assert.equal(result.aggregates.rebufferChance, 100);
+    });
+  }
+});
