@@ -10,7 +10,7 @@ import { stageProgress } from './progress.js';
 interface E2eFlags {
   url?: string;
   asset?: string;
-  media?: string;
+  media: string;
   player: 'dashjs' | 'hlsjs' | 'native';
   policy?: string;
   link?: string;
@@ -52,7 +52,7 @@ export function registerE2eCommands(program: Command): void {
       const result = await runE2e({
         url: opts.url,
         asset: opts.asset,
-        media: resolve(opts.media ?? 'media'),
+        media: opts.media,
         player: opts.player,
         policy: opts.policy,
         link: opts.link,

@@ -3,17 +3,14 @@
  * start playing the demo and keep playing; the plain <video> survives a seek (Range requests).
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, loadConfig } from '@trickle/origin';
-import { defaultChromiumPath, launchChromium, type LaunchedChromium } from '../src/chromium.js';
+import { launchChromium, type LaunchedChromium } from '../src/chromium.js';
+import { skipUnless } from './helpers/requirements.js';
 
 const mediaRoot = process.env.TRICKLE_TEST_MEDIA;
-const chromiumMissing = !existsSync(defaultChromiumPath);
-if (chromiumMissing && process.env.CI === 'true') throw new Error(`Chromium is required in CI but ${defaultChromiumPath} is missing (apt-get install chromium)`);
-const skip = chromiumMissing ? `Chromium not installed at ${defaultChromiumPath} (apt-get install chromium)` : mediaRoot === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false;
-if (skip !== false) console.log(`# skipping player page tests: ${skip}`);
+const skip = skipUnless('the player page tests', { chromium: true, media: true });
 
 interface Snapshot {
   startupMs: number | null;

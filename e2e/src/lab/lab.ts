@@ -246,6 +246,13 @@ export class Lab {
     });
   }
 
+  /** Resolves once `url` answers with a 2xx from a host of the lab (curl, a try a second, `attempts` retries), else throws. */
+  async waitForHttp(url: string, options: { from?: LabHost; attempts?: number } = {}): Promise<void> {
+    const attempts = options.attempts ?? 50;
+    const code = await this.exec(options.from ?? 'player', ['curl', '-sf', '-o', '/dev/null', '--retry', String(attempts), '--retry-connrefused', '--retry-delay', '1', url]);
+    if (code !== 0) throw new E2eError('E2E_ERR_LAB', `${url} did not answer from the ${options.from ?? 'player'} side of lab "${this.name}" (curl exit ${code})`);
+  }
+
   /** Runs a command on a host of the lab and resolves to its standard output (stderr passes through). */
   output(host: LabHost | 'router', command: readonly string[], options: { okExitCodes?: readonly number[] } = {}): Promise<string> {
     const okExitCodes = options.okExitCodes ?? [0];

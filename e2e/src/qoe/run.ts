@@ -92,17 +92,16 @@ async function startLabOrigin(lab: Lab, options: E2eRunOptions): Promise<ChildPr
   };
   const origin = lab.spawn('origin', [process.execPath, fileURLToPath(new URL('./origin-main.js', import.meta.url)), JSON.stringify(flags)], { stdio: ['ignore', 'inherit', 'inherit'] });
   const exited = new Promise<never>((_resolve, reject) => origin.once('exit', (code) => reject(new E2eError('E2E_ERR_LAB', `the origin in the lab exited with ${code} before it was ready`))));
-  const ready = lab.exec('player', ['curl', '-sf', '-o', '/dev/null', '--retry', '30', '--retry-connrefused', '--retry-delay', '1', `http://${lab.address('origin')}:${originPort}/healthz`]);
-  const code = await Promise.race([ready, exited]);
-  if (code !== 0) throw new E2eError('E2E_ERR_LAB', `the origin in the lab did not answer /healthz (curl exit ${code})`);
+  await Promise.race([lab.waitForHttp(`http://${lab.address('origin')}:${originPort}/healthz`, { attempts: 30 }), exited]);
   return origin;
 }
 
 export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
   validate(options);
   const needsLab = options.link !== undefined || options.asset !== undefined;
-  const linkName = options.link === undefined ? (needsLab ? 'lan-1gbit' : null) : typeof options.link === 'string' ? options.link : 'custom';
-  const spec = options.link === undefined ? (needsLab ? profileLink('lan-1gbit') : undefined) : typeof options.link === 'string' ? profileLink(options.link) : options.link;
+  const link = options.link ?? (needsLab ? 'lan-1gbit' : undefined);
+  const linkName = link === undefined ? null : typeof link === 'string' ? link : 'custom';
+  const spec = link === undefined ? undefined : typeof link === 'string' ? profileLink(link) : link;
   const labName = options.labName ?? 'e2e';
   let lab: Lab | undefined;
   let origin: ChildProcess | undefined;

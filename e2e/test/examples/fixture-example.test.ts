@@ -4,17 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, it } from 'node:test';
-import { defaultChromiumPath } from '../../src/index.js';
+import { skipUnless } from '../helpers/requirements.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..', '..');
 const media = process.env.TRICKLE_TEST_MEDIA;
-const chromiumMissing = !existsSync(defaultChromiumPath);
-if (chromiumMissing && process.env.CI === 'true') throw new Error(`Chromium is required in CI but ${defaultChromiumPath} is missing`);
-const skip = chromiumMissing ? `Chromium not installed at ${defaultChromiumPath}` : media === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false;
-if (skip !== false) console.log(`# skipping the fixture example: ${skip}`);
+const skip = skipUnless('the fixture example', { chromium: true, media: true });
 
 describe('the Playwright Test fixture example', { skip }, () => {
   it('type-checks in strict mode', () => {

@@ -22,12 +22,10 @@ import {
   type LinkBackendName,
 } from '../../src/index.js';
 import { stepTrace } from '@trickle/player-sim';
+import { skipUnless } from '../helpers/requirements.js';
 
-const root = typeof process.getuid === 'function' && process.getuid() === 0;
-if (!root && process.env.CI === 'true') throw new Error('CI must run the lab tests as root');
-const skip = root ? false : 'the lab needs root (network namespaces)';
-if (skip !== false) console.log(`# skipping lab tests: ${skip}`);
-const netem = root ? netemAvailable() : { available: false, reason: 'not root' };
+const skip = skipUnless('the lab tests', { root: true });
+const netem = skip === false ? netemAvailable() : { available: false, reason: 'not root' };
 
 function namespaces(): string[] {
   return spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.split('\n').map((l) => l.split(' ')[0]!).filter(Boolean);

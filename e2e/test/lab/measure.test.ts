@@ -9,10 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { burstShareAtMost, labDown, labUp, percentile, queueingDelaysMs, startCapture, startPeer, startProbe, symmetricLink, type Lab } from '../../src/index.js';
+import { skipUnless } from '../helpers/requirements.js';
 
-const root = typeof process.getuid === 'function' && process.getuid() === 0;
-if (!root && process.env.CI === 'true') throw new Error('CI must run the lab measurement tests as root');
-const skip = root ? false : 'the lab needs root (network namespaces)';
+const skip = skipUnless('the lab measurement tests', { root: true });
 
 async function flow(lab: Lab, port: number, sourceArgs: string[]): Promise<void> {
   const sink = startPeer(lab, 'player', ['tcp-sink', String(port), '0', '1', '1000']);

@@ -19,11 +19,10 @@ import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { aggregate, loadContent, loopContent, runModel, type SessionResult, type Trace } from '@trickle/player-sim';
 import { labDown, labUp, symmetricLink } from '../../src/index.js';
+import { skipUnless } from '../helpers/requirements.js';
 
-const root = typeof process.getuid === 'function' && process.getuid() === 0;
 const media = process.env.TRICKLE_TEST_MEDIA;
-if (!root && process.env.CI === 'true') throw new Error('CI must run the live-versus-model test as root');
-const skip = !root ? 'the lab needs root' : media === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false;
+const skip = skipUnless('the live-versus-model test', { root: true, media: true });
 const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
 
 const sessionSeconds = 36;
@@ -40,7 +39,7 @@ describe('model versus live players through the lab', { skip }, () => {
     // The model below delivers with policy bulk: so does the origin.
     const origin = lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8080', '--policy', 'bulk', '--log-level', 'warn'], { stdio: 'ignore' });
     try {
-      assert.equal(await lab.exec('player', ['curl', '-sf', '-o', '/dev/null', '--retry', '50', '--retry-connrefused', '--retry-delay', '1', `http://${lab.address('origin')}:8080/healthz`]), 0, 'origin reachable through the lab');
+      await lab.waitForHttp(`http://${lab.address('origin')}:8080/healthz`);
       const out = await mkdtemp(join(tmpdir(), 'trickle-live-'));
       const live = lab.spawn('player', [process.execPath, cli, 'sim', '--live', '--origin', `http://${lab.address('origin')}:8080`, '--manifest', '/media/demo/manifest.mpd', '--sessions', '1', '--concurrency', '1', '--abr', 'throughput', '--session-seconds', String(sessionSeconds), '--max-buffer', '6', '--json', '--out', out], { stdio: ['ignore', 'ignore', 'inherit'] });
       const drop = setTimeout(() => lab.setRate('down', lowRateBps), dropAtMs);

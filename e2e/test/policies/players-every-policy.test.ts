@@ -9,19 +9,15 @@
  * A/B groups.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { teardownClamp } from '@trickle/native';
 import type { FlowRecord } from '@trickle/origin';
-import { defaultChromiumPath, labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
+import { labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
+import { skipUnless } from '../helpers/requirements.js';
 
-const root = typeof process.getuid === 'function' && process.getuid() === 0;
 const media = process.env.TRICKLE_TEST_MEDIA;
-const chromiumMissing = !existsSync(defaultChromiumPath);
-if (process.env.CI === 'true' && (!root || chromiumMissing)) throw new Error(`CI must run the player-per-policy tests as root with Chromium at ${defaultChromiumPath}`);
-const skip = !root ? 'the lab needs root' : chromiumMissing ? `Chromium not installed at ${defaultChromiumPath}` : media === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false;
-if (skip !== false) console.log(`# skipping player-per-policy tests: ${skip}`);
+const skip = skipUnless('the player-per-policy tests', { root: true, chromium: true, media: true });
 
 const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
 const policies = ['bulk', 'app-pacing', 'app-pacing-16k', 'trickle', 'pacing', 'cmcd'] as const;
@@ -77,7 +73,7 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
       stdio: 'inherit',
       env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir },
     });
-    assert.equal(await lab.exec('player', ['curl', '-sf', '-o', '/dev/null', '--retry', '50', '--retry-connrefused', '--retry-delay', '1', `${base}/healthz`]), 0);
+    await lab.waitForHttp(`${base}/healthz`);
     chromium = await launchChromium({ namespace: lab.namespace('player') });
     // Two rounds of concurrent sessions: this machine has two cores to decode with.
     const runs: [string, string][] = policies.map((policy) => [policy, `player=dashjs&policy=${policy}${policy === 'cmcd' ? '&cmcd=1' : ''}`]);

@@ -7,20 +7,16 @@
  *   rebuffer, lasting about the gap minus the buffer, in dash.js and in hls.js.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { defaultChromiumPath, launchChromium, runE2e, symmetricLink, type LinkSpec } from '../../src/index.js';
+import { launchChromium, runE2e, symmetricLink, type LinkSpec } from '../../src/index.js';
+import { skipUnless } from '../helpers/requirements.js';
 
-const root = typeof process.getuid === 'function' && process.getuid() === 0;
 const media = process.env.TRICKLE_TEST_MEDIA;
-const chromiumMissing = !existsSync(defaultChromiumPath);
-if (process.env.CI === 'true' && (!root || chromiumMissing)) throw new Error(`CI must run the e2e harness tests as root with Chromium at ${defaultChromiumPath}`);
-const skip = !root ? 'the lab needs root' : chromiumMissing ? `Chromium not installed at ${defaultChromiumPath}` : media === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false;
-if (skip !== false) console.log(`# skipping e2e harness tests: ${skip}`);
+const skip = skipUnless('the e2e harness tests', { root: true, chromium: true, media: true });
 
 const labName = 'te2e';
 
