@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, policyNames, startOrigin } from '@trickle/origin';
 import { registerE2eCommands } from './e2e-command.js';
+import { registerExperimentCommands } from './experiment-command.js';
 import { registerLabCommands } from './lab-command.js';
 import { registerNativeCommands } from './native-command.js';
 import { registerSimCommands } from './sim-command.js';
@@ -133,6 +134,7 @@ export function buildProgram(): Command {
   registerLabCommands(program);
   registerSimCommands(program);
   registerE2eCommands(program);
+  registerExperimentCommands(program);
   return program;
 }
 

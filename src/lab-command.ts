@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Command, Option } from 'commander';
-import { E2eError, labDown, labUp, openLab, parseBytes, parseDurationMs, parseLoss, parseRate, profileLink, profiles, symmetricLink, type LabHost, type LinkSpec } from '@trickle/e2e';
+import { E2eError, labDown, labUp, openLab, parseBytes, parseDurationMs, parseLoss, parseRate, profileLink, profiles, startRouter, symmetricLink, type LabHost, type LinkSpec } from '@trickle/e2e';
 import { parseTrace } from '@trickle/player-sim';
 
 interface UpOptions {
@@ -39,12 +39,15 @@ async function linkFrom(opts: UpOptions): Promise<LinkSpec> {
   });
 }
 
-export function registerLabCommands(program: Command): void {
-  const lab = program.enablePositionalOptions().command('lab').enablePositionalOptions().description('an emulated access link: origin -- router (delay, loss, bottleneck) -- player, in network namespaces (root)');
-  lab
-    .command('up')
-    .description('bring a lab up (idempotent)')
-    .argument('<name>', 'lab name: 1-6 lowercase letters/digits')
+interface RouterFlags extends Omit<UpOptions, 'cross'> {
+  originSide: string;
+  accessSide: string;
+  forwarding: 'routed' | 'bridge';
+  stateDir: string;
+}
+
+function linkOptions(command: Command): Command {
+  return command
     .option('--profile <name>', `a preset: ${Object.keys(profiles).join(', ')}`)
     .option('--rate <rate>', 'downlink rate, e.g. 6mbit')
     .option('--up-rate <rate>', 'uplink rate (default: the downlink rate)')
@@ -54,7 +57,40 @@ export function registerLabCommands(program: Command): void {
     .option('--loss <rate>', 'random downlink loss, e.g. 0.5%')
     .option('--trace <file>', 'downlink bandwidth trace (Sabre JSON, cooked "<s> <Mbit/s>", or Mahimahi)')
     .option('--seed <n>', 'seed of the random loss')
-    .addOption(new Option('--backend <name>', 'link emulation').choices(['auto', 'netem', 'delayline']).default('auto'))
+    .addOption(new Option('--backend <name>', 'link emulation').choices(['auto', 'netem', 'delayline']).default('auto'));
+}
+
+/** `trickle router`: the lab's link on two interfaces of this namespace (the compose stack's router), until SIGTERM. */
+function registerRouterCommand(program: Command): void {
+  linkOptions(
+    program
+      .command('router')
+      .description("shape and forward between two interfaces of this host with the lab's link backends and profiles (the compose stack's router; root or CAP_NET_ADMIN); runs until SIGTERM")
+      .requiredOption('--origin-side <if>', 'interface toward the origin (egress of the uplink)')
+      .requiredOption('--access-side <if>', 'interface toward the players (egress of the downlink)')
+      .addOption(new Option('--forwarding <mode>', 'routed: IP forwarding between two networks; bridge: one subnet (the lab)').choices(['routed', 'bridge']).default('routed'))
+      .option('--state-dir <dir>', 'control files and logs', '/run/trickle/router'),
+  ).action(async (flags: RouterFlags) => {
+    const spec = await linkFrom(flags);
+    const router = await startRouter({ originSide: flags.originSide, accessSide: flags.accessSide, forwarding: flags.forwarding, spec, backend: flags.backend, stateDir: flags.stateDir });
+    const { down, up } = spec;
+    process.stdout.write(
+      `router (${router.backend}, ${flags.forwarding}): ${flags.originSide} -> ${flags.accessSide} down ${down.rateBps / 1e6} Mbit/s, up ${up.rateBps / 1e6} Mbit/s, RTT ${down.delayMs + up.delayMs} ms, buffer ${down.bufferBytes} B${spec.trace === undefined ? '' : `, trace ${spec.trace.name}`}\n`,
+    );
+    // Nothing else keeps the event loop alive (the delay line is a detached process): hold it until a signal.
+    const holding = setInterval(() => undefined, 2 ** 30);
+    await new Promise<void>((resolve) => {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve());
+    });
+    clearInterval(holding);
+    await router.stop();
+  });
+}
+
+export function registerLabCommands(program: Command): void {
+  registerRouterCommand(program);
+  const lab = program.enablePositionalOptions().command('lab').enablePositionalOptions().description('an emulated access link: origin -- router (delay, loss, bottleneck) -- player, in network namespaces (root)');
+  linkOptions(lab.command('up').description('bring a lab up (idempotent)').argument('<name>', 'lab name: 1-6 lowercase letters/digits'))
     .option('--cross', 'add the cross host (competing traffic, latency probe)')
     .action(async (name: string, opts: UpOptions) => {
       const started = await labUp(name, await linkFrom(opts), { backend: opts.backend, cross: opts.cross === true });

@@ -7,3 +7,7 @@ export { playSession, type SessionOptions } from './qoe/session.js';
 export { playerPageUrl, routePlayerPage, playerPageOrigin, type PageQuery } from './qoe/player-page.js';
 export { sessionRecord, asSessionResult, aggregateSessions, type SessionRecord, type PlayerSnapshot, type PlayerEvent, type PlayerKind, type BrowserAggregates } from './qoe/session-record.js';
 export { renderReportPage, escapeHtml, type ReportPage, type ReportSection, type ReportTable } from './report/vega-page.js';
+export { runExperiment, writeResults, planRuns, type ExperimentOptions, type ExperimentProgress, type ExperimentResults, type PlannedRun } from './experiment/run.js';
+export { loadExperimentConfig, parseExperimentConfig, type ExperimentConfig, type ExperimentGroup } from './experiment/config.js';
+export type { GroupRow, KindSummary, ProfileSummary, CompassCheck } from './experiment/analysis.js';
+export type { Estimate } from './experiment/statistics.js';

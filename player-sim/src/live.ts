@@ -27,15 +27,22 @@ export function cmcdQuery(fields: { bufferMs: number; bitrateKbps: number; durat
   return parts.sort().join(',');
 }
 
+export interface HttpFetcherOptions {
+  /** Send CMCD with every request, as dash.js does. */
+  readonly cmcd?: boolean | undefined;
+  /** Told the time to first byte (response headers) of every request, in ms. */
+  readonly onTimeToFirstByte?: ((ms: number) => void) | undefined;
+  /** Told every response's headers (e.g. Server-Timing naming the connection's A/B group). */
+  readonly onResponseHeaders?: ((headers: Record<string, string | string[] | undefined>) => void) | undefined;
+}
+
 export class HttpFetcher implements Fetcher {
   private readonly sessionId = randomUUID();
 
   constructor(
     private readonly content: Content,
     private readonly dispatcher: Agent,
-    private readonly cmcd: boolean,
-    /** Told the time to first byte (response headers) of every request, in ms. */
-    private readonly onTimeToFirstByte?: (ms: number) => void,
+    private readonly options: HttpFetcherOptions = {},
   ) {}
 
   private async get(url: string, query: string | undefined): Promise<number> {
@@ -44,7 +51,8 @@ export class HttpFetcher implements Fetcher {
     const sentMs = performance.now();
     try {
       response = await request(target, { dispatcher: this.dispatcher });
-      this.onTimeToFirstByte?.(performance.now() - sentMs);
+      this.options.onTimeToFirstByte?.(performance.now() - sentMs);
+      this.options.onResponseHeaders?.(response.headers);
     } catch (error) {
       throw new SimError('SIM_ERR_FETCH', `GET ${url}: ${(error as Error).message}`, { cause: error });
     }
@@ -57,7 +65,7 @@ export class HttpFetcher implements Fetcher {
   async fetch(request: FetchRequest): Promise<{ bytes: number }> {
     const rendition = this.content.renditions[request.renditionIndex]!;
     const segment = rendition.segments[request.segmentIndex]!;
-    const query = this.cmcd
+    const query = this.options.cmcd === true
       ? cmcdQuery({
           bufferMs: request.bufferSec * 1000,
           bitrateKbps: rendition.bitrateBps / 1000,
@@ -94,7 +102,7 @@ export async function runLive(options: LiveRunOptions): Promise<SessionResult[]>
       // One connection per player, kept alive across its segments, as a browser's would be.
       const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000 });
       try {
-        results.push(await runSession(options.content, rule(), new HttpFetcher(options.content, agent, options.cmcd === true, options.onTimeToFirstByte), realClock, settings));
+        results.push(await runSession(options.content, rule(), new HttpFetcher(options.content, agent, { cmcd: options.cmcd, onTimeToFirstByte: options.onTimeToFirstByte }), realClock, settings));
       } finally {
         await agent.close();
       }

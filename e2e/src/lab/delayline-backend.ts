@@ -22,19 +22,21 @@ export class DelaylineBackend implements LinkBackend {
   readonly name = 'delayline';
 
   async apply(ports: RouterPorts, spec: LinkSpec): Promise<number[]> {
+    if (ports.forwarding === 'routed') throw new E2eError('E2E_ERR_LAB', 'the delay line forwards frames between two interfaces of one subnet (bridge forwarding); routed forwarding needs the netem backend');
     inNs(ports.routerNs, ['tc', 'qdisc', 'replace', 'dev', ports.accessSide, 'root', ...tbfArgs(spec.down)]);
     inNs(ports.routerNs, ['tc', 'qdisc', 'replace', 'dev', ports.originSide, 'root', ...tbfArgs(spec.up)]);
     const control = join(ports.stateDir, 'delayline.control');
     await writeFile(control, controlText(spec.down.delayMs, spec.up.delayMs, spec));
     const log = openSync(join(ports.stateDir, 'delayline.log'), 'a');
     // a = origin side, b = access side: a->b is the downlink.
-    const child = spawn(
-      'ip',
-      ['netns', 'exec', ports.routerNs, delaylinePath(), '--if-a', ports.originSide, '--if-b', ports.accessSide,
-        '--delay-ab-us', String(Math.round(spec.down.delayMs * 1000)), '--delay-ba-us', String(Math.round(spec.up.delayMs * 1000)),
-        '--loss-ab', String(spec.down.lossRate), '--loss-ba', String(spec.up.lossRate), '--seed', String(spec.seed), '--control', control],
-      { detached: true, stdio: ['ignore', log, log] },
-    );
+    const command = [
+      delaylinePath(),
+      ...['--if-a', ports.originSide, '--if-b', ports.accessSide],
+      ...['--delay-ab-us', String(Math.round(spec.down.delayMs * 1000)), '--delay-ba-us', String(Math.round(spec.up.delayMs * 1000))],
+      ...['--loss-ab', String(spec.down.lossRate), '--loss-ba', String(spec.up.lossRate), '--seed', String(spec.seed), '--control', control],
+    ];
+    const inRouter = ports.routerNs === null ? command : ['ip', 'netns', 'exec', ports.routerNs, ...command];
+    const child = spawn(inRouter[0]!, inRouter.slice(1), { detached: true, stdio: ['ignore', log, log] });
     closeSync(log);
     child.unref();
     for (let i = 0; i < 100; i++) {

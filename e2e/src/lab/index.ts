@@ -3,9 +3,10 @@ export { labUp, labDown, openLab, readLabState, requireLabPrivileges, labAddress
 export { symmetricLink, parseRate, parseDurationMs, parseLoss, parseBytes, bdpBytes, type LinkSpec, type DirectionSpec, type SymmetricLinkOptions } from './link-spec.js';
 export { profiles, profileLink, type Profile } from './profiles.js';
 export { linkBackends } from './backends.js';
-export { netemAvailable } from './netem-backend.js';
+export { netemAvailable, netemAvailableHere } from './netem-backend.js';
+export { startRouter, type RouterOptions, type RunningRouter } from './router.js';
 export type { LinkBackend, LinkBackendName } from './link-backend.js';
-export { startCapture, startProbe, type Capture, type Probe } from './measure.js';
+export { startCapture, startProbe, type Capture, type Probe, type ProbeSample } from './measure.js';
 export { parsePcap, tcpFlags, type TcpPacket } from './analysis/pcap.js';
 export { analyzeFlows, detectBursts, burstShareAtMost, queueingDelaysMs, percentile, paperBurstDefinition, type FlowAnalysis, type DataPacket, type BurstOptions } from './analysis/flows.js';
 export { measureIdleRttMs, measureBulkGoodputBps, measureBurstDelivery, measureRandomLoss, binomialInterval, tcpPayloadEfficiency } from './accuracy.js';

@@ -26,6 +26,11 @@ export interface LabOptions {
   readonly backend?: 'auto' | LinkBackendName;
   /** Add the cross host (competing traffic, latency probe) on the player side. */
   readonly cross?: boolean;
+  /**
+   * false: the namespaces and wires only, no forwarding or shaping in the router: something run
+   * in the router namespace (the compose stack's router entrypoint, `trickle router`) does that.
+   */
+  readonly shape?: boolean;
 }
 
 export interface LabState {
@@ -145,7 +150,7 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
   const cross = options.cross === true;
   const existing = await readLabState(name);
   const namespaces = namespaceNames(name);
-  if (existing !== undefined && sameSpec(existing.spec, spec) && existing.cross === cross && (options.backend === undefined || options.backend === 'auto' || options.backend === existing.backend)) {
+  if (existing !== undefined && options.shape !== false && sameSpec(existing.spec, spec) && existing.cross === cross && (options.backend === undefined || options.backend === 'auto' || options.backend === existing.backend)) {
     const present = existingNamespaces();
     if ([namespaces.origin, namespaces.router, namespaces.player].every((ns) => present.includes(ns))) return new Lab(existing);
   }
@@ -182,7 +187,7 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
       inNs(ns, ['ip', 'link', 'set', 'lo', 'up']);
     }
     inNs(namespaces.switch, ['ip', 'link', 'set', 'br0', 'up']);
-    const pids = await linkBackends[backendName]().apply(ports, spec);
+    const pids = options.shape === false ? [] : await linkBackends[backendName]().apply(ports, spec);
     const state: LabState = {
       name,
       backend: backendName,
@@ -195,7 +200,7 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
       createdAt: new Date().toISOString(),
     };
     await writeFile(join(dir, 'state.json'), JSON.stringify(state, null, 2));
-    if (spec.trace !== undefined) {
+    if (spec.trace !== undefined && options.shape !== false) {
       const replay = spawn(process.execPath, [fileURLToPath(new URL('./replay-main.js', import.meta.url)), name], { detached: true, stdio: 'ignore' });
       replay.unref();
       const withReplay: LabState = { ...state, pids: { ...state.pids, replay: replay.pid! } };

@@ -7,7 +7,13 @@ import type { DirectionSpec, LinkSpec } from './link-spec.js';
 export type LinkBackendName = 'delayline' | 'netem';
 
 export interface RouterPorts {
-  readonly routerNs: string;
+  /** The router's network namespace; null: this process's own (a router container). */
+  readonly routerNs: string | null;
+  /**
+   * How frames cross the router: `bridge` (the lab: origin and player on one subnet), or `routed`
+   * (a compose stack: two networks, the kernel forwards IP between them). Default bridge.
+   */
+  readonly forwarding?: 'bridge' | 'routed';
   /** Router interface toward the origin: egress of the uplink. */
   readonly originSide: string;
   /** Router interface toward the access network (player, cross): egress of the downlink. */

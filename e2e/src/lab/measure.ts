@@ -40,7 +40,15 @@ export async function startCapture(lab: Lab, file: string, options: { snaplenByt
   };
 }
 
+export interface ProbeSample {
+  /** When the reply arrived (ping -D), ms since the epoch. */
+  readonly atEpochMs: number;
+  readonly rttMs: number;
+}
+
 export interface Probe {
+  /** Every reply so far, with its time (to tell which phase of the traffic it fell in). */
+  readonly samples: readonly ProbeSample[];
   stop(): Promise<number[]>;
 }
 
@@ -48,19 +56,20 @@ export interface Probe {
 export function startProbe(lab: Lab, options: { from?: LabHost; intervalMs?: number } = {}): Probe {
   const from = options.from ?? (lab.state.cross ? 'cross' : 'player');
   const intervalSec = ((options.intervalMs ?? 100) / 1000).toFixed(3);
-  const child = lab.spawn(from, ['ping', '-n', '-i', intervalSec, lab.address('origin')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const rtts: number[] = [];
+  const child = lab.spawn(from, ['ping', '-D', '-n', '-i', intervalSec, lab.address('origin')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const samples: ProbeSample[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
-    const match = /time=([\d.]+) ms/.exec(line);
-    if (match !== null) rtts.push(Number(match[1]));
+    const match = /^\[(\d+\.\d+)\].*time=([\d.]+) ms/.exec(line);
+    if (match !== null) samples.push({ atEpochMs: Number(match[1]) * 1000, rttMs: Number(match[2]) });
   });
   return {
+    samples,
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGINT');
         await once(child, 'exit');
       }
-      return rtts;
+      return samples.map((s) => s.rttMs);
     },
   };
 }

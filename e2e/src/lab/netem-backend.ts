@@ -1,7 +1,8 @@
 /**
  * The `netem` backend, for kernels that have it (Docker hosts, most distributions): the router
- * bridges its two interfaces, and each egress gets netem (delay, loss) as root qdisc with a TBF
- * child as the bottleneck. netem's random loss is the kernel's own, not seeded by the lab.
+ * bridges its two interfaces (the lab) or forwards IP between them (a compose stack), and each
+ * egress gets netem (delay, loss) as root qdisc with a TBF child as the bottleneck. netem's random
+ * loss is the kernel's own, not seeded by the lab.
  */
 import { spawnSync } from 'node:child_process';
 import { inNs } from './shell.js';
@@ -12,6 +13,17 @@ function netemArgs(direction: DirectionSpec, delayMs: number): string[] {
   const args = ['netem', 'delay', `${delayMs}ms`, 'limit', '100000'];
   if (direction.lossRate > 0) args.push('loss', `${direction.lossRate * 100}%`);
   return args;
+}
+
+/**
+ * Whether this kernel has netem, tried in this process's own namespace on its loopback (for a
+ * router container, which may not create namespaces), never assumed.
+ */
+export function netemAvailableHere(): { available: boolean; reason?: string } {
+  const result = spawnSync('tc', ['qdisc', 'add', 'dev', 'lo', 'root', 'handle', '7357:', 'netem', 'delay', '1ms'], { encoding: 'utf8' });
+  if (result.status !== 0) return { available: false, reason: `tc says: ${(result.stderr || result.error?.message || '').trim()}` };
+  spawnSync('tc', ['qdisc', 'del', 'dev', 'lo', 'root', 'handle', '7357:']);
+  return { available: true };
 }
 
 /** Whether this kernel has netem: tried in a throwaway namespace, never assumed. */
@@ -31,10 +43,15 @@ export class NetemBackend implements LinkBackend {
   readonly name = 'netem';
 
   async apply(ports: RouterPorts, spec: LinkSpec): Promise<number[]> {
-    inNs(ports.routerNs, ['ip', 'link', 'add', 'br0', 'type', 'bridge']);
-    inNs(ports.routerNs, ['ip', 'link', 'set', ports.originSide, 'master', 'br0']);
-    inNs(ports.routerNs, ['ip', 'link', 'set', ports.accessSide, 'master', 'br0']);
-    inNs(ports.routerNs, ['ip', 'link', 'set', 'br0', 'up']);
+    if (ports.forwarding === 'routed') {
+      // A container's /proc/sys is read-only: compose sets it (sysctls); set it only where it is off.
+      if (inNs(ports.routerNs, ['sysctl', '-n', 'net.ipv4.ip_forward']).stdout.trim() !== '1') inNs(ports.routerNs, ['sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+    } else {
+      inNs(ports.routerNs, ['ip', 'link', 'add', 'br0', 'type', 'bridge']);
+      inNs(ports.routerNs, ['ip', 'link', 'set', ports.originSide, 'master', 'br0']);
+      inNs(ports.routerNs, ['ip', 'link', 'set', ports.accessSide, 'master', 'br0']);
+      inNs(ports.routerNs, ['ip', 'link', 'set', 'br0', 'up']);
+    }
     for (const [dev, direction] of [
       [ports.accessSide, spec.down],
       [ports.originSide, spec.up],

@@ -12,6 +12,7 @@ export function run(args: readonly string[], options: { allowFailure?: boolean }
   return { ok, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
 }
 
-export function inNs(ns: string, args: readonly string[], options: { allowFailure?: boolean } = {}) {
-  return run(['ip', 'netns', 'exec', ns, ...args], options);
+/** Runs a command in a named network namespace, or in this process's own when `ns` is null. */
+export function inNs(ns: string | null, args: readonly string[], options: { allowFailure?: boolean } = {}) {
+  return run(ns === null ? args : ['ip', 'netns', 'exec', ns, ...args], options);
 }

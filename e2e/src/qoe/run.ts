@@ -54,7 +54,7 @@ export interface E2eRunResult {
 
 /** Software decoding in Chromium takes most of a core per session and a few hundred MB. */
 const bytesPerSession = 500 * 1024 * 1024;
-const originPort = 8080;
+export const originPort = 8080;
 
 export function defaultConcurrency(sessions: number): number {
   return Math.max(1, Math.min(sessions, availableParallelism(), Math.floor(freemem() / bytesPerSession)));
@@ -82,15 +82,12 @@ function assetPath(asset: string, player: PlayerKind): string {
   return `/media/${name}/progressive.mp4`;
 }
 
-async function startLabOrigin(lab: Lab, options: E2eRunOptions): Promise<ChildProcess> {
-  const flags = {
-    media: resolve(options.media ?? 'media'),
-    host: lab.address('origin'),
-    port: originPort,
-    logLevel: 'warn',
-    delivery: { ...(options.policy === undefined ? {} : { policy: options.policy }) },
-  };
-  const origin = lab.spawn('origin', [process.execPath, fileURLToPath(new URL('./origin-main.js', import.meta.url)), JSON.stringify(flags)], { stdio: ['ignore', 'inherit', 'inherit'] });
+/**
+ * Starts an origin (`startOrigin`, as `trickle serve`) on the lab's origin side with `flags` as its
+ * config's flag layer (host and port are the lab's); resolves once it answers /healthz from the player side.
+ */
+export async function startLabOrigin(lab: Lab, flags: Record<string, unknown>): Promise<ChildProcess> {
+  const origin = lab.spawn('origin', [process.execPath, fileURLToPath(new URL('./origin-main.js', import.meta.url)), JSON.stringify({ ...flags, host: lab.address('origin'), port: originPort })], { stdio: ['ignore', 'inherit', 'inherit'] });
   const exited = new Promise<never>((_resolve, reject) => origin.once('exit', (code) => reject(new E2eError('E2E_ERR_LAB', `the origin in the lab exited with ${code} before it was ready`))));
   await Promise.race([lab.waitForHttp(`http://${lab.address('origin')}:${originPort}/healthz`, { attempts: 30 }), exited]);
   return origin;
@@ -110,7 +107,9 @@ export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
       await labDown(labName);
       lab = await labUp(labName, spec);
     }
-    if (options.asset !== undefined) origin = await startLabOrigin(lab!, options);
+    if (options.asset !== undefined) {
+      origin = await startLabOrigin(lab!, { media: resolve(options.media ?? 'media'), logLevel: 'warn', delivery: { ...(options.policy === undefined ? {} : { policy: options.policy }) } });
+    }
     const url = options.url ?? `http://${lab!.address('origin')}:${originPort}${assetPath(options.asset!, options.player)}`;
     const concurrency = options.concurrency ?? defaultConcurrency(options.sessions);
     const sessionOptions: SessionOptions = {

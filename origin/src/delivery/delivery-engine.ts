@@ -90,15 +90,24 @@ export class DeliveryEngine {
     const groupLabel = connection.group?.name ?? selection.policy;
     /** The policy's latest TCP_INFO reading for the block being considered (taken before its write, as the engine's would be). */
     let policyInfo: TcpInfo | undefined;
+    /** The response's latest reading: the end of a response whose client closed the socket (nothing can be read then). */
+    let lastReading: TcpSnapshot | undefined;
+    const readTcpInfo = (): TcpInfo | undefined => {
+      const info = this.tcpInfo(socket);
+      if (info !== undefined) lastReading = { atMs: performance.now(), info };
+      return info;
+    };
     const env: PolicyEnv = {
       socket,
       control: this.options.control,
-      tcpInfo: () => (policyInfo = this.tcpInfo(socket)),
+      tcpInfo: () => (policyInfo = readTcpInfo()),
       socketError: (operation, error) => this.socketError(operation, error),
     };
     const delivery = policy.start(media.response, env);
 
     const startedAtEpochMs = Date.now();
+    // Read now: a socket the client closed no longer knows its peer when the record is built.
+    const client = { address: socket.remoteAddress, port: socket.remotePort };
     const start: TcpSnapshot = { atMs: performance.now(), info: this.tcpInfo(socket) };
     let throttlingStart: TcpSnapshot | undefined;
     let startupBytes = 0;
@@ -134,7 +143,7 @@ export class DeliveryEngine {
         policy: policy.name,
         group: connection.group?.name,
         policyReason: `${selection.reason}; ${delivery.plan.reason}`,
-        client: { address: socket.remoteAddress, port: socket.remotePort },
+        client,
         cmcd: media.response.cmcd as Record<string, unknown> | undefined,
         congestionControl: connection.congestionControl,
         initialWindow: this.initialWindowOf(socket, connection),
@@ -159,6 +168,12 @@ export class DeliveryEngine {
     };
 
     for (const [name, value] of Object.entries(delivery.headers)) reply.header(name, value);
+    // Clients of an A/B experiment learn their connection's group (to attribute their QoE to it).
+    if (connection.group !== undefined) {
+      const groupTiming = `ab;desc="${connection.group.name}"`;
+      const policyTiming = delivery.headers['server-timing'];
+      reply.header('server-timing', policyTiming === undefined ? groupTiming : `${policyTiming}, ${groupTiming}`);
+    }
 
     const raw = reply.raw;
     // The policy's socket limits stay until the last bytes are acknowledged, not just handed to the
@@ -172,7 +187,8 @@ export class DeliveryEngine {
     raw.once('close', () => {
       if (raw.writableFinished) return;
       endResponse();
-      finalize(false, { atMs: performance.now(), info: socket.destroyed ? undefined : this.tcpInfo(socket) }, false);
+      const end = socket.destroyed ? (lastReading ?? { atMs: performance.now(), info: undefined }) : { atMs: performance.now(), info: readTcpInfo() };
+      finalize(false, end, false);
     });
 
     if (!policy.paced && file.body !== undefined) {
@@ -191,7 +207,7 @@ export class DeliveryEngine {
       delivery,
       {
         onThrottlingStart: (nowMs, offset) => {
-          const info = this.tcpInfo(socket);
+          const info = readTcpInfo();
           const ackedSinceStart = info?.bytesAcked !== undefined && start.info?.bytesAcked !== undefined ? info.bytesAcked - start.info.bytesAcked : 0;
           const unsentBytes = Math.min(startupBytes, info?.notsentBytes ?? 0);
           const unsent: UnsentStartup = { sizeBytes: unsentBytes, rateBytesPerSec: unsentBytes > 0 ? delivery.plan.rateAt(offset - unsentBytes, unsentBytes) : 0 };
@@ -210,7 +226,7 @@ export class DeliveryEngine {
           else {
             throttledBytes += block.sizeBytes;
             throttledTargets.add(block.rateBytesPerSec * 8, block.sizeBytes);
-            const cwnd = (policyInfo ?? this.tcpInfo(socket))?.cwnd;
+            const cwnd = (policyInfo ?? readTcpInfo())?.cwnd;
             policyInfo = undefined;
             if (cwnd !== undefined) cwnds.add(cwnd);
           }

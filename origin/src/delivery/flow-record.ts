@@ -58,6 +58,10 @@ export interface PhaseRecord {
   readonly durationMs: number;
   readonly bytes: number;
   readonly goodputBps: number | null;
+  /** TCP_INFO deltas over the phase (the paper's statistics are the throttling phase's). */
+  readonly retransmittedSegments: number | null;
+  readonly dataSegmentsOut: number | null;
+  readonly retransmissionRate: number | null;
 }
 
 export interface ThrottlingRecord extends PhaseRecord {
@@ -127,10 +131,21 @@ function phase(from: TcpSnapshot, to: TcpSnapshot, bytes: number, creditedBytes:
   const durationMs = Math.max(0, to.atMs - from.atMs);
   const ackedDelta = delta(from.info, to.info, 'bytesAcked');
   const acked = ackedDelta === undefined ? undefined : Math.max(0, ackedDelta + creditedBytes);
+  const retransmitted = delta(from.info, to.info, 'totalRetrans');
+  const segmentsOut = delta(from.info, to.info, 'dataSegsOut');
   return {
     durationMs: Math.round(durationMs * 1000) / 1000,
     bytes,
     goodputBps: acked === undefined || durationMs <= 0 ? null : Math.round((acked * 8 * 1000) / durationMs),
+    ...retransmissions(retransmitted, segmentsOut),
+  };
+}
+
+function retransmissions(retransmitted: number | undefined, segmentsOut: number | undefined): Pick<PhaseRecord, 'retransmittedSegments' | 'dataSegmentsOut' | 'retransmissionRate'> {
+  return {
+    retransmittedSegments: retransmitted ?? null,
+    dataSegmentsOut: segmentsOut ?? null,
+    retransmissionRate: retransmitted === undefined || segmentsOut === undefined || segmentsOut === 0 ? null : retransmitted / segmentsOut,
   };
 }
 
@@ -140,8 +155,6 @@ export function buildFlowRecord(facts: FlowFacts): FlowRecord {
   const backlog = throttlingStart === undefined ? 0 : facts.startupBacklogBytes;
   const startup = phase(start, throttlingStart ?? end, facts.startupBytes, backlog);
   const throttling = throttlingStart === undefined ? null : { ...phase(throttlingStart, end, facts.throttledBytes, -backlog), startupBacklogBytes: backlog };
-  const retransmitted = delta(start.info, end.info, 'totalRetrans');
-  const segmentsOut = delta(start.info, end.info, 'dataSegsOut');
   const targetMean = facts.throttledTargetMeanBps;
   return {
     id: facts.id,
@@ -169,9 +182,7 @@ export function buildFlowRecord(facts: FlowFacts): FlowRecord {
     srttAtStartupEndUs: throttlingStart?.info?.rttUs ?? null,
     srttUs: end.info?.rttUs ?? null,
     minRttUs: end.info?.minRttUs ?? null,
-    retransmittedSegments: retransmitted ?? null,
-    dataSegmentsOut: segmentsOut ?? null,
-    retransmissionRate: retransmitted === undefined || segmentsOut === undefined || segmentsOut === 0 ? null : retransmitted / segmentsOut,
+    ...retransmissions(delta(start.info, end.info, 'totalRetrans'), delta(start.info, end.info, 'dataSegsOut')),
     targetRateBps: facts.targetRateBps,
     paceRateBps: report.paceRateBps,
     throttledGoodputToTarget: throttling?.goodputBps == null || targetMean === undefined || targetMean <= 0 ? null : throttling.goodputBps / targetMean,

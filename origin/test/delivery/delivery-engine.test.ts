@@ -203,19 +203,30 @@ describe('delivery policies over loopback', { skip }, () => {
     assert.ok(timers <= baselineTimers, `timers: ${timers} now, ${baselineTimers} before`);
     const records = await flows(url);
     assert.equal(records.length, 36);
-    assert.ok(records.filter((r) => !r.completed).length >= 30, 'aborted responses are recorded as not completed');
+    const aborted = records.filter((r) => !r.completed);
+    assert.ok(aborted.length >= 30, 'aborted responses are recorded as not completed');
+    // The socket is gone when the client aborts: the record ends at the response's last TCP_INFO reading, not blind.
+    const throttledAborted = aborted.filter((r) => r.throttling !== null && r.policy !== 'bulk');
+    assert.ok(throttledAborted.length > 0);
+    for (const record of throttledAborted) assert.notEqual(record.srttUs, null, `aborted ${record.policy} response has an end reading`);
+    for (const record of aborted) assert.ok(record.client.port !== null && record.client.port > 0, 'an aborted response still names its client (captures are matched by port)');
   });
 
   it('assigns A/B groups per connection (seeded), with transport settings per group, and records them', async () => {
     const { app, url } = await startApp({ startupSec: 0, ab: [{ name: 'baseline1', policy: 'app-pacing', weight: 1, congestionControl: 'reno' }, { name: 'baseline2', policy: 'app-pacing', weight: 1 }, { name: 'fast', policy: 'bulk', weight: 2 }] });
     apps.push(app);
+    const announcedGroups: string[] = [];
     for (let i = 0; i < 24; i++) {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-      await download(`${url}/media/demo/${progressiveName}`, { headers: { range: 'bytes=0-9999' }, agent });
-      await download(`${url}/media/demo/${progressiveName}`, { headers: { range: 'bytes=10000-19999' }, agent });
+      for (const range of ['bytes=0-9999', 'bytes=10000-19999']) {
+        const response = await download(`${url}/media/demo/${progressiveName}`, { headers: { range }, agent });
+        announcedGroups.push(/ab;desc="([^"]+)"/.exec(String(response.headers['server-timing']))?.[1] ?? 'none');
+      }
       agent.destroy();
     }
     const records = await waitForFlows(url, 48);
+    // Server-Timing tells each client its connection's group (in request order, as the records' ids are).
+    assert.deepEqual(announcedGroups, [...records].sort((a, b) => a.id - b.id).map((r) => r.group));
     const byConnection = new Map<number, Set<string>>();
     for (const record of records) byConnection.set(record.connectionId, (byConnection.get(record.connectionId) ?? new Set()).add(record.group!));
     assert.equal(byConnection.size, 24);

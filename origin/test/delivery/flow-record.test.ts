@@ -39,7 +39,7 @@ function facts(overrides: Partial<FlowFacts> = {}): FlowFacts {
     initialWindow: { packets: 40, status: 'applied' },
     startedAtEpochMs: 1_700_000_000_000,
     start: snapshot(0, 0, { totalRetrans: 1, dataSegsOut: 10 }),
-    throttlingStart: snapshot(1000, 500_000),
+    throttlingStart: snapshot(1000, 500_000, { totalRetrans: 2, dataSegsOut: 710 }),
     end: snapshot(11_000, 3_500_000, { totalRetrans: 3, dataSegsOut: 2510 }),
     startupBytes: 1_000_000,
     throttledBytes: 2_500_000,
@@ -71,6 +71,9 @@ describe('flow records', () => {
     assert.equal(record.retransmittedSegments, 2);
     assert.equal(record.dataSegmentsOut, 2500);
     assert.equal(record.retransmissionRate, 2 / 2500);
+    // Per phase: startup 1 of 700 segments retransmitted, throttling 1 of 1800.
+    assert.deepEqual([record.startup.retransmittedSegments, record.startup.dataSegmentsOut, record.startup.retransmissionRate], [1, 700, 1 / 700]);
+    assert.deepEqual([throttling.retransmittedSegments, throttling.dataSegmentsOut, throttling.retransmissionRate], [1, 1800, 1 / 1800]);
   });
 
   it('has no throttling phase for a response that never throttled, and no rates without TCP_INFO', () => {
@@ -81,6 +84,7 @@ describe('flow records', () => {
     const blind = buildFlowRecord(facts({ start: { atMs: 0, info: undefined }, end: { atMs: 11_000, info: undefined } }));
     assert.equal(blind.startup.goodputBps, null);
     assert.equal(blind.retransmissionRate, null);
+    assert.equal(blind.throttling!.retransmissionRate, null);
     assert.equal(blind.srttUs, null);
   });
 });

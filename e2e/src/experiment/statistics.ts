@@ -1,0 +1,125 @@
+/**
+ * The statistics of the report, pure and seeded: estimates with 95 % intervals. Responses of one
+ * connection are not independent (they share a path, a cwnd and a viewer), so intervals come from
+ * a cluster bootstrap: connections (or sessions) are resampled with replacement, with all their
+ * responses. Proportions of sessions use the Wilson score interval.
+ */
+import { uniformInt } from 'pure-rand/distribution/uniformInt';
+import { mersenne } from 'pure-rand/generator/mersenne';
+
+export interface Estimate {
+  readonly value: number;
+  /** 95 % interval; NaN when it cannot be computed (no data). */
+  readonly low: number;
+  readonly high: number;
+  /** Observations behind the estimate (clusters for bootstrapped ones). */
+  readonly n: number;
+}
+
+export const z95 = 1.959964;
+
+export function mean(values: readonly number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((sum, v) => sum + v, 0) / values.length;
+}
+
+/** The median (mean of the two middle values for an even count). */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** Linear-interpolated quantile (q in 0..1) of sorted values. */
+export function quantileSorted(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const position = (sorted.length - 1) * q;
+  const below = Math.floor(position);
+  const above = Math.min(sorted.length - 1, below + 1);
+  return sorted[below]! + (sorted[above]! - sorted[below]!) * (position - below);
+}
+
+/** Wilson score interval of `successes` out of `n` (as a fraction 0..1). */
+export function wilsonInterval(successes: number, n: number, z = z95): Estimate {
+  if (n === 0) return { value: Number.NaN, low: Number.NaN, high: Number.NaN, n };
+  const p = successes / n;
+  const denominator = 1 + (z * z) / n;
+  const centre = (p + (z * z) / (2 * n)) / denominator;
+  const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / denominator;
+  return { value: p, low: Math.max(0, centre - half), high: Math.min(1, centre + half), n };
+}
+
+export interface BootstrapOptions {
+  readonly resamples: number;
+  readonly seed: number;
+}
+
+function resampler(seed: number): (count: number) => number {
+  const generator = mersenne(seed);
+  return (count) => uniformInt(generator, 0, count - 1);
+}
+
+/**
+ * `statistic` over all clusters, with a 95 % percentile interval from resampling the clusters.
+ * Resamples whose statistic is not finite (e.g. a mean over no values) are left out.
+ */
+export function bootstrap<T>(clusters: readonly T[], statistic: (sample: readonly T[]) => number, options: BootstrapOptions): Estimate {
+  const value = statistic(clusters);
+  if (clusters.length === 0 || !Number.isFinite(value)) return { value, low: Number.NaN, high: Number.NaN, n: clusters.length };
+  const pick = resampler(options.seed);
+  const stats: number[] = [];
+  const sample: T[] = new Array(clusters.length);
+  for (let r = 0; r < options.resamples; r++) {
+    for (let i = 0; i < clusters.length; i++) sample[i] = clusters[pick(clusters.length)]!;
+    const s = statistic(sample);
+    if (Number.isFinite(s)) stats.push(s);
+  }
+  stats.sort((a, b) => a - b);
+  return { value, low: quantileSorted(stats, 0.025), high: quantileSorted(stats, 0.975), n: clusters.length };
+}
+
+/**
+ * A statistic comparing two independent groups (e.g. the relative improvement 1 - a/b), each
+ * resampled by its clusters.
+ */
+export function bootstrapComparison<T>(a: readonly T[], b: readonly T[], statistic: (sampleA: readonly T[], sampleB: readonly T[]) => number, options: BootstrapOptions): Estimate {
+  const value = statistic(a, b);
+  const n = Math.min(a.length, b.length);
+  if (n === 0 || !Number.isFinite(value)) return { value, low: Number.NaN, high: Number.NaN, n };
+  const pick = resampler(options.seed);
+  const stats: number[] = [];
+  const sampleA: T[] = new Array(a.length);
+  const sampleB: T[] = new Array(b.length);
+  for (let r = 0; r < options.resamples; r++) {
+    for (let i = 0; i < a.length; i++) sampleA[i] = a[pick(a.length)]!;
+    for (let i = 0; i < b.length; i++) sampleB[i] = b[pick(b.length)]!;
+    const s = statistic(sampleA, sampleB);
+    if (Number.isFinite(s)) stats.push(s);
+  }
+  stats.sort((x, y) => x - y);
+  return { value, low: quantileSorted(stats, 0.025), high: quantileSorted(stats, 0.975), n };
+}
+
+/** Whether two estimates' intervals overlap (the A/A check: identical groups should). */
+export function intervalsOverlap(a: Estimate, b: Estimate): boolean {
+  if ([a.low, a.high, b.low, b.high].some((v) => Number.isNaN(v))) return a.value === b.value || (Number.isNaN(a.value) && Number.isNaN(b.value));
+  return a.low <= b.high && b.low <= a.high;
+}
+
+/** Points of an empirical CDF (value, fraction <= value), at most `maxPoints` (evenly spaced in rank). */
+export function ecdfPoints(values: readonly number[], maxPoints = 200): { value: number; fraction: number }[] {
+  const sorted = [...values].filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return [];
+  const step = Math.max(1, Math.ceil(sorted.length / maxPoints));
+  const points: { value: number; fraction: number }[] = [];
+  for (let i = step - 1; i < sorted.length; i += step) points.push({ value: sorted[i]!, fraction: (i + 1) / sorted.length });
+  if (points[points.length - 1]!.fraction < 1) points.push({ value: sorted[sorted.length - 1]!, fraction: 1 });
+  return points;
+}
+
+/** "value [low, high]", "value" without an interval, "-" without a value. */
+export function formatEstimate(e: Estimate, digits = 2): string {
+  if (!Number.isFinite(e.value)) return '-';
+  if (!Number.isFinite(e.low)) return e.value.toFixed(digits);
+  return `${e.value.toFixed(digits)} [${e.low.toFixed(digits)}, ${e.high.toFixed(digits)}]`;
+}

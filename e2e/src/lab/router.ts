@@ -1,0 +1,96 @@
+/**
+ * The lab's router outside the lab: the same LinkBackends and link specifications applied to two
+ * interfaces of the namespace this process runs in (the compose stack's router container, or the
+ * lab's router namespace when a test runs the container's entrypoint there). `trickle router`.
+ * Traces are replayed in-process (the downlink rate follows the trace, looping).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { traceAt } from '@trickle/player-sim';
+import { E2eError } from '../errors.js';
+import { linkBackends } from './backends.js';
+import type { LinkBackend, LinkBackendName, RouterPorts } from './link-backend.js';
+import type { LinkSpec } from './link-spec.js';
+import { netemAvailableHere } from './netem-backend.js';
+import { inNs, run } from './shell.js';
+
+export interface RouterOptions {
+  readonly originSide: string;
+  readonly accessSide: string;
+  readonly forwarding: 'bridge' | 'routed';
+  readonly spec: LinkSpec;
+  /** `auto`: netem where this kernel has it, else the delay line (bridge forwarding only). */
+  readonly backend?: 'auto' | LinkBackendName;
+  readonly stateDir: string;
+}
+
+export interface RunningRouter {
+  readonly backend: LinkBackendName;
+  readonly ports: RouterPorts;
+  /** Stops the trace replay and the delay line, and removes the qdiscs (and the bridge) it set. */
+  stop(): Promise<void>;
+}
+
+function chooseBackend(options: RouterOptions): LinkBackendName {
+  const requested = options.backend ?? 'auto';
+  const netem = requested === 'delayline' ? { available: false } : netemAvailableHere();
+  if (requested === 'netem' && !netem.available) throw new E2eError('E2E_ERR_LAB', `the netem backend is not available here (${netem.reason ?? 'unknown'}); on a Docker host load sch_netem (modprobe sch_netem)`);
+  if (netem.available) return 'netem';
+  if (options.forwarding === 'routed') throw new E2eError('E2E_ERR_LAB', `routed forwarding needs netem, which this kernel lacks (${netem.reason ?? 'delay line requested'})`);
+  return 'delayline';
+}
+
+function checkInterface(name: string): void {
+  if (!/^[A-Za-z0-9_.@-]{1,15}$/.test(name) || !run(['ip', 'link', 'show', name], { allowFailure: true }).ok) throw new E2eError('E2E_ERR_LAB', `no network interface "${name}" here`);
+}
+
+export async function startRouter(options: RouterOptions): Promise<RunningRouter> {
+  checkInterface(options.originSide);
+  checkInterface(options.accessSide);
+  if (options.originSide === options.accessSide) throw new E2eError('E2E_ERR_LAB', 'the origin side and the access side must be two interfaces');
+  const backendName = chooseBackend(options);
+  const backend: LinkBackend = linkBackends[backendName]();
+  const ports: RouterPorts = { routerNs: null, forwarding: options.forwarding, originSide: options.originSide, accessSide: options.accessSide, stateDir: options.stateDir };
+  await mkdir(options.stateDir, { recursive: true });
+  // Offloads off, as in the lab: shaped and forwarded frames must be MTU-sized with complete checksums.
+  for (const dev of [ports.originSide, ports.accessSide]) run(['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
+  const pids = await backend.apply(ports, options.spec);
+  await writeFile(`${options.stateDir}/state.json`, JSON.stringify({ pids: { ...(pids[0] === undefined ? {} : { delayline: pids[0] }) } }));
+  let replaying = true;
+  let replayTimer: NodeJS.Timeout | undefined;
+  const trace = options.spec.trace;
+  if (trace !== undefined) {
+    const startedMs = Date.now();
+    let lastRate = Number.NaN;
+    const step = () => {
+      if (!replaying) return;
+      const elapsedMs = Date.now() - startedMs;
+      const point = traceAt(trace, elapsedMs);
+      if (point.rateBps !== lastRate) {
+        // A TBF cannot run at 0: a gap is a trickle of 8 kbit/s, as in the lab.
+        backend.setRate(ports, 'down', { ...options.spec.down, rateBps: Math.max(8_000, point.rateBps) });
+        lastRate = point.rateBps;
+      }
+      const inPass = elapsedMs % trace.durationMs;
+      const next = trace.points.find((p) => p.atMs > inPass)?.atMs ?? trace.durationMs;
+      replayTimer = setTimeout(step, Math.max(1, next - inPass));
+    };
+    step();
+  }
+  return {
+    backend: backendName,
+    ports,
+    async stop() {
+      replaying = false;
+      if (replayTimer !== undefined) clearTimeout(replayTimer);
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      }
+      for (const dev of [ports.originSide, ports.accessSide]) inNs(null, ['tc', 'qdisc', 'del', 'dev', dev, 'root'], { allowFailure: true });
+      if (options.forwarding === 'bridge' && backendName === 'netem') inNs(null, ['ip', 'link', 'del', 'br0'], { allowFailure: true });
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/** Hand-computed answers for the report's statistics. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { bootstrap, bootstrapComparison, ecdfPoints, intervalsOverlap, mean, median, quantileSorted, wilsonInterval } from '../../src/experiment/statistics.js';
+
+const close = (actual: number, expected: number, tolerance = 1e-4) => assert.ok(Math.abs(actual - expected) <= tolerance, `${actual} is not ${expected}`);
+
+describe('experiment statistics', () => {
+  it('mean, median and interpolated quantiles', () => {
+    assert.equal(mean([1, 2, 6]), 3);
+    assert.ok(Number.isNaN(mean([])));
+    assert.equal(median([5, 1, 3]), 3);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+    assert.equal(quantileSorted([10, 20, 30, 40, 50], 0.25), 20);
+    assert.equal(quantileSorted([10, 20], 0.975), 19.75);
+  });
+
+  it('Wilson score interval: 5 of 20 is 25 % in [11.19 %, 46.87 %]; 0 of 10 still has an upper bound', () => {
+    const e = wilsonInterval(5, 20);
+    assert.equal(e.value, 0.25);
+    close(e.low, 0.11186);
+    close(e.high, 0.46870);
+    const none = wilsonInterval(0, 10);
+    assert.equal(none.low, 0);
+    close(none.high, 0.27753);
+    assert.ok(Number.isNaN(wilsonInterval(0, 0).value));
+  });
+
+  it('a cluster bootstrap: identical clusters give a point interval; it is seeded; clusters move together', () => {
+    const meanOfClusters = (sample: readonly (readonly number[])[]) => mean(sample.flat());
+    const same = bootstrap([[2, 2], [2], [2, 2, 2]], meanOfClusters, { resamples: 200, seed: 7 });
+    assert.deepEqual(same, { value: 2, low: 2, high: 2, n: 3 });
+    const clusters = [[1, 1, 1, 1], [3], [2, 2], [4, 4, 4], [0]];
+    const a = bootstrap(clusters, meanOfClusters, { resamples: 500, seed: 3 });
+    assert.deepEqual(bootstrap(clusters, meanOfClusters, { resamples: 500, seed: 3 }), a, 'same seed, same interval');
+    close(a.value, 23 / 11);
+    assert.ok(a.low < a.value && a.value < a.high && a.low >= 0 && a.high <= 4);
+    assert.equal(a.n, 5, 'n counts clusters, not values');
+    // A statistic that is NaN on the data gives no interval.
+    assert.ok(Number.isNaN(bootstrap<number>([], (s) => mean(s), { resamples: 10, seed: 1 }).low));
+  });
+
+  it('compares two groups: the improvement of 1 over 4 is 75 %, exactly when both are constant', () => {
+    const improvement = bootstrapComparison([1, 1, 1], [4, 4], (a, b) => (1 - mean(a) / mean(b)) * 100, { resamples: 100, seed: 1 });
+    assert.deepEqual(improvement, { value: 75, low: 75, high: 75, n: 2 });
+  });
+
+  it('overlapping intervals, and CDF points', () => {
+    assert.equal(intervalsOverlap({ value: 1, low: 0.5, high: 1.5, n: 9 }, { value: 2, low: 1.4, high: 3, n: 9 }), true);
+    assert.equal(intervalsOverlap({ value: 1, low: 0.5, high: 1.5, n: 9 }, { value: 2, low: 1.6, high: 3, n: 9 }), false);
+    assert.deepEqual(ecdfPoints([3, 1, 2, 4]), [
+      { value: 1, fraction: 0.25 },
+      { value: 2, fraction: 0.5 },
+      { value: 3, fraction: 0.75 },
+      { value: 4, fraction: 1 },
+    ]);
+    assert.deepEqual(ecdfPoints([5, 1, 4, 2, 3], 2), [
+      { value: 3, fraction: 0.6 },
+      { value: 5, fraction: 1 },
+    ]);
+  });
+});
