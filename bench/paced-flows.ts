@@ -5,25 +5,26 @@
  * seconds from /proc/<pid>/stat over the measurement window, bytes counted by the client).
  * The asset is an ffmpeg-made 0.8 Mbit/s progressive MP4 whose per-block rate x 1.25 is about
  * 1 Mbit/s; every flow is throttled from its first byte (startup 0 s).
- * `npm run bench:paced [-- --flows 500,1000 --seconds 20]`; writes bench/results/paced-flows.md.
+ * `npx trickle bench pacing [--flows 500,1000 --seconds 20]` or `npm run bench:paced`; writes bench/results/paced-flows.md.
  *
  * On loopback (MSS 64 kB, RTT ~50 us) trickle's clamp is always under its 10-packet floor, so
  * its writes are throttled at R with the clamp at the floor (Algorithm 1's floor branch): the
  * table measures that path's cost, including the BPF program on every ACK.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import { request, Agent } from 'node:http';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { writeResults } from './results-file.js';
-import { freePort, startTrickleServer, waitReady } from './trickle-server.js';
+import { runIfMain } from './entry.js';
+import { cpuSeconds, requireNginx, startNginx } from './nginx-server.js';
+import { startTrickleServer } from './trickle-server.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const mediaRoot = join(root, '.cache', 'bench-media');
 const asset = join(mediaRoot, 'flat');
 const file = join(asset, 'progressive.mp4');
-const clockTicks = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim()) || 100;
 
 function makeMedia(): void {
   if (existsSync(file)) return;
@@ -31,12 +32,6 @@ function makeMedia(): void {
   process.stderr.write('bench media: 120 s progressive MP4 at 0.8 Mbit/s with ffmpeg (once; cached in .cache/bench-media)\n');
   const result = spawnSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-t', '120', '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '800k', '-maxrate', '800k', '-bufsize', '1600k', '-g', '50', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file], { stdio: 'inherit' });
   if (result.status !== 0) throw new Error('ffmpeg failed to make the bench media');
-}
-
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the command name.
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
 }
 
 interface Measured {
@@ -91,50 +86,29 @@ async function withTrickle<T>(policy: string, run: (url: string, pid: number) =>
 }
 
 async function withNginx<T>(run: (url: string, pid: number) => Promise<T>): Promise<T> {
-  const port = await freePort();
-  const prefix = join(root, '.cache', 'bench-nginx');
-  mkdirSync(join(prefix, 'logs'), { recursive: true });
-  const rateBytesPerSec = 125_000;
-  writeFileSync(
-    join(prefix, 'nginx.conf'),
-    [
-      'worker_processes 1;',
-      'daemon off;',
-      'master_process off;',
-      `pid ${join(prefix, 'nginx.pid')};`,
-      'error_log stderr error;',
-      'events { worker_connections 4096; }',
-      'http {',
-      '  access_log off;',
-      '  sendfile on;',
-      '  tcp_nopush on;',
-      `  server { listen 127.0.0.1:${port}; root ${mediaRoot}; location / { limit_rate ${rateBytesPerSec}; } }`,
-      '}',
-      '',
-    ].join('\n'),
-  );
-  // master_process off: the one process is the worker, so its CPU is the server's.
-  const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const nginx = await startNginx('paced', {
+    httpDirectives: ['sendfile on;', 'tcp_nopush on;'],
+    serverDirectives: [`root ${mediaRoot};`, 'location / { limit_rate 125000; }'],
+    readyPath: '/flat/progressive.mp4',
+  });
   try {
-    await waitReady(`http://127.0.0.1:${port}/flat/progressive.mp4`, child);
-    return await run(`http://127.0.0.1:${port}/flat/progressive.mp4`, child.pid!);
+    return await run(`${nginx.url}/flat/progressive.mp4`, nginx.pid);
   } finally {
-    child.kill('SIGQUIT');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await nginx.stop();
   }
 }
 
-async function main(): Promise<void> {
-  const options = new Command()
+export async function main(argv: readonly string[]): Promise<void> {
+  const options = new Command('trickle bench pacing')
     .option('--flows <list>', 'concurrent flows per run, comma-separated', '500,1000')
     .option('--seconds <n>', 'measurement window per run', '20')
     .option('--policies <list>', 'trickle policies to run', 'app-pacing,app-pacing-16k,trickle,pacing')
-    .parse()
+    .parse(['node', 'bench', ...argv])
     .opts<{ flows: string; seconds: string; policies: string }>();
   const flowCounts = options.flows.split(',').map(Number);
   const seconds = Number(options.seconds);
   const policies = options.policies.split(',');
-  if (spawnSync('nginx', ['-v']).status !== 0) throw new Error('nginx not found: `apt-get install nginx` (the anchor of this benchmark)');
+  requireNginx();
   makeMedia();
   const rows: string[] = [];
   const servers = [...policies.map((policy) => ({ name: `trickle ${policy}`, run: <T>(f: (url: string, pid: number) => Promise<T>) => withTrickle(policy, f) })), { name: 'nginx limit_rate 1 Mbit/s', run: <T>(f: (url: string, pid: number) => Promise<T>) => withNginx(f) }];
@@ -167,4 +141,4 @@ async function main(): Promise<void> {
   ]);
 }
 
-await main();
+await runIfMain(import.meta.url, main);

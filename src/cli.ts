@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, policyNames, startOrigin } from '@trickle/origin';
+import { registerBenchCommands } from './bench-command.js';
 import { registerE2eCommands } from './e2e-command.js';
 import { registerExperimentCommands } from './experiment-command.js';
 import { registerLabCommands } from './lab-command.js';
@@ -135,6 +136,7 @@ export function buildProgram(): Command {
   registerSimCommands(program);
   registerE2eCommands(program);
   registerExperimentCommands(program);
+  registerBenchCommands(program);
   return program;
 }
 

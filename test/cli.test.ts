@@ -29,7 +29,16 @@ describe('trickle CLI', () => {
   it('lists its commands', () => {
     const { status, stdout } = trickle(['--help']);
     assert.equal(status, 0);
-    for (const command of ['media', 'package', 'serve']) assert.match(stdout, new RegExp(`\\b${command}\\b`));
+    for (const command of ['media', 'package', 'serve', 'native', 'lab', 'router', 'sim', 'e2e', 'experiment', 'bench', 'traces']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
+  });
+
+  it('says which benchmark or experiment file it does not know', () => {
+    const bench = trickle(['bench', 'nothing']);
+    assert.notEqual(bench.status, 0);
+    assert.match(bench.stderr, /Allowed choices are origin, pacing, soak/);
+    const experiment = trickle(['experiment', '/nonexistent.yaml', '--out', '/tmp/x']);
+    assert.notEqual(experiment.status, 0);
+    assert.match(experiment.stderr, /cannot read \/nonexistent.yaml.*E2E_ERR_EXPERIMENT_CONFIG/);
   });
 
   it('tells how to create the demo when serve finds none', async () => {

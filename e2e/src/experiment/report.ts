@@ -176,8 +176,9 @@ function profileSections(profile: ExperimentResults['profiles'][number], baselin
         height: 170,
         mark: { type: 'point', filled: true, size: 6 },
         encoding: {
-          x: { field: 'timeSec', type: 'quantitative', title: 'time (s)' },
-          y: { field: 'offsetMB', type: 'quantitative', title: 'sequence (MB)' },
+          // Not from zero: a zoom's window starts seconds into the transfer.
+          x: { field: 'timeSec', type: 'quantitative', title: 'time (s)', scale: { zero: false } },
+          y: { field: 'offsetMB', type: 'quantitative', title: 'sequence (MB)', scale: { zero: false } },
           color: { field: 'kind', type: 'nominal', scale: { domain: ['data', 'retransmission'], range: ['#1f77b4', '#d62728'] }, title: null },
           size: { condition: { test: "datum.kind === 'retransmission'", value: 30 }, value: 6 },
         },

@@ -10,6 +10,8 @@ export class BpfClampBackend implements ClampBackend {
   readonly backend = 'bpf';
   readonly fallbackReason = undefined;
   private errors = 0;
+  /** The cookie of every socket given an entry: a socket the client closed has no fd left to ask. */
+  private readonly cookies = new WeakMap<object, bigint>();
 
   constructor(private readonly native: NativeBinding) {}
 
@@ -29,15 +31,24 @@ export class BpfClampBackend implements ClampBackend {
   setInitialWindow(socket: SocketLike, packets: number): void {
     socketFd(socket);
     try {
-      this.native.bpfSetInitialWindow(socketCookie(socket), checkPackets(packets));
+      this.native.bpfSetInitialWindow(this.cookieOf(socket), checkPackets(packets));
     } catch (error) {
       this.errors++;
       throw error;
     }
   }
 
+  /**
+   * Deletes the socket's entry, also after the socket closed: the program removes entries when it
+   * sees a socket close, but an entry written after the peer had already reset the connection
+   * would otherwise stay.
+   */
   forget(socket: SocketLike): void {
-    this.native.bpfDeleteTarget(socketCookie(socket));
+    // A bare fd is asked directly (it must still be open); a socket object by what was remembered.
+    const cookie = typeof socket === 'number' ? socketCookie(socket) : this.cookies.get(socket);
+    if (cookie === undefined) return;
+    if (typeof socket !== 'number') this.cookies.delete(socket);
+    this.native.bpfDeleteTarget(cookie);
   }
 
   state(socket: SocketLike): ClampSocketState | undefined {
@@ -60,10 +71,17 @@ export class BpfClampBackend implements ClampBackend {
     this.native.bpfClose();
   }
 
+  private cookieOf(socket: SocketLike): bigint {
+    if (typeof socket === 'number') return socketCookie(socket);
+    let cookie = this.cookies.get(socket);
+    if (cookie === undefined) this.cookies.set(socket, (cookie = socketCookie(socket)));
+    return cookie;
+  }
+
   private write(socket: SocketLike, mode: number, rateBytesPerSec: number, gain: number, minPackets: number, fixedPackets: number): void {
     socketFd(socket);
     try {
-      this.native.bpfSetTarget(socketCookie(socket), mode, Math.round(rateBytesPerSec), Math.round(gain * 1000), minPackets, fixedPackets);
+      this.native.bpfSetTarget(this.cookieOf(socket), mode, Math.round(rateBytesPerSec), Math.round(gain * 1000), minPackets, fixedPackets);
     } catch (error) {
       this.errors++;
       throw error;

@@ -70,7 +70,10 @@ export interface ClampBackend {
    * Only the bpf backend can: the others throw NATIVE_ERR_UNSUPPORTED.
    */
   setInitialWindow(socket: SocketLike, packets: number): void;
-  /** Forget a socket entirely (its clamp stays as last applied until the socket closes). */
+  /**
+   * Forget a socket entirely (its clamp stays as last applied until the socket closes). Safe on a
+   * socket that has closed, and how the backend's own state for it is dropped then.
+   */
   forget(socket: SocketLike): void;
   state(socket: SocketLike): ClampSocketState | undefined;
   stats(): ClampStats;

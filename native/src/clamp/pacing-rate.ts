@@ -9,7 +9,8 @@ import { checkClampRate, checkPackets, type ClampBackend, type ClampRate, type C
 
 export class PacingRateClampBackend implements ClampBackend {
   readonly backend = 'pacing-rate';
-  private readonly paced = new Set<number>();
+  /** Sockets with a pacing rate set (held until released or forgotten: a closed socket has no fd to key by). */
+  private readonly paced = new Set<SocketLike>();
   private updates = 0;
   private errors = 0;
 
@@ -39,7 +40,7 @@ export class PacingRateClampBackend implements ClampBackend {
   }
 
   forget(socket: SocketLike): void {
-    this.paced.delete(socketFd(socket));
+    this.paced.delete(socket);
   }
 
   state(socket: SocketLike): ClampSocketState | undefined {
@@ -63,7 +64,7 @@ export class PacingRateClampBackend implements ClampBackend {
       throw error;
     }
     this.updates++;
-    if (bytesPerSecond === null) this.paced.delete(fd);
-    else this.paced.add(fd);
+    if (bytesPerSecond === null) this.paced.delete(socket);
+    else this.paced.add(socket);
   }
 }

@@ -125,7 +125,7 @@ export class DeliveryEngine {
       ended = true;
       this.activeResponses--;
       if (policy.paced) this.options.metrics.flowEnded(policy.name, groupLabel);
-      // A closed socket took its options and its map entry with it.
+      // A closed socket took its options with it (and its clamp entry goes at the socket's 'close').
       if (!socket.destroyed) delivery.end();
     };
 
@@ -184,12 +184,18 @@ export class DeliveryEngine {
         finalize(true, end, drained);
       });
     });
-    raw.once('close', () => {
+    const onClose = () => {
       if (raw.writableFinished) return;
       endResponse();
       const end = socket.destroyed ? (lastReading ?? { atMs: performance.now(), info: undefined }) : { atMs: performance.now(), info: readTcpInfo() };
       finalize(false, end, false);
-    });
+    };
+    // The client may have gone while the file was being read: its 'close' has already been emitted.
+    if (socket.destroyed || raw.destroyed) {
+      onClose();
+      return true;
+    }
+    raw.once('close', onClose);
 
     if (!policy.paced && file.body !== undefined) {
       startupBytes = range.end - range.start + 1;
@@ -296,7 +302,12 @@ export class DeliveryEngine {
     this.connections.set(socket, state);
     // A client that got everything closes: its FIN arrives after its last ACKs, and the fd is still open at 'end'.
     socket.once('end', () => created.settlePrevious?.());
-    socket.once('close', () => created.settlePrevious?.());
+    socket.once('close', () => {
+      created.settlePrevious?.();
+      // Whatever a response wrote for this socket last (a release keeps a finite clamp) goes with it:
+      // the program deletes entries at close, but not one written after the kernel had closed the socket.
+      this.forgetClamp(socket);
+    });
     return state;
   }
 
@@ -354,6 +365,14 @@ export class DeliveryEngine {
     } catch (error) {
       this.socketError('tcpInfo', error);
       return undefined;
+    }
+  }
+
+  private forgetClamp(socket: Socket): void {
+    try {
+      this.options.control.clamp.forget(socket);
+    } catch (error) {
+      this.socketError('clamp.forget', error);
     }
   }
 

@@ -1,0 +1,69 @@
+/**
+ * Debian nginx as the benchmarks' anchor: one process (master_process off, one worker, so its CPU
+ * is the server's), a generated config under .cache/bench-nginx/<name>, stopped with SIGQUIT.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort, waitReady } from './trickle-server.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const clockTicks = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim()) || 100;
+
+/** User + system CPU seconds a process has used (from /proc/<pid>/stat). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the command name.
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
+export function requireNginx(): void {
+  if (spawnSync('nginx', ['-v']).status !== 0) throw new Error('nginx not found: `apt-get install nginx` (the anchor of this benchmark)');
+}
+
+export interface NginxServer {
+  readonly url: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts nginx on a free loopback port with `serverDirectives` inside its `server {}` block (plus
+ * `http {}` directives), and waits until `readyPath` answers.
+ */
+export async function startNginx(name: string, options: { httpDirectives: readonly string[]; serverDirectives: readonly string[]; readyPath: string }): Promise<NginxServer> {
+  const port = await freePort();
+  const prefix = join(root, '.cache', 'bench-nginx', name);
+  mkdirSync(join(prefix, 'logs'), { recursive: true });
+  writeFileSync(
+    join(prefix, 'nginx.conf'),
+    [
+      'worker_processes 1;',
+      'daemon off;',
+      'master_process off;',
+      `pid ${join(prefix, 'nginx.pid')};`,
+      'error_log stderr error;',
+      'events { worker_connections 4096; }',
+      'http {',
+      '  access_log off;',
+      ...options.httpDirectives.map((line) => `  ${line}`),
+      `  server { listen 127.0.0.1:${port}; ${options.serverDirectives.join(' ')} }`,
+      '}',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    child.kill('SIGQUIT');
+    await new Promise((resolve) => child.once('exit', resolve));
+  };
+  try {
+    await waitReady(`${url}${options.readyPath}`, child);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, pid: child.pid!, stop };
+}

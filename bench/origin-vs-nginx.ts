@@ -1,0 +1,147 @@
+/**
+ * Serving speed, the origin against Debian nginx on the same media, side by side in one run:
+ * wrk (Debian) on loopback for a manifest (small, dynamic for the origin: the MPD is rendered from
+ * the index), 2 s segments of the top rung (~700 kB) and random 64 kB ranges of the progressive MP4.
+ * Both servers are one process (nginx: master_process off, one worker, sendfile on, tcp_nopush
+ * off; the origin: `trickle serve --policy bulk`, which serves from its memory cache); the client
+ * is wrk with 2 threads and 64 connections. Figures: requests/s, Gbit/s, p99 latency, server CPU,
+ * and the origin / nginx ratio against the goals (manifests >= 0.5x, segments >= 1.0x, ranges >= 0.5x).
+ * `npx trickle bench origin [--seconds 10] [--connections 64]` or `npm run bench:origin`;
+ * writes bench/results/origin-vs-nginx.md. Needs media/demo and `apt-get install nginx wrk`.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Command } from 'commander';
+import { runIfMain } from './entry.js';
+import { cpuSeconds, requireNginx, startNginx } from './nginx-server.js';
+import { writeResults } from './results-file.js';
+import { startTrickleServer } from './trickle-server.js';
+
+const root = join(import.meta.dirname, '..', '..');
+
+interface Workload {
+  readonly name: string;
+  readonly path: string;
+  /** wrk Lua script (random ranges), if any. */
+  readonly script?: string;
+  readonly goalRatio: number;
+}
+
+interface WrkResult {
+  readonly requestsPerSec: number;
+  readonly bitsPerSec: number;
+  readonly p99Ms: number;
+  readonly non2xx: number;
+  readonly cpuPercent: number;
+}
+
+function parseWrkDuration(text: string): number {
+  const match = /^([\d.]+)(us|ms|s|m)$/.exec(text.trim());
+  if (match === null) return Number.NaN;
+  return Number(match[1]) * { us: 0.001, ms: 1, s: 1000, m: 60_000 }[match[2] as 'us' | 'ms' | 's' | 'm'];
+}
+
+function parseWrkBytes(text: string): number {
+  const match = /^([\d.]+)([KMGT]?B)$/.exec(text.trim());
+  if (match === null) return Number.NaN;
+  return Number(match[1]) * { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 }[match[2] as 'B' | 'KB' | 'MB' | 'GB' | 'TB'];
+}
+
+/** Runs wrk against `url` while measuring the server process's CPU. */
+function runWrk(url: string, pid: number, options: { seconds: number; connections: number; script?: string | undefined }): WrkResult {
+  const args = ['-t2', `-c${options.connections}`, `-d${options.seconds}s`, '--latency', ...(options.script === undefined ? [] : ['-s', options.script]), url];
+  const cpuStart = cpuSeconds(pid);
+  const startMs = performance.now();
+  const result = spawnSync('wrk', args, { encoding: 'utf8' });
+  const elapsedSec = (performance.now() - startMs) / 1000;
+  const cpu = cpuSeconds(pid) - cpuStart;
+  if (result.status !== 0) throw new Error(`wrk failed: ${result.stderr || result.error?.message}`);
+  const out = result.stdout;
+  const requestsPerSec = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
+  const transfer = parseWrkBytes(/Transfer\/sec:\s+(\S+)/.exec(out)?.[1] ?? '');
+  const p99Ms = parseWrkDuration(/^\s+99%\s+(\S+)$/m.exec(out)?.[1] ?? '');
+  const non2xx = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(out)?.[1] ?? 0);
+  return { requestsPerSec, bitsPerSec: transfer * 8, p99Ms, non2xx, cpuPercent: (cpu / elapsedSec) * 100 };
+}
+
+/** A wrk script asking for a random 64 kB range of a file of `sizeBytes` each request. */
+function rangeScript(sizeBytes: number): string {
+  const dir = join(root, '.cache', 'bench-wrk');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, 'ranges.lua');
+  writeFileSync(
+    path,
+    [
+      'math.randomseed(1)',
+      'request = function()',
+      `  local start = math.random(0, ${sizeBytes - 65536})`,
+      '  wrk.headers["Range"] = "bytes=" .. start .. "-" .. (start + 65535)',
+      '  return wrk.format(nil)',
+      'end',
+      '',
+    ].join('\n'),
+  );
+  return path;
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  const options = new Command('trickle bench origin')
+    .option('--seconds <n>', 'wrk duration per workload and server', '10')
+    .option('--connections <n>', 'wrk connections', '64')
+    .option('--media <dir>', 'media directory with the demo asset', 'media')
+    .parse(['node', 'bench', ...argv])
+    .opts<{ seconds: string; connections: string; media: string }>();
+  const media = resolve(options.media);
+  const asset = join(media, 'demo');
+  if (!existsSync(join(asset, 'manifest.mpd'))) throw new Error(`no demo asset in ${media}: run \`npx trickle media demo\` first`);
+  if (spawnSync('wrk', ['--version']).error !== undefined) throw new Error('wrk not found: `apt-get install wrk`');
+  requireNginx();
+  const seconds = Number(options.seconds);
+  const connections = Number(options.connections);
+  const progressiveSize = statSync(join(asset, 'progressive.mp4')).size;
+  const workloads: Workload[] = [
+    { name: 'manifest (MPD)', path: '/media/demo/manifest.mpd', goalRatio: 0.5 },
+    { name: `segment (${Math.round(statSync(join(asset, 'chunk-3-00010.m4s')).size / 1000)} kB)`, path: '/media/demo/chunk-3-00010.m4s', goalRatio: 1.0 },
+    { name: '64 kB range of the MP4', path: '/media/demo/progressive.mp4', script: rangeScript(progressiveSize), goalRatio: 0.5 },
+  ];
+  const results: { workload: Workload; origin: WrkResult; nginx: WrkResult }[] = [];
+  const origin = await startTrickleServer(['--media', media, '--policy', 'bulk']);
+  const nginx = await startNginx('serving', {
+    httpDirectives: ['sendfile on;', 'tcp_nopush off;', 'types { application/dash+xml mpd; video/iso.segment m4s; video/mp4 mp4; }'],
+    serverDirectives: [`location /media/ { alias ${media}/; }`],
+    readyPath: '/media/demo/manifest.mpd',
+  });
+  try {
+    let step = 0;
+    for (const workload of workloads) {
+      const measured: Partial<Record<'origin' | 'nginx', WrkResult>> = {};
+      for (const [name, server] of [['origin', { url: origin.url, pid: origin.child.pid! }], ['nginx', nginx]] as const) {
+        process.stderr.write(`[${++step}/${workloads.length * 2}] ${name}: ${workload.name}, ${seconds} s, ${connections} connections ...\n`);
+        // A short warm-up fills caches and JIT before the measured run.
+        runWrk(`${server.url}${workload.path}`, server.pid, { seconds: 2, connections, script: workload.script });
+        measured[name] = runWrk(`${server.url}${workload.path}`, server.pid, { seconds, connections, script: workload.script });
+        const m = measured[name];
+        process.stderr.write(`  ${m.requestsPerSec.toFixed(0)} req/s, ${(m.bitsPerSec / 1e9).toFixed(2)} Gbit/s, p99 ${m.p99Ms.toFixed(2)} ms, CPU ${m.cpuPercent.toFixed(0)} %${m.non2xx > 0 ? `, ${m.non2xx} non-2xx` : ''}\n`);
+      }
+      results.push({ workload, origin: measured.origin!, nginx: measured.nginx! });
+    }
+  } finally {
+    await origin.stop();
+    await nginx.stop();
+  }
+  const rows = results.map(({ workload, origin: o, nginx: n }) => {
+    const ratio = o.requestsPerSec / n.requestsPerSec;
+    return `| ${workload.name} | ${o.requestsPerSec.toFixed(0)} | ${n.requestsPerSec.toFixed(0)} | ${(o.bitsPerSec / 1e9).toFixed(2)} | ${(n.bitsPerSec / 1e9).toFixed(2)} | ${o.p99Ms.toFixed(2)} | ${n.p99Ms.toFixed(2)} | ${o.cpuPercent.toFixed(0)} % | ${n.cpuPercent.toFixed(0)} % | ${ratio.toFixed(2)} | >= ${workload.goalRatio.toFixed(1)} | ${ratio >= workload.goalRatio ? 'yes' : 'no'} |`;
+  });
+  await writeResults('origin-vs-nginx.md', 'Serving speed: the origin against nginx', [
+    `Command: \`npx trickle bench origin --seconds ${seconds} --connections ${connections}\`. Loopback; wrk -t2 -c${connections} (Debian wrk 4.1), ${seconds} s per workload and server after a 2 s warm-up, servers side by side in one run. Origin: \`trickle serve --policy bulk\` (one Node process, files from its memory cache); nginx: one process (master_process off), sendfile on, tcp_nopush off, access log off. The media is media/demo; the range workload asks for a random 64 kB range of progressive.mp4 each request. CPU is the server process's, over the measured run (wrk shares the machine's 2 cores).`,
+    '',
+    '| workload | origin req/s | nginx req/s | origin Gbit/s | nginx Gbit/s | origin p99 ms | nginx p99 ms | origin CPU | nginx CPU | origin / nginx | goal | met |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+    ...rows,
+    '',
+  ]);
+}
+
+await runIfMain(import.meta.url, main);
