@@ -23,6 +23,8 @@ const root = join(import.meta.dirname, '..', '..');
 interface Workload {
   readonly name: string;
   readonly path: string;
+  /** The origin instance that serves it: with its defaults, or with the MP4 in its memory cache. */
+  readonly origin: 'defaults' | 'cached';
   /** wrk Lua script (random ranges), if any. */
   readonly script?: string;
   readonly goalRatio: number;
@@ -101,12 +103,14 @@ export async function main(argv: readonly string[]): Promise<void> {
   const connections = Number(options.connections);
   const progressiveSize = statSync(join(asset, 'progressive.mp4')).size;
   const workloads: Workload[] = [
-    { name: 'manifest (MPD)', path: '/media/demo/manifest.mpd', goalRatio: 0.5 },
-    { name: `segment (${Math.round(statSync(join(asset, 'chunk-3-00010.m4s')).size / 1000)} kB)`, path: '/media/demo/chunk-3-00010.m4s', goalRatio: 1.0 },
-    { name: '64 kB range of the MP4', path: '/media/demo/progressive.mp4', script: rangeScript(progressiveSize), goalRatio: 0.5 },
+    { name: 'manifest (MPD)', path: '/media/demo/manifest.mpd', origin: 'defaults', goalRatio: 0.5 },
+    { name: `segment (${Math.round(statSync(join(asset, 'chunk-3-00010.m4s')).size / 1000)} kB)`, path: '/media/demo/chunk-3-00010.m4s', origin: 'defaults', goalRatio: 1.0 },
+    { name: `64 kB range of the ${Math.round(progressiveSize / 1e6)} MB MP4 (read from disk: above cache.maxFileBytes)`, path: '/media/demo/progressive.mp4', origin: 'defaults', script: rangeScript(progressiveSize), goalRatio: 0.5 },
+    { name: '64 kB range of the MP4, the origin caching it (cache.maxFileBytes 64 MB)', path: '/media/demo/progressive.mp4', origin: 'cached', script: rangeScript(progressiveSize), goalRatio: 0.5 },
   ];
   const results: { workload: Workload; origin: WrkResult; nginx: WrkResult }[] = [];
   const origin = await startTrickleServer(['--media', media, '--policy', 'bulk']);
+  const cachingOrigin = await startTrickleServer(['--media', media, '--policy', 'bulk'], { TRICKLE_CACHE__MAX_FILE_BYTES: String(64 * 1024 * 1024) });
   const nginx = await startNginx('serving', {
     httpDirectives: ['sendfile on;', 'tcp_nopush off;', 'types { application/dash+xml mpd; video/iso.segment m4s; video/mp4 mp4; }'],
     serverDirectives: [`location /media/ { alias ${media}/; }`],
@@ -116,7 +120,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     let step = 0;
     for (const workload of workloads) {
       const measured: Partial<Record<'origin' | 'nginx', WrkResult>> = {};
-      for (const [name, server] of [['origin', { url: origin.url, pid: origin.child.pid! }], ['nginx', nginx]] as const) {
+      const ours = workload.origin === 'cached' ? cachingOrigin : origin;
+      for (const [name, server] of [['origin', { url: ours.url, pid: ours.child.pid! }], ['nginx', nginx]] as const) {
         process.stderr.write(`[${++step}/${workloads.length * 2}] ${name}: ${workload.name}, ${seconds} s, ${connections} connections ...\n`);
         // A short warm-up fills caches and JIT before the measured run.
         runWrk(`${server.url}${workload.path}`, server.pid, { seconds: 2, connections, script: workload.script });
@@ -128,6 +133,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
   } finally {
     await origin.stop();
+    await cachingOrigin.stop();
     await nginx.stop();
   }
   const rows = results.map(({ workload, origin: o, nginx: n }) => {
@@ -135,7 +141,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     return `| ${workload.name} | ${o.requestsPerSec.toFixed(0)} | ${n.requestsPerSec.toFixed(0)} | ${(o.bitsPerSec / 1e9).toFixed(2)} | ${(n.bitsPerSec / 1e9).toFixed(2)} | ${o.p99Ms.toFixed(2)} | ${n.p99Ms.toFixed(2)} | ${o.cpuPercent.toFixed(0)} % | ${n.cpuPercent.toFixed(0)} % | ${ratio.toFixed(2)} | >= ${workload.goalRatio.toFixed(1)} | ${ratio >= workload.goalRatio ? 'yes' : 'no'} |`;
   });
   await writeResults('origin-vs-nginx.md', 'Serving speed: the origin against nginx', [
-    `Command: \`npx trickle bench origin --seconds ${seconds} --connections ${connections}\`. Loopback; wrk -t2 -c${connections} (Debian wrk 4.1), ${seconds} s per workload and server after a 2 s warm-up, servers side by side in one run. Origin: \`trickle serve --policy bulk\` (one Node process, files from its memory cache); nginx: one process (master_process off), sendfile on, tcp_nopush off, access log off. The media is media/demo; the range workload asks for a random 64 kB range of progressive.mp4 each request. CPU is the server process's, over the measured run (wrk shares the machine's 2 cores).`,
+    `Command: \`npx trickle bench origin --seconds ${seconds} --connections ${connections}\`. Loopback; wrk -t2 -c${connections} (Debian wrk 4.1), ${seconds} s per workload and server after a 2 s warm-up, servers side by side in one run. Origin: \`trickle serve --policy bulk\` (one Node process, files from its memory cache); nginx: one process (master_process off), sendfile on, tcp_nopush off, access log off. The media is media/demo; the range workloads ask for a random 64 kB range of progressive.mp4 each request, once from an origin with its defaults (files above cache.maxFileBytes, 16 MB, are read from disk per range: a positional read through libuv's thread pool, then a copy into the socket) and once from one that caches the MP4 in memory. CPU is the server process's, over the measured run (wrk shares the machine's 2 cores).`,
     '',
     '| workload | origin req/s | nginx req/s | origin Gbit/s | nginx Gbit/s | origin p99 ms | nginx p99 ms | origin CPU | nginx CPU | origin / nginx | goal | met |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',

@@ -29,10 +29,10 @@ export interface TrickleServer {
   stop(): Promise<void>;
 }
 
-/** Starts `trickle serve` on a free loopback port with `args` and waits for /healthz. */
-export async function startTrickleServer(args: readonly string[]): Promise<TrickleServer> {
+/** Starts `trickle serve` on a free loopback port with `args` (and TRICKLE_* `env`) and waits for /healthz. */
+export async function startTrickleServer(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<TrickleServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(root, 'bin', 'trickle.js'), 'serve', '--port', String(port), '--log-level', 'warn', ...args], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [join(root, 'bin', 'trickle.js'), 'serve', '--port', String(port), '--log-level', 'warn', ...args], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } });
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (child.exitCode !== null) return;

@@ -282,11 +282,16 @@ export class MediaLibrary {
    * A failure is kept (and reported once through onIndexError) until the files change.
    */
   async indexState(name: string): Promise<IndexState | undefined> {
-    const asset = await this.getAsset(name);
-    if (asset === undefined) return undefined;
+    // Checked before the asset's directory is listed: every media request asks, and listing a
+    // directory of hundreds of segments each time was most of a 64 kB range's cost.
     const nowMs = this.now();
     const known = this.indexes.get(name);
     if (known !== undefined && nowMs - known.checkedAtMs < this.options.revalidateMs) return known.state;
+    const asset = await this.getAsset(name);
+    if (asset === undefined) {
+      this.indexes.delete(name);
+      return undefined;
+    }
     const fingerprint = await this.fingerprint(asset);
     if (known !== undefined && known.fingerprint === fingerprint) {
       known.checkedAtMs = nowMs;
