@@ -114,7 +114,8 @@ export interface SequencePoint {
 /**
  * A response's packets as a time-sequence graph: seconds and MB from its first packet; at most
  * `maxPoints` (every retransmission kept), plus every packet of a `zoomSec` window in the
- * throttling phase (a quarter into it, at most 5 s after it began), where bursts are visible.
+ * throttling phase (a quarter into it, at most 5 s after it began), where bursts are visible; the
+ * transfer's last `zoomSec` when that window is empty.
  */
 export function timeSequenceOf(packets: readonly DataPacket[], throttlingStartUs: number | null, options: { maxPoints?: number; zoomSec?: number } = {}): { throttlingStartSec: number | null; points: SequencePoint[]; zoom: SequencePoint[] } {
   if (packets.length === 0) return { throttlingStartSec: null, points: [], zoom: [] };
@@ -127,6 +128,9 @@ export function timeSequenceOf(packets: readonly DataPacket[], throttlingStartUs
   const lastSec = (packets[packets.length - 1]!.timeUs - firstUs) / 1e6;
   const zoomFromSec = (throttlingStartSec ?? 0) + Math.min(5, (lastSec - (throttlingStartSec ?? 0)) / 4);
   const zoomToSec = zoomFromSec + (options.zoomSec ?? 1.5);
-  const zoom = packets.map(point).filter((p) => p.timeSec >= zoomFromSec && p.timeSec < zoomToSec);
+  const all = packets.map(point);
+  let zoom = all.filter((p) => p.timeSec >= zoomFromSec && p.timeSec < zoomToSec);
+  // A window with nothing in it (the transfer went quiet there): its last packets instead.
+  if (zoom.length === 0) zoom = all.filter((p) => p.timeSec >= lastSec - (options.zoomSec ?? 1.5));
   return { throttlingStartSec, points, zoom };
 }

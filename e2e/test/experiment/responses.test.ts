@@ -58,5 +58,9 @@ describe('responses of a capture', () => {
     // Throttling from 2 s to 9.99 s: the zoom starts a quarter in (at most 5 s): 2 + 1.9975 s, for 1 s, every packet.
     assert.equal(graph.zoom.length, 100);
     assert.ok(Math.abs(graph.zoom[0]!.timeSec - 4) < 0.011);
+    // Throttling begins after the last packet (the bytes were already in flight): the zoom shows the end instead.
+    const late = timeSequenceOf(packets.slice(0, 50), 1_000_000 + 60_000_000, { zoomSec: 0.1 });
+    assert.equal(late.zoom.at(-1)!.timeSec, 0.49);
+    assert.ok(late.zoom.length >= 10 && late.zoom.every((p) => p.timeSec >= 0.385), `zoom: ${late.zoom.map((p) => p.timeSec).join(', ')}`);
   });
 });
