@@ -5,8 +5,7 @@
  * counted, not fatal. One JSON line every few seconds ({ sessions, errors, rebuffers }) and a last
  * one with `done: true`.
  */
-import { Agent } from 'undici';
-import { abrRules, defaultSessionSettings, HttpFetcher, loadContent, realClock, runSession } from '@trickle/player-sim';
+import { loadContent, playLiveSession, realClock } from '@trickle/player-sim';
 
 interface Plan {
   readonly manifestUrl: string;
@@ -26,18 +25,15 @@ async function player(index: number): Promise<void> {
   // Spread the starts over the first session's length, as viewers arrive.
   await realClock.sleep((index / plan.players) * Math.min(plan.sessionSeconds * 1000, plan.durationMs / 4));
   while (performance.now() < deadlineMs) {
-    const agent = new Agent({ connections: 1, keepAliveTimeout: 120_000 });
     const sessionSeconds = Math.min(plan.sessionSeconds, (deadlineMs - performance.now()) / 1000);
     try {
-      const result = await runSession(content, abrRules.dynamic!(), new HttpFetcher(content, agent, { cmcd: true }), realClock, { ...defaultSessionSettings, sessionSeconds, maxBufferSec: 30 });
+      const result = await playLiveSession(content, 'dynamic', { sessionSeconds, maxBufferSec: 30 }, { cmcd: true });
       totals.sessions++;
       totals.rebuffers += result.rebuffers.length;
     } catch (error) {
       totals.errors++;
       totals.lastError = (error as Error).message;
       await realClock.sleep(1000);
-    } finally {
-      await agent.close();
     }
   }
 }

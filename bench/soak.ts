@@ -12,7 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Command } from 'commander';
-import { labDown, labUp, profileLink, renderReportPage, requireLabPrivileges, startLabOrigin, type Lab } from '@trickle/e2e';
+import { assetPath, labDown, labUp, profileLink, renderReportPage, requireLabPrivileges, startLabOrigin, type Lab } from '@trickle/e2e';
 import { stageProgress } from '../src/progress.js';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
@@ -81,7 +81,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     const origin = await startLabOrigin(lab, { media: resolve(options.media), logLevel: 'warn', delivery: { policy: options.policy } });
     const originUrl = `http://${lab.address('origin')}:8080`;
     try {
-      const plan = { manifestUrl: `${originUrl}/media/demo/manifest.mpd`, players, durationMs, sessionSeconds: Number(options.sessionSeconds) };
+      const plan = { manifestUrl: `${originUrl}${assetPath('demo', 'dashjs')}`, players, durationMs, sessionSeconds: Number(options.sessionSeconds) };
       const child = lab.spawn('player', [process.execPath, join(import.meta.dirname, 'soak-players.js'), JSON.stringify(plan)], { stdio: ['ignore', 'pipe', 'inherit'] });
       createInterface({ input: child.stdout! }).on('line', (line) => Object.assign(totals, JSON.parse(line) as typeof totals));
       const exited = once(child, 'exit');

@@ -4,6 +4,7 @@ export { E2eError, e2eErrorCodes, type E2eErrorCode } from './errors.js';
 export * from './lab/index.js';
 export { runE2e, defaultConcurrency, startLabOrigin, type E2eRunOptions, type E2eRunResult } from './qoe/run.js';
 export { playSession, type SessionOptions } from './qoe/session.js';
+export { assetPath } from './qoe/asset-path.js';
 export { playerPageUrl, routePlayerPage, playerPageOrigin, type PageQuery } from './qoe/player-page.js';
 export { sessionRecord, asSessionResult, aggregateSessions, type SessionRecord, type PlayerSnapshot, type PlayerEvent, type PlayerKind, type BrowserAggregates } from './qoe/session-record.js';
 export { renderReportPage, escapeHtml, type ReportPage, type ReportSection, type ReportTable } from './report/vega-page.js';

@@ -4,7 +4,7 @@ export { loadContent, loopContent, type Content, type Rendition, type ContentSeg
 export { TraceNetwork, mssBytes, initialWindowPackets, type TransferOptions } from './network.js';
 export { runSession, defaultSessionSettings, type Clock, type Fetcher, type FetchRequest, type SessionSettings, type SessionResult, type Rebuffer } from './session.js';
 export { runModel, VirtualClock, ModelFetcher, type ModelRunOptions } from './model.js';
-export { runLive, HttpFetcher, realClock, cmcdQuery, type LiveRunOptions, type HttpFetcherOptions } from './live.js';
+export { runLive, playLiveSession, HttpFetcher, realClock, cmcdQuery, type LiveRunOptions, type HttpFetcherOptions } from './live.js';
 export { ProgressivePlayback, runProgressive, defaultProgressiveSettings, type ProgressiveMedia, type ProgressiveSettings, type ProgressiveRunOptions } from './progressive.js';
 export { aggregate, percentileOf, type Aggregates } from './metrics.js';
 export { abrRules } from './abr/registry.js';

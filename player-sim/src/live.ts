@@ -91,21 +91,27 @@ export interface LiveRunOptions {
   readonly onTimeToFirstByte?: (ms: number) => void;
 }
 
+/**
+ * One live session on real time: its own connection, kept alive across its segments as a
+ * browser's would be (the buffer's idle gaps are far shorter than the keep-alive), closed at the end.
+ */
+export async function playLiveSession(content: Content, abr: string, settings: Partial<SessionSettings>, fetcherOptions: HttpFetcherOptions = {}): Promise<SessionResult> {
+  const rule = lookupRule(abr);
+  const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000 });
+  try {
+    return await runSession(content, rule(), new HttpFetcher(content, agent, fetcherOptions), realClock, { ...defaultSessionSettings, ...settings });
+  } finally {
+    await agent.close();
+  }
+}
+
 export async function runLive(options: LiveRunOptions): Promise<SessionResult[]> {
-  const rule = lookupRule(options.abr);
-  const settings: SessionSettings = { ...defaultSessionSettings, ...options.settings };
   const results: SessionResult[] = [];
   let next = 0;
   const worker = async () => {
     while (next < options.sessions) {
       next++;
-      // One connection per player, kept alive across its segments, as a browser's would be.
-      const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000 });
-      try {
-        results.push(await runSession(options.content, rule(), new HttpFetcher(options.content, agent, { cmcd: options.cmcd, onTimeToFirstByte: options.onTimeToFirstByte }), realClock, settings));
-      } finally {
-        await agent.close();
-      }
+      results.push(await playLiveSession(options.content, options.abr, options.settings ?? {}, { cmcd: options.cmcd, onTimeToFirstByte: options.onTimeToFirstByte }));
       options.onProgress?.(results.length, options.sessions);
     }
   };

@@ -1,11 +1,10 @@
 /** summary.md of an experiment: the headline tables (the shape of bench/results/trickle-ab.md). */
 import { writeFile } from 'node:fs/promises';
 import type { ExperimentResults } from './run.js';
-import { formatEstimate } from './statistics.js';
+import { formatEstimate, formatNumber } from './statistics.js';
 
 const ci = formatEstimate;
 
-const plain = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
 export function summaryMarkdown(results: ExperimentResults, command: string): string {
   const m = results.machine;
@@ -32,7 +31,7 @@ export function summaryMarkdown(results: ExperimentResults, command: string): st
         '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
         ...kind.rows.map(
           (r) =>
-            `| ${r.group} (${r.policy}) | ${r.flows} (${r.connections}) | ${ci(r.srttAtStartupEndMs, 1)} | ${ci(r.retransmissionRatePercent, 3)} | ${ci(r.retransmissionImprovementPercent, 0)} | ${ci(r.srttThrottledMs, 1)} | ${ci(r.srttImprovementPercent, 0)} | ${ci(r.goodputToTarget, 3)} | ${ci(r.goodputToPaceRate, 3)} | ${plain(r.burstsAtMost10Percent, 1)} % of ${r.throttledBursts} | ${r.sessions} | ${ci(r.rebufferChancePercent, 1)} | ${ci(r.rebufferFrequencyPerSec, 4)} |`,
+            `| ${r.group} (${r.policy}) | ${r.flows} (${r.connections}) | ${ci(r.srttAtStartupEndMs, 1)} | ${ci(r.retransmissionRatePercent, 3)} | ${ci(r.retransmissionImprovementPercent, 0)} | ${ci(r.srttThrottledMs, 1)} | ${ci(r.srttImprovementPercent, 0)} | ${ci(r.goodputToTarget, 3)} | ${ci(r.goodputToPaceRate, 3)} | ${formatNumber(r.burstsAtMost10Percent, 1)} % of ${r.throttledBursts} | ${r.sessions} | ${ci(r.rebufferChancePercent, 1)} | ${ci(r.rebufferFrequencyPerSec, 4)} |`,
         ),
       );
       if (kind.aa !== null) {
@@ -49,7 +48,7 @@ export function summaryMarkdown(results: ExperimentResults, command: string): st
       lines.push(
         '',
         'Probe queueing delay, ms (p50 / p95, while no response was in its startup phase; whole run in brackets): ' +
-          profile.queueing.map((q) => `${q.label} ${plain(q.throttling.p50Ms, 1)} / ${plain(q.throttling.p95Ms, 1)} (${plain(q.all.p50Ms, 1)} / ${plain(q.all.p95Ms, 1)})`).join('; ') +
+          profile.queueing.map((q) => `${q.label} ${formatNumber(q.throttling.p50Ms, 1)} / ${formatNumber(q.throttling.p95Ms, 1)} (${formatNumber(q.all.p50Ms, 1)} / ${formatNumber(q.all.p95Ms, 1)})`).join('; ') +
           '.',
       );
     }

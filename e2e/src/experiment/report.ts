@@ -8,13 +8,13 @@ import { writeFile } from 'node:fs/promises';
 import { renderReportPage, type ReportSection } from '../report/vega-page.js';
 import { minimumAaClusters, minimumRatedBytes, type GroupRow, type KindSummary, type ProfileSummary, type QueueingDistribution } from './analysis.js';
 import type { ExperimentResults } from './run.js';
-import { formatEstimate } from './statistics.js';
+import { formatEstimate, formatNumber } from './statistics.js';
 
 const kindTitle = { progressive: 'progressive downloads (the paper\'s flows)', segment: 'segment responses (DASH players)' } as const;
 
 const ci = formatEstimate;
 
-const pct = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : '-');
+const pct = (value: number) => formatNumber(value, 1);
 
 function cdfChart(title: string, axis: string, points: readonly { group: string; value: number; fraction: number }[], logScale = false): Record<string, unknown> {
   return {

@@ -9,11 +9,10 @@
  *  - trailing ACKs: the retransmission left after the response's last new data packet (nothing new
  *    to send: no duplicate ACKs from new data, recovery by tail-loss probe or timeout);
  *  - ACK clocking: the rest (losses recovered while new data was still being clocked out).
- * Pure: packets and records in, summaries out.
+ * Pure: flows and records in, summaries out.
  */
 import type { FlowRecord } from '@trickle/origin';
-import { analyzeFlows, detectBursts, type DataPacket } from '../lab/analysis/flows.js';
-import type { TcpPacket } from '../lab/analysis/pcap.js';
+import { detectBursts, type DataPacket, type FlowAnalysis } from '../lab/analysis/flows.js';
 
 export type LossPhase = 'initialBurst' | 'ackClocking' | 'trailingAcks';
 
@@ -68,8 +67,8 @@ export function classifyLosses(packets: readonly DataPacket[], rttUs: number): R
   return phases;
 }
 
-/** Cuts a capture of origin -> player data packets into the records' responses. */
-export function responsesOfCapture(packets: readonly TcpPacket[], records: readonly FlowRecord[], origin: { address: string; port: number }): Map<number, ResponseCapture> {
+/** Cuts a capture's flows (as `analyzeFlows` gives them) into the records' responses: the origin -> player directions only. */
+export function responsesOfCapture(flows: readonly FlowAnalysis[], records: readonly FlowRecord[], origin: { address: string; port: number }): Map<number, ResponseCapture> {
   const byPort = new Map<number, FlowRecord[]>();
   for (const record of records) {
     if (record.client.port === null) continue;
@@ -78,8 +77,9 @@ export function responsesOfCapture(packets: readonly TcpPacket[], records: reado
     list.push(record);
   }
   const captures = new Map<number, ResponseCapture>();
-  const fromOrigin = packets.filter((p) => p.src === origin.address && p.srcPort === origin.port);
-  for (const flow of analyzeFlows(fromOrigin)) {
+  const fromOrigin = `${origin.address}:${origin.port}>`;
+  for (const flow of flows) {
+    if (!flow.flow.startsWith(fromOrigin)) continue;
     const port = Number(flow.flow.split(':').pop());
     const onConnection = (byPort.get(port) ?? []).sort((a, b) => a.startedAtEpochMs - b.startedAtEpochMs);
     if (onConnection.length === 0) continue;

@@ -19,6 +19,7 @@ import { E2eError } from '../errors.js';
 import { labDown, labUp, type Lab } from '../lab/lab.js';
 import { startCapture, startProbe } from '../lab/measure.js';
 import { startPeer, type Peer } from '../lab/traffic.js';
+import { assetPath } from '../qoe/asset-path.js';
 import { originPort, startLabOrigin } from '../qoe/run.js';
 import { playSession } from '../qoe/session.js';
 import type { SessionRecord } from '../qoe/session-record.js';
@@ -216,7 +217,7 @@ async function executeRun(config: ExperimentConfig, run: PlannedRun, lab: Lab, w
       // dash.js has no BBA rule: browsers then use its default (dynamic).
       const browserRun = Promise.all(
         Array.from({ length: config.load.browsers }, (_, i) =>
-          playSession(i, { url: `${originUrl}/media/${encodeURIComponent(config.asset)}/manifest.mpd`, player: 'dashjs', seconds: config.sessionSeconds, namespace: lab.namespace('player'), abr: config.load.abr === 'bba' ? undefined : config.load.abr }, 1),
+          playSession(i, { url: `${originUrl}${assetPath(config.asset, 'dashjs')}`, player: 'dashjs', seconds: config.sessionSeconds, namespace: lab.namespace('player'), abr: config.load.abr === 'bba' ? undefined : config.load.abr }, 1),
         ),
       );
       [viewers, browsers] = await Promise.all([viewerRun, browserRun]);
@@ -225,12 +226,13 @@ async function executeRun(config: ExperimentConfig, run: PlannedRun, lab: Lab, w
     }
     await probe?.stop();
     for (const peer of peers) peer.child.kill('SIGTERM');
-    const { packets } = await capture.stop();
+    // The capture's own flow analysis (one pass over the packets) is what the responses are cut from.
+    const { flows } = await capture.stop();
     const after = await bottleneckCounters(lab);
     origin.kill('SIGTERM');
     await once(origin, 'exit');
     const records = await readFlowLog(flowLog);
-    const captures = responsesOfCapture(packets, records, { address: lab.address('origin'), port: originPort });
+    const captures = responsesOfCapture(flows, records, { address: lab.address('origin'), port: originPort });
     const summaries: ResponseCaptureSummary[] = [...captures.values()].map((c) => ({
       recordId: c.recordId,
       dataPackets: c.packets.length,

@@ -117,9 +117,13 @@ export function ecdfPoints(values: readonly number[], maxPoints = 200): { value:
   return points;
 }
 
+/** The number with `digits` decimals, "-" for no value (NaN, infinite). */
+export function formatNumber(value: number, digits: number): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '-';
+}
+
 /** "value [low, high]", "value" without an interval, "-" without a value. */
 export function formatEstimate(e: Estimate, digits = 2): string {
-  if (!Number.isFinite(e.value)) return '-';
-  if (!Number.isFinite(e.low)) return e.value.toFixed(digits);
+  if (!Number.isFinite(e.value) || !Number.isFinite(e.low)) return formatNumber(e.value, digits);
   return `${e.value.toFixed(digits)} [${e.low.toFixed(digits)}, ${e.high.toFixed(digits)}]`;
 }

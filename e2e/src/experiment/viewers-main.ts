@@ -6,8 +6,8 @@
  */
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
 import { mersenne } from 'pure-rand/generator/mersenne';
-import { Agent } from 'undici';
-import { abrRules, defaultSessionSettings, HttpFetcher, loadContent, realClock, runProgressive, runSession, type SessionResult } from '@trickle/player-sim';
+import { loadContent, playLiveSession, realClock, runProgressive, type SessionResult } from '@trickle/player-sim';
+import { assetPath } from '../qoe/asset-path.js';
 import { groupFromServerTiming, progressiveMediaFromTable, type ViewerPlan, type ViewerReport } from './viewers.js';
 
 const plan = JSON.parse(process.argv[2] ?? '{}') as ViewerPlan;
@@ -42,28 +42,20 @@ async function viewer(kind: 'dash' | 'progressive', index: number, startOffsetMs
 }
 
 const media = progressiveMediaFromTable(plan.progressiveTable);
-const content = plan.dash > 0 ? await loadContent(`${plan.originUrl}/media/${encodeURIComponent(plan.asset)}/manifest.mpd`) : undefined;
-const rule = abrRules[plan.abr]!;
+const content = plan.dash > 0 ? await loadContent(`${plan.originUrl}${assetPath(plan.asset, 'dashjs')}`) : undefined;
 const viewers: Promise<void>[] = [];
 for (let i = 0; i < plan.progressive; i++) {
   viewers.push(
     viewer('progressive', i, startOffsetsMs[i]!, (recorder) =>
-      runProgressive({ url: `${plan.originUrl}/media/${encodeURIComponent(plan.asset)}/progressive.mp4`, media, clock: realClock, settings: { sessionSeconds: plan.sessionSeconds }, onResponseHeaders: recorder.onResponseHeaders }),
+      runProgressive({ url: `${plan.originUrl}${assetPath(plan.asset, 'native')}`, media, clock: realClock, settings: { sessionSeconds: plan.sessionSeconds }, onResponseHeaders: recorder.onResponseHeaders }),
     ),
   );
 }
 for (let i = 0; i < plan.dash; i++) {
   viewers.push(
-    viewer('dash', i, startOffsetsMs[plan.progressive + i]!, async (recorder) => {
-      // One keep-alive connection per player, as a browser's would mostly be.
-      const agent = new Agent({ connections: 1, keepAliveTimeout: 120_000 });
-      try {
-        const fetcher = new HttpFetcher(content!, agent, { cmcd: plan.cmcd, onResponseHeaders: recorder.onResponseHeaders });
-        return await runSession(content!, rule(), fetcher, realClock, { ...defaultSessionSettings, sessionSeconds: plan.sessionSeconds, maxBufferSec: plan.maxBufferSec });
-      } finally {
-        await agent.close();
-      }
-    }),
+    viewer('dash', i, startOffsetsMs[plan.progressive + i]!, (recorder) =>
+      playLiveSession(content!, plan.abr, { sessionSeconds: plan.sessionSeconds, maxBufferSec: plan.maxBufferSec }, { cmcd: plan.cmcd, onResponseHeaders: recorder.onResponseHeaders }),
+    ),
   );
 }
 await Promise.all(viewers);

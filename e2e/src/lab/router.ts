@@ -2,16 +2,16 @@
  * The lab's router outside the lab: the same LinkBackends and link specifications applied to two
  * interfaces of the namespace this process runs in (the compose stack's router container, or the
  * lab's router namespace when a test runs the container's entrypoint there). `trickle router`.
- * Traces are replayed in-process (the downlink rate follows the trace, looping).
+ * Traces are replayed in-process, by the lab's own replayer (trace-replay.ts).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { traceAt } from '@trickle/player-sim';
 import { E2eError } from '../errors.js';
 import { linkBackends } from './backends.js';
 import type { LinkBackend, LinkBackendName, RouterPorts } from './link-backend.js';
 import type { LinkSpec } from './link-spec.js';
 import { netemAvailableHere } from './netem-backend.js';
 import { inNs, run } from './shell.js';
+import { replayTrace } from './trace-replay.js';
 
 export interface RouterOptions {
   readonly originSide: string;
@@ -55,33 +55,19 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   for (const dev of [ports.originSide, ports.accessSide]) run(['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
   const pids = await backend.apply(ports, options.spec);
   await writeFile(`${options.stateDir}/state.json`, JSON.stringify({ pids: { ...(pids[0] === undefined ? {} : { delayline: pids[0] }) } }));
-  let replaying = true;
-  let replayTimer: NodeJS.Timeout | undefined;
   const trace = options.spec.trace;
-  if (trace !== undefined) {
-    const startedMs = Date.now();
-    let lastRate = Number.NaN;
-    const step = () => {
-      if (!replaying) return;
-      const elapsedMs = Date.now() - startedMs;
-      const point = traceAt(trace, elapsedMs);
-      if (point.rateBps !== lastRate) {
-        // A TBF cannot run at 0: a gap is a trickle of 8 kbit/s, as in the lab.
-        backend.setRate(ports, 'down', { ...options.spec.down, rateBps: Math.max(8_000, point.rateBps) });
-        lastRate = point.rateBps;
-      }
-      const inPass = elapsedMs % trace.durationMs;
-      const next = trace.points.find((p) => p.atMs > inPass)?.atMs ?? trace.durationMs;
-      replayTimer = setTimeout(step, Math.max(1, next - inPass));
-    };
-    step();
-  }
+  const stopReplay =
+    trace === undefined
+      ? () => undefined
+      : replayTrace(trace, {
+          setDownRate: (rateBps) => backend.setRate(ports, 'down', { ...options.spec.down, rateBps }),
+          setDownDelay: (delayMs) => backend.setDelay(ports, delayMs, options.spec.up.delayMs, options.spec),
+        });
   return {
     backend: backendName,
     ports,
     async stop() {
-      replaying = false;
-      if (replayTimer !== undefined) clearTimeout(replayTimer);
+      stopReplay();
       for (const pid of pids) {
         try {
           process.kill(pid, 'SIGTERM');

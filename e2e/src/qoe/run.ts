@@ -18,6 +18,7 @@ import { E2eError } from '../errors.js';
 import { labDown, labUp, type Lab } from '../lab/lab.js';
 import type { LinkSpec } from '../lab/link-spec.js';
 import { profileLink } from '../lab/profiles.js';
+import { assetPath } from './asset-path.js';
 import type { PageQuery } from './player-page.js';
 import { playSession, type SessionOptions } from './session.js';
 import { aggregateSessions, type BrowserAggregates, type PlayerKind, type SessionRecord } from './session-record.js';
@@ -73,13 +74,6 @@ function validate(options: E2eRunOptions): void {
       throw new E2eError('E2E_ERR_OPTIONS', `--url must be an http(s) URL of an MPD, M3U8 or MP4, not "${options.url}"`);
     }
   }
-}
-
-function assetPath(asset: string, player: PlayerKind): string {
-  const name = encodeURIComponent(asset);
-  if (player === 'dashjs') return `/media/${name}/manifest.mpd`;
-  if (player === 'hlsjs') return `/media/${name}/master.m3u8`;
-  return `/media/${name}/progressive.mp4`;
 }
 
 /**

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FlowRecord } from '@trickle/origin';
-import type { DataPacket } from '../../src/lab/analysis/flows.js';
+import { analyzeFlows, type DataPacket } from '../../src/lab/analysis/flows.js';
 import type { TcpPacket } from '../../src/lab/analysis/pcap.js';
 import { classifyLosses, responsesOfCapture, splitAtStarts, timeSequenceOf } from '../../src/experiment/responses.js';
 
@@ -39,7 +39,7 @@ describe('responses of a capture', () => {
     const packets = times.map((t, i) => tcp(startMs * 1000 + t, 1000 + i * mss, 40000));
     packets.push(tcp(startMs * 1000 + 5000, 1, 40001)); // another connection, no record
     const record = { id: 7, client: { address: '10.73.0.2', port: 40000 }, startedAtEpochMs: startMs, startup: { durationMs: 900 }, throttling: { bytes: 1 }, minRttUs: 20_000, srttUs: 25_000 } as unknown as FlowRecord;
-    const captures = responsesOfCapture(packets, [record], { address: '10.73.0.1', port: 8080 });
+    const captures = responsesOfCapture(analyzeFlows(packets), [record], { address: '10.73.0.1', port: 8080 });
     assert.deepEqual([...captures.keys()], [7]);
     const capture = captures.get(7)!;
     assert.equal(capture.packets.length, 14);
