@@ -203,9 +203,14 @@ function startHlsjs(options: PlaybackOptions): (() => void) | undefined {
       fail(`hls.js fatal error: ${data.type} ${data.details}`);
       return;
     }
-    // Repeated during one stall; the stall itself is counted by the element and the watchdog.
-    const snapshot = window.trickle;
-    if (data.details === Hls.ErrorDetails.BUFFER_STALLED_ERROR && snapshot !== undefined && openEpisode(snapshot.rebuffers) === undefined && openEpisode(snapshot.stalls) === undefined) emit('hls-stall-error');
+    if (data.details === Hls.ErrorDetails.BUFFER_STALLED_ERROR) {
+      // Repeated during one stall; the stall itself is counted by the element and the watchdog.
+      const snapshot = window.trickle;
+      if (snapshot !== undefined && openEpisode(snapshot.rebuffers) === undefined && openEpisode(snapshot.stalls) === undefined) emit('hls-stall-error');
+      return;
+    }
+    // Recoverable load errors (timeouts, retries) explain long rebuffers; the player carries on.
+    emit('player-warning', { details: data.details, url: data.frag?.url ?? data.context?.url ?? null });
   });
   hls.loadSource(options.url);
   hls.attachMedia(video);

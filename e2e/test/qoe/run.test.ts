@@ -90,7 +90,7 @@ describe('trickle e2e harness through the lab', { skip }, () => {
       console.log(`# ${player}: rebuffer of ${Math.round(rebuffer.durationMs)} ms for a ${gapMs} ms gap and a ${bufferSeconds} s buffer`);
       // The buffer at the gap's start is between the target and a segment (2 s) more; resuming takes a segment's download.
       const expectedMs = gapMs - bufferSeconds * 1000;
-      assert.ok(rebuffer.durationMs > expectedMs - 2500 && rebuffer.durationMs < expectedMs + 3000, `rebuffer ${Math.round(rebuffer.durationMs)} ms, gap - buffer = ${expectedMs} ms`);
+      assert.ok(rebuffer.durationMs > expectedMs - 2500 && rebuffer.durationMs < expectedMs + 3000, `rebuffer ${Math.round(rebuffer.durationMs)} ms, gap - buffer = ${expectedMs} ms; events: ${JSON.stringify(session!.events)}`);
       assert.equal(rebuffer.confirmedByWatchdog, true, 'currentTime stood still during the rebuffer');
       assert.equal(result.aggregates.rebufferChance, 100);
     });
