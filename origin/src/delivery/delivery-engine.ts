@@ -29,7 +29,7 @@ export interface DeliveryEngineOptions {
   readonly log: FastifyBaseLogger;
   readonly metrics: DeliveryMetrics;
   readonly flowLog: FlowLog;
-  readRange(file: MediaFile, range: ByteRange): Promise<Buffer>;
+  readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer>;
 }
 
 interface ConnectionState {
@@ -40,11 +40,19 @@ interface ConnectionState {
   initialWindow: InitialWindowRecord | undefined;
   /** Closes the previous response's record early when the next request arrives or the socket closes. */
   settlePrevious: (() => void) | undefined;
+  /**
+   * The reading that found the previous response fully acknowledged, and the socket's byte count
+   * then: while nothing more was written, TCP_INFO's counters cannot have moved, so it is also the
+   * next response's start (one TCP_INFO read per keep-alive response instead of two).
+   */
+  idleReading: { readonly info: TcpInfo; readonly bytesWritten: number } | undefined;
 }
 
 /** Poll interval bounds while waiting for the last bytes to be acknowledged. */
 const drainPollMinMs = 1;
 const drainPollMaxMs = 50;
+/** Unpaced ranges of uncached files up to this size are read whole (from the library's chunks), larger ones in blocks. */
+const unpacedReadMaxBytes = 1024 * 1024;
 
 export class DeliveryEngine {
   private readonly policies: Readonly<Record<PolicyName, DeliveryPolicy>>;
@@ -108,7 +116,9 @@ export class DeliveryEngine {
     const startedAtEpochMs = Date.now();
     // Read now: a socket the client closed no longer knows its peer when the record is built.
     const client = { address: socket.remoteAddress, port: socket.remotePort };
-    const start: TcpSnapshot = { atMs: performance.now(), info: this.tcpInfo(socket) };
+    const idle = connection.idleReading;
+    connection.idleReading = undefined;
+    const start: TcpSnapshot = { atMs: performance.now(), info: idle !== undefined && idle.bytesWritten === socket.bytesWritten ? idle.info : this.tcpInfo(socket) };
     let throttlingStart: TcpSnapshot | undefined;
     let startupBytes = 0;
     let throttledBytes = 0;
@@ -197,10 +207,17 @@ export class DeliveryEngine {
     }
     raw.once('close', onClose);
 
-    if (!policy.paced && file.body !== undefined) {
-      startupBytes = range.end - range.start + 1;
-      targets.add(media.response.mediaPlan.rateAt(range.start, startupBytes) * 8, startupBytes);
-      void reply.send(file.body.subarray(range.start, range.end + 1));
+    const rangeBytes = range.end - range.start + 1;
+    // Unpaced and small enough to hold: one buffer (a view of the cache), no block-by-block stream.
+    if (!policy.paced && (file.body !== undefined || rangeBytes <= unpacedReadMaxBytes)) {
+      startupBytes = rangeBytes;
+      targets.add(media.response.mediaPlan.rateAt(range.start, rangeBytes) * 8, rangeBytes);
+      if (file.body !== undefined) void reply.send(file.body.subarray(range.start, range.end + 1));
+      else {
+        const bytes = this.options.readRange(file, range);
+        if (Buffer.isBuffer(bytes)) void reply.send(bytes);
+        else void bytes.then((read) => reply.send(read), (error: unknown) => reply.send(error as Error));
+      }
       return true;
     }
     const body = new PacedBody(
@@ -297,7 +314,7 @@ export class DeliveryEngine {
         initialWindow = { packets: initialWindowPackets, status: (error as { code?: unknown }).code === 'NATIVE_ERR_UNSUPPORTED' ? 'unsupported' : 'failed' };
       }
     }
-    const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, initialWindow, settlePrevious: undefined };
+    const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, initialWindow, settlePrevious: undefined, idleReading: undefined };
     state = created;
     this.connections.set(socket, state);
     // A client that got everything closes: its FIN arrives after its last ACKs, and the fd is still open at 'end'.
@@ -326,7 +343,9 @@ export class DeliveryEngine {
 
   /**
    * After the last write: poll TCP_INFO until every byte is acknowledged (or the drain timeout,
-   * the next request on the connection, or its close), then hand over the end snapshot.
+   * the next request on the connection, or its close), then hand over the end snapshot. The
+   * first poll is at once: a short response may be acknowledged already, and a client that
+   * closes next leaves nothing to read.
    */
   private awaitDrain(socket: Socket, connection: ConnectionState, done: (end: TcpSnapshot, drained: boolean) => void): void {
     const finishedMs = performance.now();
@@ -339,6 +358,7 @@ export class DeliveryEngine {
       timer = undefined;
       connection.settlePrevious = undefined;
       this.draining--;
+      if (drained && info !== undefined && (info.notsentBytes ?? 0) === 0 && !socket.destroyed) connection.idleReading = { info, bytesWritten: socket.bytesWritten };
       done({ atMs: performance.now(), info }, drained);
     };
     connection.settlePrevious = () => {

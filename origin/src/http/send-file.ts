@@ -17,7 +17,7 @@ export interface SendFileOptions {
   /** Called when a streamed file turns out shorter than its stat said (replaced or truncated). */
   readonly onShortRead: (file: MediaFile, error: Error) => void;
   /** One positional read of an uncached file's range (used for ranges up to smallRangeBytes). */
-  readonly readRange: (file: MediaFile, range: ByteRange) => Promise<Buffer>;
+  readonly readRange: (file: MediaFile, range: ByteRange) => Buffer | Promise<Buffer>;
   /** Sends a media body under a delivery policy; false when the file is not paced media (sent plainly). */
   readonly deliver?: (request: FastifyRequest, reply: FastifyReply, file: MediaFile, range: ByteRange) => Promise<boolean>;
 }

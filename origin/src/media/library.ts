@@ -53,10 +53,23 @@ export type IndexState =
   | { readonly status: 'broken'; readonly error: Error };
 
 interface CachedFile {
+  readonly kind: 'file';
   file: MediaFile;
   checkedAtMs: number;
   ino: number;
 }
+
+/** A fixed-size piece of a file too large to cache whole (a progressive MP4), for its ranges. */
+interface CachedChunk {
+  readonly kind: 'chunk';
+  readonly bytes: Buffer;
+}
+
+/**
+ * Large files are cached in pieces of this size: a 64 kB range is then a view of one cached
+ * piece (no read through the thread pool, no copy), and the pieces share the cache's budget.
+ */
+export const fileChunkBytes = 1024 * 1024;
 
 const fileNamePattern = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
 const maxPathDepth = 8;
@@ -82,9 +95,11 @@ export class MediaLibrary {
   private realRoot: string | undefined;
   private readonly options: MediaLibraryOptions;
   private readonly now: () => number;
-  private readonly files: LRUCache<string, CachedFile>;
+  /** Whole small files and pieces of large ones, in one budget (cacheMaxBytes). */
+  private readonly files: LRUCache<string, CachedFile | CachedChunk>;
   /** Loads under way, by cache key, so concurrent misses share one. */
   private readonly loading = new Map<string, Promise<MediaFile | undefined>>();
+  private readonly loadingChunks = new Map<string, Promise<Buffer>>();
   /** Open handles of large files, so a range is one positional read rather than a new stream. */
   private readonly handles = new LRUCache<string, Promise<FileHandle>>({
     max: 64,
@@ -98,10 +113,10 @@ export class MediaLibrary {
     this.options = options;
     this.root = options.root;
     this.now = options.now ?? Date.now;
-    this.files = new LRUCache<string, CachedFile>({
+    this.files = new LRUCache<string, CachedFile | CachedChunk>({
       max: 100_000,
       maxSize: Math.max(1, options.cacheMaxBytes),
-      sizeCalculation: (entry) => Math.max(1, entry.file.body?.length ?? 0) + 256,
+      sizeCalculation: (entry) => (entry.kind === 'chunk' ? entry.bytes.length : Math.max(1, entry.file.body?.length ?? 0)) + 256,
     });
   }
 
@@ -172,7 +187,8 @@ export class MediaLibrary {
    */
   async getFile(asset: string, relative: string): Promise<MediaFile | undefined> {
     const key = `${asset}/${relative}`;
-    const cached = this.files.get(key);
+    const entry = this.files.get(key);
+    const cached = entry?.kind === 'file' ? entry : undefined;
     const nowMs = this.now();
     if (cached !== undefined && nowMs - cached.checkedAtMs < this.options.revalidateMs) return cached.file;
     if (!isSafeName(asset) || safeRelativePath(relative) === undefined) return undefined;
@@ -217,27 +233,80 @@ export class MediaLibrary {
       if (body.length !== info.size) return this.describe(asset, relative, path, body.length, info.mtimeMs, contentType, role, body);
     }
     const file = this.describe(asset, relative, path, info.size, info.mtimeMs, contentType, role, body);
-    this.files.set(key, { file, checkedAtMs: nowMs, ino: info.ino });
+    this.files.set(key, { kind: 'file', file, checkedAtMs: nowMs, ino: info.ino });
     return file;
   }
 
   /**
-   * Reads `range` of a file that is not cached in memory with one positional read. A file that
-   * turns out shorter than its description (replaced or truncated) is an ORIGIN_ERR_FILE_CHANGED.
+   * `range` of a file that is not cached whole. Ranges up to a chunk come from the cached chunks
+   * that hold them (read once, then shared: a view when the range lies in one chunk); longer ones
+   * are one positional read. A file that turns out shorter than its description (replaced or
+   * truncated) is an ORIGIN_ERR_FILE_CHANGED. A range in one cached chunk is answered at once.
    */
-  async readRange(file: MediaFile, range: ByteRange): Promise<Buffer> {
-    const key = `${file.path}:${file.sizeBytes}:${file.mtimeMs}`;
+  readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer> {
+    const length = range.end - range.start + 1;
+    // A chunk would not survive in a cache smaller than a few of them: read directly then.
+    if (length > fileChunkBytes || this.options.cacheMaxBytes < 4 * fileChunkBytes) return this.readDirect(file, range.start, length);
+    const firstChunk = Math.floor(range.start / fileChunkBytes);
+    const lastChunk = Math.floor(range.end / fileChunkBytes);
+    if (firstChunk === lastChunk) {
+      const cached = this.files.get(this.chunkKey(file, firstChunk));
+      const offset = range.start - firstChunk * fileChunkBytes;
+      if (cached?.kind === 'chunk') return cached.bytes.subarray(offset, offset + length);
+    }
+    return this.readChunked(file, range, firstChunk, lastChunk);
+  }
+
+  private async readChunked(file: MediaFile, range: ByteRange, firstChunk: number, lastChunk: number): Promise<Buffer> {
+    const length = range.end - range.start + 1;
+    const chunks = await Promise.all(Array.from({ length: lastChunk - firstChunk + 1 }, (_, i) => this.chunk(file, firstChunk + i)));
+    const offset = range.start - firstChunk * fileChunkBytes;
+    if (chunks.length === 1) return chunks[0]!.subarray(offset, offset + length);
+    // Across a chunk boundary: copy just the range's bytes out of each chunk.
+    const bytes = Buffer.allocUnsafe(length);
+    let written = 0;
+    for (const [i, chunk] of chunks.entries()) written += chunk.copy(bytes, written, i === 0 ? offset : 0, Math.min(chunk.length, (i === 0 ? offset : 0) + length - written));
+    return bytes;
+  }
+
+  private chunkKey(file: MediaFile, index: number): string {
+    return `\0chunk:${this.fileKey(file)}:${index}`;
+  }
+
+  private async chunk(file: MediaFile, index: number): Promise<Buffer> {
+    const key = this.chunkKey(file, index);
+    const cached = this.files.get(key);
+    if (cached?.kind === 'chunk') return cached.bytes;
+    const pending = this.loadingChunks.get(key);
+    if (pending !== undefined) return pending;
+    const start = index * fileChunkBytes;
+    const load = this.readDirect(file, start, Math.min(fileChunkBytes, file.sizeBytes - start))
+      .then((bytes) => {
+        this.files.set(key, { kind: 'chunk', bytes });
+        return bytes;
+      })
+      .finally(() => this.loadingChunks.delete(key));
+    this.loadingChunks.set(key, load);
+    return load;
+  }
+
+  /** Identifies one version of a file: a replaced file gets new chunks and a new handle. */
+  private fileKey(file: MediaFile): string {
+    return `${file.path}:${file.sizeBytes}:${file.mtimeMs}`;
+  }
+
+  private async readDirect(file: MediaFile, start: number, length: number): Promise<Buffer> {
+    const key = this.fileKey(file);
     let handle = this.handles.get(key);
     if (handle === undefined) {
       handle = open(file.path, 'r');
       handle.catch(() => this.handles.delete(key));
       this.handles.set(key, handle);
     }
-    const length = range.end - range.start + 1;
     const buffer = Buffer.allocUnsafe(length);
     let bytesRead: number;
     try {
-      ({ bytesRead } = await (await handle).read(buffer, 0, length, range.start));
+      ({ bytesRead } = await (await handle).read(buffer, 0, length, start));
     } catch (error) {
       this.handles.delete(key);
       throw new OriginError('ORIGIN_ERR_FILE_CHANGED', `${file.path} could not be read: ${(error as Error).message}`, { file: file.path }, { cause: error });

@@ -245,6 +245,28 @@ describe('delivery policies over loopback', { skip }, () => {
     assert.deepEqual(sequence(await waitForFlows(again.url, 24)), sequence(records));
   });
 
+  it('counts only its own segments in each record of a keep-alive connection, other responses between them included', async () => {
+    const { app, url } = await startApp({ policy: 'bulk' });
+    apps.push(app);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const range = (start: number) => ({ headers: { range: `bytes=${start}-${start + 999}` }, agent });
+      await download(`${url}/media/demo/${progressiveName}`, range(0));
+      // A manifest is not a media response: its bytes go out between two records on the same socket.
+      await download(`${url}/media/demo/manifest.mpd`, { agent });
+      await download(`${url}/media/demo/${progressiveName}`, range(1000));
+      await download(`${url}/media/demo/${progressiveName}`, range(2000));
+      const records = await waitForFlows(url, 3);
+      assert.equal(new Set(records.map((r) => r.connectionId)).size, 1, 'one connection');
+      // On loopback a 1000-byte response and its headers are one segment; a start reading left over
+      // from before the manifest would count the manifest's segment too.
+      assert.deepEqual(records.map((r) => r.dataSegmentsOut), [1, 1, 1], JSON.stringify(records.map((r) => r.startup)));
+      assert.ok(records.every((r) => r.drained));
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it('records every field of a flow, and serves /api/flows and /metrics', async () => {
     const { app, url } = await startApp({ startupSec: 0, policy: 'app-pacing' });
     apps.push(app);

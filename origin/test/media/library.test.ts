@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, symlink, utimes, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MediaLibrary } from '../../src/media/library.js';
+import { fileChunkBytes, MediaLibrary } from '../../src/media/library.js';
 
 describe('MediaLibrary.getFile', () => {
   let root: string;
@@ -53,5 +53,76 @@ describe('MediaLibrary.getFile', () => {
       assert.equal(await library.getFile('clip', relative), undefined, relative);
     }
     assert.equal(await library.getFile('..', 'outside.m4s'), undefined);
+  });
+});
+
+describe('MediaLibrary.readRange (files too large to cache whole)', () => {
+  let root: string;
+  const sizeBytes = 3 * fileChunkBytes + 12_345;
+  /** Byte i of the file is a function of i, so any misplaced byte shows. */
+  const content = Buffer.from(Array.from({ length: sizeBytes }, (_, i) => (i * 7 + (i >> 11)) & 0xff));
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'trickle-library-ranges-'));
+    await mkdir(join(root, 'clip'));
+    await writeFile(join(root, 'clip', 'progressive.mp4'), content);
+  });
+
+  after(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  async function openLibrary(cacheMaxBytes: number) {
+    const library = new MediaLibrary({ root, cacheMaxBytes, cacheMaxFileBytes: 1 << 16, revalidateMs: 0 });
+    await library.open();
+    const file = await library.getFile('clip', 'progressive.mp4');
+    assert.ok(file !== undefined && file.body === undefined, 'the file is above cacheMaxFileBytes');
+    return { library, file };
+  }
+
+  it('answers ranges within a chunk, across chunks, at the file end and longer than a chunk with the file bytes', async () => {
+    const { library, file } = await openLibrary(64 * fileChunkBytes);
+    const ranges = [
+      { start: 0, end: 65_535 },
+      { start: fileChunkBytes - 100, end: fileChunkBytes + 65_435 },
+      { start: 2 * fileChunkBytes - 10, end: 3 * fileChunkBytes + 10 },
+      { start: sizeBytes - 65_536, end: sizeBytes - 1 },
+      { start: 12, end: 2 * fileChunkBytes + 40 },
+    ];
+    for (const range of ranges) assert.ok((await library.readRange(file, range)).equals(content.subarray(range.start, range.end + 1)), JSON.stringify(range));
+  });
+
+  it('reads each chunk once: concurrent ranges share the read, later ones are served from memory', async () => {
+    const { library, file } = await openLibrary(64 * fileChunkBytes);
+    const before = library.cacheStats();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => library.readRange(file, { start: i * 1000, end: i * 1000 + 65_535 })));
+    const after = library.cacheStats();
+    assert.equal(after.entries - before.entries, 1, 'one chunk cached');
+    assert.equal(after.bytes - before.bytes, fileChunkBytes + 256);
+    const again = library.readRange(file, { start: 5, end: 65_540 });
+    assert.ok(Buffer.isBuffer(again), 'a range in a cached chunk is answered at once, without a promise');
+    assert.equal(library.cacheStats().entries, after.entries);
+    assert.ok(again.equals(content.subarray(5, 65_541)));
+  });
+
+  it('keeps chunks within the cache budget, and reads directly when the budget is too small for chunks', async () => {
+    const small = await openLibrary(6 * fileChunkBytes);
+    for (let chunk = 0; chunk < 4; chunk++) await small.library.readRange(small.file, { start: chunk * fileChunkBytes, end: chunk * fileChunkBytes + 999 });
+    assert.ok(small.library.cacheStats().bytes <= 6 * fileChunkBytes);
+    const tiny = await openLibrary(fileChunkBytes);
+    const before = tiny.library.cacheStats();
+    assert.ok((await tiny.library.readRange(tiny.file, { start: 100, end: 199 })).equals(content.subarray(100, 200)));
+    assert.deepEqual(tiny.library.cacheStats(), before, 'nothing cached');
+  });
+
+  it('reports a file truncated under it as ORIGIN_ERR_FILE_CHANGED, and the new version reads anew', async () => {
+    const { library, file } = await openLibrary(64 * fileChunkBytes);
+    await writeFile(join(root, 'clip', 'progressive.mp4'), content.subarray(0, fileChunkBytes + 10));
+    await assert.rejects(async () => library.readRange(file, { start: 2 * fileChunkBytes, end: 2 * fileChunkBytes + 99 }), { code: 'ORIGIN_ERR_FILE_CHANGED' });
+    await utimes(join(root, 'clip', 'progressive.mp4'), new Date(), new Date(Date.now() + 5000));
+    const replaced = await library.getFile('clip', 'progressive.mp4');
+    assert.equal(replaced?.sizeBytes, fileChunkBytes + 10);
+    assert.ok((await library.readRange(replaced, { start: fileChunkBytes, end: fileChunkBytes + 9 })).equals(content.subarray(fileChunkBytes, fileChunkBytes + 10)));
+    await writeFile(join(root, 'clip', 'progressive.mp4'), content);
   });
 });

@@ -8,7 +8,8 @@ export function bulkPolicy(): DeliveryPolicy {
     start(response: MediaResponse): PolicyDelivery {
       return {
         plan: { startupEndOffset: response.rangeEnd + 1, rateAt: (offset, size) => response.mediaPlan.rateAt(offset, size), reason: 'bulk: no throttling phase' },
-        blockBytes: Number.MAX_SAFE_INTEGER,
+        // Only the size of reads from disk (nothing is throttled): a 45 MB range must not become one 45 MB buffer.
+        blockBytes: 1024 * 1024,
         readAheadBlocks: 0,
         limitsInSocket: false,
         headers: {},
