@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, waitReady } from './trickle-server.js';
+import { freePort, awaitReady } from './trickle-server.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const clockTicks = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim()) || 100;
@@ -54,16 +54,5 @@ export async function startNginx(name: string, options: { httpDirectives: readon
   );
   const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode !== null) return;
-    child.kill('SIGQUIT');
-    await new Promise((resolve) => child.once('exit', resolve));
-  };
-  try {
-    await waitReady(`${url}${options.readyPath}`, child);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url, pid: child.pid!, stop };
+  return { url, pid: child.pid!, stop: await awaitReady(child, `${url}${options.readyPath}`, 'SIGQUIT') };
 }

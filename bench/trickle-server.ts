@@ -1,4 +1,4 @@
-/** What the benchmarks that drive a separate `trickle serve` process share: a free port, the spawn, the wait for it to answer. */
+/** Servers the benchmarks spawn: a free port, the wait until one answers (and its stop), and `trickle serve` itself. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -15,12 +15,31 @@ export async function freePort(): Promise<number> {
 }
 
 /** Polls `url` until it answers 2xx; throws when `child` exits first or after about 15 s. */
-export async function waitReady(url: string, child: ChildProcess): Promise<void> {
+async function waitReady(url: string, child: ChildProcess): Promise<void> {
   for (let i = 0; ; i++) {
     if ((await fetch(url).catch(() => undefined))?.ok === true) return;
     if (i > 150 || child.exitCode !== null) throw new Error(`the server behind ${url} did not start`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * The stop function of a spawned server once `readyUrl` answers: it sends `signal` and waits for
+ * the exit. A server that never answers is stopped, and the wait's error thrown.
+ */
+export async function awaitReady(child: ChildProcess, readyUrl: string, signal: NodeJS.Signals): Promise<() => Promise<void>> {
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    child.kill(signal);
+    await new Promise((resolve) => child.once('exit', resolve));
+  };
+  try {
+    await waitReady(readyUrl, child);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return stop;
 }
 
 export interface TrickleServer {
@@ -34,16 +53,5 @@ export async function startTrickleServer(args: readonly string[], env: Readonly<
   const port = await freePort();
   const child = spawn(process.execPath, [join(root, 'bin', 'trickle.js'), 'serve', '--port', String(port), '--log-level', 'warn', ...args], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } });
   const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode !== null) return;
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-  };
-  try {
-    await waitReady(`${url}/healthz`, child);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url, child, stop };
+  return { url, child, stop: await awaitReady(child, `${url}/healthz`, 'SIGTERM') };
 }

@@ -5,7 +5,6 @@ import { formatEstimate, formatNumber } from './statistics.js';
 
 const ci = formatEstimate;
 
-
 export function summaryMarkdown(results: ExperimentResults, command: string): string {
   const m = results.machine;
   const lines = [

@@ -10,7 +10,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { SocketControl, TcpInfo } from '@trickle/native';
 import type { AbGroupConfig, OriginConfig, PolicyName } from '../config/config.js';
 import type { ByteRange } from '../http/range.js';
-import type { MediaFile } from '../media/library.js';
+import { wholeRangeMaxBytes, type MediaFile } from '../media/library.js';
 import type { AssetIndex } from '../media/media-index.js';
 import { readCmcd } from './cmcd-rate.js';
 import { buildFlowRecord, type FlowFacts, type InitialWindowRecord, type TcpSnapshot } from './flow-record.js';
@@ -51,8 +51,6 @@ interface ConnectionState {
 /** Poll interval bounds while waiting for the last bytes to be acknowledged. */
 const drainPollMinMs = 1;
 const drainPollMaxMs = 50;
-/** Unpaced ranges of uncached files up to this size are read whole (from the library's chunks), larger ones in blocks. */
-const unpacedReadMaxBytes = 1024 * 1024;
 
 export class DeliveryEngine {
   private readonly policies: Readonly<Record<PolicyName, DeliveryPolicy>>;
@@ -207,24 +205,20 @@ export class DeliveryEngine {
     }
     raw.once('close', onClose);
 
+    const read = (offset: number, sizeBytes: number): Buffer | Promise<Buffer> =>
+      file.body !== undefined ? file.body.subarray(offset, offset + sizeBytes) : this.options.readRange(file, { start: offset, end: offset + sizeBytes - 1 });
     const rangeBytes = range.end - range.start + 1;
     // Unpaced and small enough to hold: one buffer (a view of the cache), no block-by-block stream.
-    if (!policy.paced && (file.body !== undefined || rangeBytes <= unpacedReadMaxBytes)) {
+    if (!policy.paced && (file.body !== undefined || rangeBytes <= wholeRangeMaxBytes)) {
       startupBytes = rangeBytes;
       targets.add(media.response.mediaPlan.rateAt(range.start, rangeBytes) * 8, rangeBytes);
-      if (file.body !== undefined) void reply.send(file.body.subarray(range.start, range.end + 1));
-      else {
-        const bytes = this.options.readRange(file, range);
-        if (Buffer.isBuffer(bytes)) void reply.send(bytes);
-        else void bytes.then((read) => reply.send(read), (error: unknown) => reply.send(error as Error));
-      }
+      const bytes = read(range.start, rangeBytes);
+      if (Buffer.isBuffer(bytes)) void reply.send(bytes);
+      else void bytes.then((whole) => reply.send(whole), (error: unknown) => reply.send(error as Error));
       return true;
     }
     const body = new PacedBody(
-      {
-        read: (offset, sizeBytes) =>
-          file.body !== undefined ? file.body.subarray(offset, offset + sizeBytes) : this.options.readRange(file, { start: offset, end: offset + sizeBytes - 1 }),
-      },
+      { read },
       range.start,
       range.end,
       delivery,

@@ -6,7 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { MediaFile } from '../media/library.js';
+import { wholeRangeMaxBytes, type MediaFile } from '../media/library.js';
 import { evaluatePreconditions, httpDate, ifRangeAllowsPartial } from './conditional.js';
 import { frameMultipart, newBoundary } from './multipart.js';
 import { byteRangeLength, parseRange, type ByteRange } from './range.js';
@@ -16,7 +16,7 @@ export interface SendFileOptions {
   readonly cacheControl: { readonly manifestMaxAgeSec: number; readonly segmentMaxAgeSec: number; readonly progressiveMaxAgeSec: number };
   /** Called when a streamed file turns out shorter than its stat said (replaced or truncated). */
   readonly onShortRead: (file: MediaFile, error: Error) => void;
-  /** One positional read of an uncached file's range (used for ranges up to smallRangeBytes). */
+  /** An uncached file's range in one buffer (used for ranges up to wholeRangeMaxBytes). */
   readonly readRange: (file: MediaFile, range: ByteRange) => Buffer | Promise<Buffer>;
   /** Sends a media body under a delivery policy; false when the file is not paced media (sent plainly). */
   readonly deliver?: (request: FastifyRequest, reply: FastifyReply, file: MediaFile, range: ByteRange) => Promise<boolean>;
@@ -73,9 +73,6 @@ function multipartStream(file: MediaFile, ranges: readonly ByteRange[], frame: R
   );
 }
 
-/** Ranges of uncached files up to this size are read in one call instead of streamed. */
-const smallRangeBytes = 1024 * 1024;
-
 export async function sendFile(request: FastifyRequest, reply: FastifyReply, file: MediaFile, options: SendFileOptions): Promise<FastifyReply> {
   const method = request.method;
   reply.header('accept-ranges', 'bytes');
@@ -126,7 +123,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
     if (method === 'HEAD') return reply.send();
     if ((await options.deliver?.(request, reply, file, range)) === true) return reply;
     if (file.body !== undefined) return reply.send(file.body.subarray(range.start, range.end + 1));
-    if (byteRangeLength(range) <= smallRangeBytes) return reply.send(await options.readRange(file, range));
+    if (byteRangeLength(range) <= wholeRangeMaxBytes) return reply.send(await options.readRange(file, range));
     return reply.send(rangeStream(file, range, options.onShortRead));
   }
 

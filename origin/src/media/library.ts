@@ -71,6 +71,9 @@ interface CachedChunk {
  */
 export const fileChunkBytes = 1024 * 1024;
 
+/** Ranges of uncached files up to this size are read whole (from the chunks); servers stream longer ones. */
+export const wholeRangeMaxBytes = fileChunkBytes;
+
 const fileNamePattern = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,254}$/;
 const maxPathDepth = 8;
 
@@ -246,7 +249,7 @@ export class MediaLibrary {
   readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer> {
     const length = range.end - range.start + 1;
     // A chunk would not survive in a cache smaller than a few of them: read directly then.
-    if (length > fileChunkBytes || this.options.cacheMaxBytes < 4 * fileChunkBytes) return this.readDirect(file, range.start, length);
+    if (length > wholeRangeMaxBytes || this.options.cacheMaxBytes < 4 * fileChunkBytes) return this.readDirect(file, range.start, length);
     const firstChunk = Math.floor(range.start / fileChunkBytes);
     const lastChunk = Math.floor(range.end / fileChunkBytes);
     if (firstChunk === lastChunk) {
