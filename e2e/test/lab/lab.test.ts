@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import {
   binomialInterval,
@@ -100,23 +101,38 @@ for (const backend of ['delayline', 'netem'] as LinkBackendName[]) {
   });
 }
 
+/** The process's state letter from /proc, or undefined when it is gone or a zombie. */
+function runningState(pid: number): string | undefined {
+  try {
+    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+    return state === 'Z' ? undefined : state;
+  } catch {
+    return undefined;
+  }
+}
+
 describe('lab lifecycle', { skip }, () => {
   it('runs two labs side by side and leaves nothing behind', async () => {
     const a = await labUp('tla', symmetricLink({ rateBps: 10e6, rttMs: 20 }), { cross: true });
     const b = await labUp('tlb', symmetricLink({ rateBps: 10e6, rttMs: 60 }));
+    let leftPid: number | undefined;
     try {
       const [rttA, rttB] = await Promise.all([measureIdleRttMs(a), measureIdleRttMs(b)]);
       assert.ok(Math.abs(rttA - 20) <= 1 && Math.abs(rttB - 60) <= 1, `RTTs ${rttA}, ${rttB}`);
       assert.equal(await a.exec('cross', ['ping', '-c', '1', '-W', '2', a.address('origin')], { stdio: 'ignore' }), 0, 'the cross host reaches the origin');
       // A process left running in a namespace is cleaned up by down.
-      a.spawn('origin', ['sleep', '600'], { stdio: 'ignore', detached: true }).unref();
+      // `ip netns exec` execs the command, so the child's pid is the sleep's.
+      const left = a.spawn('origin', ['sleep', '600'], { stdio: 'ignore', detached: true });
+      left.unref();
+      leftPid = left.pid;
     } finally {
       await labDown('tla');
       await labDown('tlb');
     }
     assert.deepEqual(namespaces().filter((ns) => ns.startsWith('trickle-tla-') || ns.startsWith('trickle-tlb-')), []);
-    const leftovers = spawnSync('pgrep', ['-f', 'sleep 600'], { encoding: 'utf8' }).stdout.trim();
-    assert.equal(leftovers, '', 'no process of the lab survives');
+    // That process, not any `sleep 600` on the machine (a shell waiting 600 s made this fail once); a zombie is dead.
+    assert.ok(leftPid !== undefined, 'the process was started');
+    assert.equal(runningState(leftPid), undefined, 'no process of the lab survives');
     const links = spawnSync('ip', ['-o', 'link'], { encoding: 'utf8' }).stdout;
     assert.ok(!/tla|tlb/.test(links), 'no veth is left on the host');
   });
