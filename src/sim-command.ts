@@ -2,6 +2,7 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { Command } from 'commander';
+import { policyNames } from '@trickle/origin/rules';
 import {
   aggregate,
   constantTrace,
@@ -66,7 +67,7 @@ export function registerSimCommands(program: Command): void {
     .requiredOption('--manifest <file|url>', 'DASH MPD or HLS master (file or URL); with --live, may be a path on --origin')
     .option('--traces <file|dir|name>', `bandwidth traces (Sabre JSON, cooked, Mahimahi; comma-separated; built-in: ${Object.keys(builtinTraces).join(', ')})`)
     .option('--abr <rule>', 'ABR rule: throughput, bola, bba, dynamic', 'dynamic')
-    .option('--policy <policy>', 'server delivery policy in model mode: bulk, app-pacing, app-pacing-16k, trickle, pacing, cmcd', 'bulk')
+    .option('--policy <policy>', `server delivery policy in model mode: ${policyNames.join(', ')} (the origin's rules and constants)`, 'bulk')
     .option('--sessions <n>', 'number of sessions', positiveInteger('sessions'), 100)
     .option('--seed <n>', 'seed (trace offsets)', positiveInteger('seed'), 1)
     .option('--rtt <ms>', 'model mode round-trip time (default: from the trace, else 40 ms)', positiveNumber('rtt'))
@@ -76,7 +77,7 @@ export function registerSimCommands(program: Command): void {
     .option('--live', 'fetch real segments over HTTP from a running origin, in real time')
     .option('--origin <url>', 'origin base URL for --live (e.g. http://127.0.0.1:8080)')
     .option('--concurrency <n>', 'live players at once', positiveInteger('concurrency'), 10)
-    .option('--cmcd', 'live players send CMCD (bl, br, d, su, rtp, sid) as dash.js does')
+    .option('--cmcd', 'players send CMCD (bl, br, d, su, rtp, sid) as dash.js does; in model mode ABR-aware policies read their buffer from it')
     .option('--json', 'print the aggregates as one JSON object')
     .option('--out <dir>', 'write per-session records (sessions.jsonl, sessions.csv)')
     .action(async (opts: { manifest: string; traces?: string; abr: string; policy: string; sessions: number; seed: number; rtt?: number; sessionSeconds: number; maxBuffer: number; abandonAfter?: number; live?: boolean; origin?: string; concurrency: number; cmcd?: boolean; json?: boolean; out?: string }) => {
@@ -91,7 +92,7 @@ export function registerSimCommands(program: Command): void {
       } else {
         if (opts.traces === undefined) throw new SimError('SIM_ERR_CONFIG', `model mode needs --traces (a file, a directory, or ${Object.keys(builtinTraces).join('/')}); or use --live`);
         const content = loopContent(await loadContent(/^https?:/.test(opts.manifest) ? opts.manifest : resolve(opts.manifest)), opts.sessionSeconds);
-        results = await runModel({ content, traces: await loadTraces(opts.traces, opts.seed), abr: opts.abr, policy: opts.policy, sessions: opts.sessions, seed: opts.seed, ...(opts.rtt === undefined ? {} : { rttMs: opts.rtt }), settings, onProgress: (done, total) => progress.update('sessions', done / total) });
+        results = await runModel({ content, traces: await loadTraces(opts.traces, opts.seed), abr: opts.abr, policy: opts.policy, sessions: opts.sessions, seed: opts.seed, cmcd: opts.cmcd === true, ...(opts.rtt === undefined ? {} : { rttMs: opts.rtt }), settings, onProgress: (done, total) => progress.update('sessions', done / total) });
       }
       progress.stop();
       const agg = aggregate(results);

@@ -35,7 +35,7 @@ describe('trickle CLI', () => {
   it('says which benchmark or experiment file it does not know', () => {
     const bench = trickle(['bench', 'nothing']);
     assert.notEqual(bench.status, 0);
-    assert.match(bench.stderr, /Allowed choices are origin, pacing, soak/);
+    assert.match(bench.stderr, /Allowed choices are origin, pacing, qoe, soak/);
     const experiment = trickle(['experiment', '/nonexistent.yaml', '--out', '/tmp/x']);
     assert.notEqual(experiment.status, 0);
     assert.match(experiment.stderr, /cannot read \/nonexistent.yaml.*E2E_ERR_EXPERIMENT_CONFIG/);

@@ -200,7 +200,8 @@ function startHlsjs(options: PlaybackOptions): (() => void) | undefined {
   });
   hls.on(Hls.Events.ERROR, (_event, data) => {
     if (data.fatal) {
-      fail(`hls.js fatal error: ${data.type} ${data.details}`);
+      // The HTTP status (0: no response) and URL say whether the origin, the network or the page failed.
+      fail(`hls.js fatal error: ${data.type} ${data.details}${data.response === undefined ? '' : ` (HTTP ${data.response.code} for ${data.context?.url ?? data.url ?? '?'})`}`);
       return;
     }
     if (data.details === Hls.ErrorDetails.BUFFER_STALLED_ERROR) {

@@ -6,7 +6,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { SocketControl } from '@trickle/native';
 import type { OriginConfig } from './config/config.js';
 import type { MediaLibrary } from './media/library.js';
-import { errorBody, trickleOrigin, type OriginHandles } from './plugin.js';
+import { errorBody } from './errors.js';
+import { trickleOrigin, type OriginHandles } from './plugin.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,25 +1,41 @@
 /**
  * Coded errors of the origin package. Every error the origin raises on purpose carries a stable
- * `code` (ORIGIN_ERR_*) so callers, logs and HTTP error bodies can name it without parsing text.
+ * `code` (ORIGIN_ERR_*) so callers, logs and HTTP error bodies can name it without parsing text;
+ * codes that reach HTTP carry their status here, in one place (`null`: not an HTTP answer, e.g.
+ * a packaging or configuration error raised at the command line).
  */
 export const originErrorCodes = {
-  ORIGIN_ERR_CONFIG: 'invalid configuration',
-  ORIGIN_ERR_MEDIA_ROOT: 'media root missing or unreadable',
-  ORIGIN_ERR_DEMO_MISSING: 'demo media has not been generated',
-  ORIGIN_ERR_ASSET_NOT_FOUND: 'no such asset',
-  ORIGIN_ERR_FILE_NOT_FOUND: 'no such file in asset',
-  ORIGIN_ERR_BAD_PATH: 'malformed or forbidden path',
-  ORIGIN_ERR_CORRUPT_MEDIA: 'media file could not be parsed',
-  ORIGIN_ERR_FILE_CHANGED: 'media file changed while being read',
-  ORIGIN_ERR_FFMPEG_MISSING: 'ffmpeg/ffprobe not found on PATH',
-  ORIGIN_ERR_FFMPEG_FAILED: 'ffmpeg exited with an error',
-  ORIGIN_ERR_INPUT_UNREADABLE: 'input media cannot be read',
-  ORIGIN_ERR_LADDER: 'invalid or impossible encoding ladder',
-  ORIGIN_ERR_BAD_POLICY: 'unknown delivery policy requested',
-  ORIGIN_ERR_BAD_QUERY: 'malformed query parameter',
-} as const;
+  ORIGIN_ERR_CONFIG: { message: 'invalid configuration', status: null },
+  ORIGIN_ERR_MEDIA_ROOT: { message: 'media root missing or unreadable', status: null },
+  ORIGIN_ERR_DEMO_MISSING: { message: 'demo media has not been generated', status: 404 },
+  ORIGIN_ERR_ASSET_NOT_FOUND: { message: 'no such asset', status: 404 },
+  ORIGIN_ERR_FILE_NOT_FOUND: { message: 'no such file in asset', status: 404 },
+  ORIGIN_ERR_NOT_FOUND: { message: 'no such route', status: 404 },
+  ORIGIN_ERR_BAD_PATH: { message: 'malformed or forbidden path', status: 400 },
+  ORIGIN_ERR_BAD_QUERY: { message: 'malformed query parameter', status: 400 },
+  ORIGIN_ERR_BAD_POLICY: { message: 'unknown delivery policy requested', status: 400 },
+  ORIGIN_ERR_PRECONDITION: { message: 'a precondition (If-Match, If-Unmodified-Since) failed', status: 412 },
+  ORIGIN_ERR_RANGE_NOT_SATISFIABLE: { message: 'the Range header names no satisfiable range', status: 416 },
+  ORIGIN_ERR_CORRUPT_MEDIA: { message: 'media file could not be parsed', status: 500 },
+  ORIGIN_ERR_INTERNAL: { message: 'internal error', status: 500 },
+  ORIGIN_ERR_FILE_CHANGED: { message: 'media file changed while being read', status: 503 },
+  ORIGIN_ERR_FFMPEG_MISSING: { message: 'ffmpeg/ffprobe not found on PATH', status: null },
+  ORIGIN_ERR_FFMPEG_FAILED: { message: 'ffmpeg exited with an error', status: null },
+  ORIGIN_ERR_INPUT_UNREADABLE: { message: 'input media cannot be read', status: null },
+  ORIGIN_ERR_LADDER: { message: 'invalid or impossible encoding ladder', status: null },
+} as const satisfies Record<string, { readonly message: string; readonly status: number | null }>;
 
 export type OriginErrorCode = keyof typeof originErrorCodes;
+
+/** The HTTP status of a code (500 for codes that are not meant to reach HTTP). */
+export function statusOf(code: OriginErrorCode): number {
+  return originErrorCodes[code].status ?? 500;
+}
+
+/** The JSON body of every error answer: `{ error: { code, message } }`. */
+export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}) {
+  return { error: { code, message, ...extra } };
+}
 
 export class OriginError extends Error {
   readonly code: OriginErrorCode;

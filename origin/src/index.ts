@@ -3,11 +3,11 @@ export { buildApp, type BuildAppOptions } from './app.js';
 export { trickleOrigin, playerFiles, type TrickleOriginOptions, type OriginHandles } from './plugin.js';
 export type { PlayerFiles } from './player/routes.js';
 export { startOrigin, checkDemoMedia, type RunningOrigin } from './server.js';
-export { loadConfig, resolveConfig, configFromEnv, originConfigSchema, policyNames, type PolicyName, type DeliveryConfig, type AbGroupConfig, type OriginConfig, type OriginConfigInput, type ConfigSources } from './config/config.js';
+export { loadConfig, resolveConfig, configFromEnv, originConfigSchema, type OriginConfig, type OriginConfigInput, type ConfigSources } from './config/config.js';
 export type { FlowRecord, PhaseRecord, ThrottlingRecord } from './delivery/flow-record.js';
-export type { DeliveryPolicy, PolicyDelivery, MediaResponse, MediaRatePlan, PolicyReport, Block } from './delivery/policies/delivery-policy.js';
-export { deliveryPolicies } from './delivery/policies/registry.js';
-export { OriginError, isOriginError, originErrorCodes, type OriginErrorCode } from './errors.js';
+export { buildPolicies, deliveryNeedsClamp, type Policy } from './delivery/delivery-engine.js';
+export * from './rules.js';
+export { OriginError, isOriginError, originErrorCodes, errorBody, statusOf, type OriginErrorCode } from './errors.js';
 export { MediaLibrary, type MediaLibraryOptions, type MediaFile, type AssetEntry, type IndexState } from './media/library.js';
 export {
   buildAssetIndex,

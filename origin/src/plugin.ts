@@ -10,7 +10,7 @@ import cors from '@fastify/cors';
 import { clampBackends, createSocketControl, type ClampBackend, type SocketControl } from '@trickle/native';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { resolveConfig, type OriginConfig, type OriginConfigInput } from './config/config.js';
-import { OriginError, isOriginError, type OriginErrorCode } from './errors.js';
+import { OriginError, errorBody, isOriginError, statusOf } from './errors.js';
 import { sendFile, type SendFileOptions } from './http/send-file.js';
 import { MediaLibrary } from './media/library.js';
 import { summarizeIndex } from './media/media-index.js';
@@ -42,19 +42,6 @@ export interface TrickleOriginOptions {
   readonly onHandles?: (handles: OriginHandles) => void;
 }
 
-const statusByCode: Partial<Record<OriginErrorCode, number>> = {
-  ORIGIN_ERR_ASSET_NOT_FOUND: 404,
-  ORIGIN_ERR_FILE_NOT_FOUND: 404,
-  ORIGIN_ERR_BAD_PATH: 400,
-  ORIGIN_ERR_DEMO_MISSING: 404,
-  ORIGIN_ERR_CORRUPT_MEDIA: 500,
-  ORIGIN_ERR_FILE_CHANGED: 503,
-};
-
-export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}) {
-  return { error: { code, message, ...extra } };
-}
-
 function isFrozenConfig(config: TrickleOriginOptions['config']): config is OriginConfig {
   return config !== undefined && Object.isFrozen(config);
 }
@@ -82,7 +69,7 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
 
   app.setErrorHandler((error: Error & { statusCode?: number; code?: string }, request, reply) => {
     if (isOriginError(error)) {
-      const status = statusByCode[error.code] ?? 500;
+      const status = statusOf(error.code);
       if (status >= 500) request.log.error({ err: error }, error.message);
       if (status === 503) reply.header('retry-after', '1');
       return reply.code(status).send(errorBody(error.code, error.message));
@@ -91,12 +78,12 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     if (status >= 500) request.log.error({ err: error }, 'unhandled error');
     return reply.code(status).send(errorBody(error.code ?? 'ORIGIN_ERR_INTERNAL', status >= 500 ? 'internal error' : error.message));
   });
-  app.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('ORIGIN_ERR_NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`)));
+  app.setNotFoundHandler((request, reply) => reply.code(statusOf('ORIGIN_ERR_NOT_FOUND')).send(errorBody('ORIGIN_ERR_NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`)));
 
   const socketControl = options.socketControl ?? createSocketControl(clampBackends.none({ native: undefined, fallbackReason: 'no clamp attached to this app (startOrigin attaches one before listen)' }));
   const metrics = new DeliveryMetrics();
   const flows = new FlowLog(config.flows.keep, config.flows.log, (error) => app.log.error({ err: error }, `flow log ${config.flows.log}: ${error.message}`));
-  const engine = new DeliveryEngine({ config, control: socketControl, log: app.log, metrics, flowLog: flows, readRange: (file, range) => library.readRange(file, range) });
+  const engine = new DeliveryEngine({ delivery: config.delivery, drainTimeoutMs: config.flows.drainTimeoutMs, control: socketControl, log: app.log, metrics, flowLog: flows, readRange: (file, range) => library.readRange(file, range) });
   options.onHandles?.({ engine, metrics, flows, clamp: socketControl.clamp });
   app.addHook('onClose', async () => flows.close());
 
@@ -108,12 +95,6 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
       library.forget(file.asset, file.name);
       app.log.error({ file: file.path, err: error }, error.message);
     },
-    deliver: async (request, reply, file, range) => {
-      if (file.role !== 'segment' && file.role !== 'progressive') return false;
-      const state = await library.indexState(file.asset);
-      if (state?.status !== 'ready') return false;
-      return engine.deliver(request, reply, file, range, state.index);
-    },
   };
 
   app.route({
@@ -123,9 +104,22 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     handler: async (request: FastifyRequest<{ Params: { asset: string; '*': string } }>, reply: FastifyReply) => {
       const file = await library.getFile(request.params.asset, request.params['*']);
       if (file === undefined) {
-        return reply.code(404).send(errorBody('ORIGIN_ERR_FILE_NOT_FOUND', 'no such media file'));
+        return reply.code(statusOf('ORIGIN_ERR_FILE_NOT_FOUND')).send(errorBody('ORIGIN_ERR_FILE_NOT_FOUND', 'no such media file'));
       }
-      return sendFile(request, reply, file, sendOptions);
+      const role = file.role;
+      if (role !== 'segment' && role !== 'progressive') return sendFile(request, reply, file, sendOptions);
+      // The policy is chosen before any header is written: a bad ?policy= is an error, not a cacheable segment.
+      const selection = engine.select(request, file.asset, role);
+      if ('error' in selection) {
+        return reply.code(statusOf('ORIGIN_ERR_BAD_POLICY')).header('cache-control', 'no-store').send(errorBody('ORIGIN_ERR_BAD_POLICY', selection.error));
+      }
+      return sendFile(request, reply, file, {
+        ...sendOptions,
+        deliver: async (req, rep, media, range) => {
+          const state = await library.indexState(media.asset);
+          return state?.status === 'ready' && engine.deliver(req, rep, media, range, state.index, selection);
+        },
+      });
     },
   });
 
@@ -159,7 +153,7 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     if (state === undefined) throw new OriginError('ORIGIN_ERR_ASSET_NOT_FOUND', `no asset named "${request.params.asset}"`);
     if (state.status === 'broken') {
       const error = state.error as OriginError;
-      return reply.code(500).send(errorBody(error.code ?? 'ORIGIN_ERR_CORRUPT_MEDIA', error.message, { file: error.details?.file ?? null }));
+      return reply.code(statusOf(error.code ?? 'ORIGIN_ERR_CORRUPT_MEDIA')).send(errorBody(error.code ?? 'ORIGIN_ERR_CORRUPT_MEDIA', error.message, { file: error.details?.file ?? null }));
     }
     return summarizeIndex(state.index, { includeSegments: request.query.segments !== '0' });
   });
@@ -173,7 +167,7 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     const since = parseSince(request.query.since);
     const limit = request.query.limit === undefined ? 1000 : Number(request.query.limit);
     if (since === undefined || !Number.isInteger(limit) || limit < 1 || limit > 100_000) {
-      return reply.code(400).send(errorBody('ORIGIN_ERR_BAD_QUERY', 'since must be epoch milliseconds or an ISO date; limit an integer from 1 to 100000'));
+      return reply.code(statusOf('ORIGIN_ERR_BAD_QUERY')).send(errorBody('ORIGIN_ERR_BAD_QUERY', 'since must be epoch milliseconds or an ISO date; limit an integer from 1 to 100000'));
     }
     return { flows: flows.since(since, limit), clamp: { backend: socketControl.clamp.backend, fallbackReason: socketControl.clamp.fallbackReason ?? null } };
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { attachClamp, clampBackends, createSocketControl } from '@trickle/native';
 import { buildApp } from './app.js';
+import { deliveryNeedsClamp, deliveryWantsInitialWindow } from './delivery/delivery-engine.js';
 import type { OriginConfig } from './config/config.js';
 import { OriginError } from './errors.js';
 
@@ -25,26 +26,16 @@ export async function checkDemoMedia(mediaRoot: string): Promise<void> {
   }
 }
 
-/** Whether any configured policy needs the cwnd clamp, or any transport an initial window (both are the BPF program's). */
-function needsClamp(config: OriginConfig): boolean {
-  const delivery = config.delivery;
-  const policies = [delivery.policy, ...delivery.rules.map((r) => r.policy), ...(delivery.ab ?? []).map((g) => g.policy)];
-  return delivery.allowPolicyOverride || policies.includes('trickle') || wantsInitialWindow(config);
-}
-
-function wantsInitialWindow(config: OriginConfig): boolean {
-  return config.delivery.transport.initialWindowPackets !== undefined || (config.delivery.ab ?? []).some((g) => g.initialWindowPackets !== undefined);
-}
-
 export async function startOrigin(config: OriginConfig, options: { handleSignals?: boolean } = {}): Promise<RunningOrigin> {
   // The clamp must be attached, and this process in its cgroup, before listen().
-  const clamp = needsClamp(config)
+  const needsClamp = deliveryNeedsClamp(config.delivery);
+  const clamp = needsClamp
     ? await attachClamp({ prefer: config.delivery.clamp.backend, cgroupPath: config.delivery.clamp.cgroup, pinDir: config.delivery.clamp.pinDir, join: true })
     : clampBackends.none({ native: undefined, fallbackReason: 'no configured policy uses the clamp' });
   const app = await buildApp({ config, socketControl: createSocketControl(clamp) });
-  if (clamp.fallbackReason !== undefined && needsClamp(config)) app.log.warn({ backend: clamp.backend, reason: clamp.fallbackReason }, `trickle clamp backend: ${clamp.backend} (${clamp.fallbackReason})`);
+  if (clamp.fallbackReason !== undefined && needsClamp) app.log.warn({ backend: clamp.backend, reason: clamp.fallbackReason }, `trickle clamp backend: ${clamp.backend} (${clamp.fallbackReason})`);
   else app.log.info({ backend: clamp.backend }, `trickle clamp backend: ${clamp.backend}`);
-  if (wantsInitialWindow(config) && clamp.backend !== 'bpf') app.log.warn({ backend: clamp.backend }, `initial windows are configured but need the bpf clamp backend (this one is ${clamp.backend}): connections keep the kernel's, and flow records say "unsupported"`);
+  if (deliveryWantsInitialWindow(config.delivery) && clamp.backend !== 'bpf') app.log.warn({ backend: clamp.backend }, `initial windows are configured but need the bpf clamp backend (this one is ${clamp.backend}): connections keep the kernel's, and flow records say "unsupported"`);
   app.addHook('onClose', async () => clamp.close());
   const address = await app.listen({ port: config.port, host: config.host });
   let closing: Promise<void> | undefined;

@@ -10,7 +10,9 @@ import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
-import { cmcdRate, readCmcd } from '../src/delivery/cmcd-rate.js';
+import { readCmcd } from '../src/delivery/cmcd.js';
+import { defaultDeliveryConfig } from '../src/delivery/delivery-config.js';
+import { abrDecision } from '../src/delivery/rates/abr-rate.js';
 import { parseRange } from '../src/http/range.js';
 import { rawRequest } from './helpers/http.js';
 import { testMediaRoot } from './helpers/media.js';
@@ -38,12 +40,14 @@ describe('fuzzing: pure parsers', () => {
     );
   });
 
-  it('reading CMCD never throws, and the cmcd rule always answers a usable rate', () => {
+  it('reading CMCD never throws, and the ABR-aware rule always answers a usable rate', () => {
+    const options = { ...defaultDeliveryConfig.abr, startupSec: defaultDeliveryConfig.startupSec };
+    const segment = { presentationSec: 60, bitrateBps: 1e6, ladderBps: [400e3, 800e3, 1.4e6, 2.8e6], renditionBps: 800e3 };
     fc.assert(
       fc.property(fc.string(), fc.string(), fc.string(), (query, request, object) => {
         const cmcd = readCmcd(query, { 'cmcd-request': request, 'cmcd-object': object });
-        const rate = cmcdRate(cmcd, [400e3, 800e3, 1.4e6, 2.8e6], 1e6);
-        if (!rate.fullSpeed) assert.ok(Number.isFinite(rate.rateBitsPerSec) && rate.rateBitsPerSec >= 0, JSON.stringify(rate));
+        const rate = abrDecision({ segment, cmcd, viewer: undefined }, options);
+        if (!rate.fullSpeed) assert.ok(Number.isFinite(rate.rateBps) && rate.rateBps >= segment.bitrateBps, JSON.stringify(rate));
       }),
       runs,
     );

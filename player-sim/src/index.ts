@@ -14,6 +14,6 @@ export { bolaParameters } from './abr/bola.js';
 export { bbaRateMapBps } from './abr/bba.js';
 export { dynamicToBolaSec, dynamicToThroughputSec } from './abr/dynamic.js';
 export { deliveryModels } from './delivery/registry.js';
-export { cmcdMultiplier } from './delivery/cmcd.js';
+export { originPolicyModel } from './delivery/origin-policy.js';
 export type { DeliveryModel, DeliveryRequest } from './delivery/delivery-model.js';
 export { SimError, simErrorCodes, type SimErrorCode } from './errors.js';

@@ -27,24 +27,38 @@ export class VirtualClock implements Clock {
 }
 
 export class ModelFetcher implements Fetcher {
+  /** The declared bitrates as the origin's ABR-aware rule reads them: video rungs with the audio added. */
+  private readonly ladderBps: readonly number[];
+
   constructor(
     private readonly content: Content,
     private readonly network: TraceNetwork,
     private readonly delivery: DeliveryModel,
     private readonly clock: VirtualClock,
-  ) {}
+    /** Whether the simulated player sends CMCD. */
+    private readonly cmcd = false,
+  ) {
+    const audio = content.renditions[0]?.segments.filter((s) => s.audio !== undefined) ?? [];
+    const audioSec = audio.reduce((sum, s) => sum + s.durationSec, 0);
+    const audioBps = audioSec > 0 ? (8 * audio.reduce((sum, s) => sum + s.audio!.sizeBytes, 0)) / audioSec : 0;
+    this.ladderBps = content.renditions.map((r) => r.bitrateBps + audioBps);
+  }
 
   async fetch(request: FetchRequest): Promise<{ bytes: number }> {
-    const renditions = this.content.renditions;
-    const segment = renditions[request.renditionIndex]!.segments[request.segmentIndex]!;
+    const segment = this.content.renditions[request.renditionIndex]!.segments[request.segmentIndex]!;
     const bytes = segment.sizeBytes + (segment.audio?.sizeBytes ?? 0);
-    const next = renditions[Math.min(request.renditionIndex + 1, renditions.length - 1)]!;
     const transfer = this.delivery.transfer({
+      nowMs: this.clock.nowMs(),
+      segmentNumber: request.segmentIndex + 1,
       mediaStartSec: request.mediaStartSec,
+      durationSec: segment.durationSec,
       segmentBitrateBps: (bytes * 8) / segment.durationSec,
-      nextRungBitrateBps: next.bitrateBps,
+      ladderBps: this.ladderBps,
+      renditionBps: this.ladderBps[request.renditionIndex]!,
       bufferSec: request.bufferSec,
       maxBufferSec: request.maxBufferSec,
+      cmcd: this.cmcd,
+      startedUp: request.startedUp,
       idleMs: request.idleMs,
       rttMs: this.network.rttMs,
       firstRequest: request.firstRequest,
@@ -64,6 +78,8 @@ export interface ModelRunOptions {
   readonly rttMs?: number;
   /** Start every session at this point of its trace instead of a seeded random one. */
   readonly traceOffsetMs?: number;
+  /** The simulated players send CMCD (their buffer and startup state), which ABR-aware policies read. */
+  readonly cmcd?: boolean;
   readonly settings?: Partial<SessionSettings>;
   readonly onProgress?: (done: number, total: number) => void;
 }
@@ -96,7 +112,7 @@ export async function runModel(options: ModelRunOptions): Promise<SessionResult[
     const clock = new VirtualClock();
     const firstDelayMs = trace.points[0]?.delayMs;
     const network = new TraceNetwork(trace, options.rttMs ?? (firstDelayMs !== undefined ? 2 * firstDelayMs : 40), offsetMs);
-    results.push(await runSession(options.content, rule(), new ModelFetcher(options.content, network, delivery(), clock), clock, settings));
+    results.push(await runSession(options.content, rule(), new ModelFetcher(options.content, network, delivery(), clock, options.cmcd === true), clock, settings));
     options.onProgress?.(i + 1, options.sessions);
   }
   return results;

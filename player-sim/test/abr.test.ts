@@ -1,7 +1,7 @@
 /** Each ABR rule's decision function, table-tested. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { abrRules, bbaRateMapBps, bolaParameters, cmcdMultiplier, highestAtMost, throughputEstimateBps, type AbrContext } from '../src/index.js';
+import { abrRules, bbaRateMapBps, bolaParameters, highestAtMost, throughputEstimateBps, type AbrContext } from '../src/index.js';
 
 const bitrates = [400e3, 800e3, 1.4e6, 2.8e6];
 const context = (overrides: Partial<AbrContext>): AbrContext => ({ bitratesBps: bitrates, bufferSec: 0, maxBufferSec: 30, lastIndex: undefined, segmentDurationSec: 2, throughput: [], ...overrides });
@@ -70,12 +70,5 @@ describe('ABR rules', () => {
     assert.match(rule.choose(context({ bufferSec: 12, throughput: [sample(5e6)] })).reason, /^dynamic \(bola\)/);
     assert.match(rule.choose(context({ bufferSec: 8, throughput: [sample(5e6)] })).reason, /^dynamic \(bola\)/, 'hysteresis');
     assert.match(rule.choose(context({ bufferSec: 5, throughput: [sample(5e6)] })).reason, /^dynamic \(throughput\)/);
-  });
-
-  it('the cmcd delivery multiplier falls from 3x at an empty buffer to 1.5x at a full one', () => {
-    assert.equal(cmcdMultiplier(0, 30), 3);
-    assert.equal(cmcdMultiplier(15, 30), 2.25);
-    assert.equal(cmcdMultiplier(30, 30), 1.5);
-    assert.equal(cmcdMultiplier(60, 30), 1.5);
   });
 });

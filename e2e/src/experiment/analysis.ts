@@ -343,8 +343,15 @@ export function queueingOfRun(run: Pick<RunData, 'probe' | 'records'>): { all: Q
 export interface CompassCheck {
   readonly goal: string;
   readonly measured: string;
+  /** The comparison on the estimates (null: no data). */
   readonly met: boolean | null;
+  /** What the report says: below the minimum sample a comparison is "too few", whatever the estimates. */
+  readonly verdict: 'met' | 'missed' | 'too few' | 'no data';
 }
+
+/** Fewer connections a group (flow metrics) or sessions (rebuffering) than these, and a compass goal is "too few" to call. */
+export const minimumVerdictConnections = 10;
+export const minimumVerdictSessions = 8;
 
 /** The compass goals for trickle against the 64 kB application-pacing baseline (issue 8), on one kind of transfer. */
 export function compassChecks(kind: KindSummary, trickleGroup: string, baselineGroup: string): CompassCheck[] {
@@ -352,20 +359,29 @@ export function compassChecks(kind: KindSummary, trickleGroup: string, baselineG
   const b = kind.rows.find((r) => r.group === baselineGroup);
   if (t === undefined || b === undefined) return [];
   const fmt = (e: Estimate, digits = 1) => `${e.value.toFixed(digits)} (${e.low.toFixed(digits)}..${e.high.toFixed(digits)})`;
-  const decided = (value: number, ok: boolean) => (Number.isFinite(value) ? ok : null);
+  const check = (goal: string, measured: string, value: number, ok: boolean, sample: 'connections' | 'sessions'): CompassCheck => {
+    const met = Number.isFinite(value) ? ok : null;
+    const enough = sample === 'connections' ? Math.min(t.connections, b.connections) >= minimumVerdictConnections : Math.min(t.sessions, b.sessions) >= minimumVerdictSessions;
+    const size = sample === 'connections' ? `${Math.min(t.connections, b.connections)} connections` : `${Math.min(t.sessions, b.sessions)} sessions`;
+    return { goal, measured: enough || met === null ? measured : `${measured} (${size} in the smaller group)`, met, verdict: met === null ? 'no data' : !enough ? 'too few' : met ? 'met' : 'missed' };
+  };
   return [
-    { goal: 'retransmission rate >= 50 % lower', measured: `${fmt(t.retransmissionImprovementPercent)} % lower`, met: decided(t.retransmissionImprovementPercent.value, t.retransmissionImprovementPercent.value >= 50) },
-    { goal: 'mean srtt (throttling) >= 30 % lower', measured: `${fmt(t.srttImprovementPercent)} % lower`, met: decided(t.srttImprovementPercent.value, t.srttImprovementPercent.value >= 30) },
-    { goal: '>= 95 % of bursts <= 10 packets', measured: `${t.burstsAtMost10Percent.toFixed(1)} % of ${t.throttledBursts}`, met: decided(t.burstsAtMost10Percent, t.burstsAtMost10Percent >= 95) },
-    {
-      goal: 'throttled goodput within ±3 % of the target rate (median goodput / the rate aimed at)',
-      measured: `${fmt(t.goodputToPaceRate, 3)}; ${t.goodputWithin3Percent.toFixed(0)} % of flows within ±3 %; goodput / R ${fmt(t.goodputToTarget, 3)}`,
-      met: decided(t.goodputToPaceRate.value, Math.abs(t.goodputToPaceRate.value - 1) <= 0.03),
-    },
-    {
-      goal: 'rebuffering chance not worse than the baseline',
-      measured: `${fmt(t.rebufferChancePercent)} % vs ${fmt(b.rebufferChancePercent)} %`,
-      met: decided(t.rebufferChancePercent.value, t.rebufferChancePercent.value <= b.rebufferChancePercent.value || intervalsOverlap(t.rebufferChancePercent, b.rebufferChancePercent)),
-    },
+    check('retransmission rate >= 50 % lower', `${fmt(t.retransmissionImprovementPercent)} % lower`, t.retransmissionImprovementPercent.value, t.retransmissionImprovementPercent.value >= 50, 'connections'),
+    check('mean srtt (throttling) >= 30 % lower', `${fmt(t.srttImprovementPercent)} % lower`, t.srttImprovementPercent.value, t.srttImprovementPercent.value >= 30, 'connections'),
+    check('>= 95 % of bursts <= 10 packets', `${t.burstsAtMost10Percent.toFixed(1)} % of ${t.throttledBursts}`, t.burstsAtMost10Percent, t.burstsAtMost10Percent >= 95, 'connections'),
+    check(
+      'throttled goodput within ±3 % of the target rate (median goodput / the rate aimed at)',
+      `${fmt(t.goodputToPaceRate, 3)}; ${t.goodputWithin3Percent.toFixed(0)} % of flows within ±3 %; goodput / R ${fmt(t.goodputToTarget, 3)}`,
+      t.goodputToPaceRate.value,
+      Math.abs(t.goodputToPaceRate.value - 1) <= 0.03,
+      'connections',
+    ),
+    check(
+      'rebuffering chance not worse than the baseline',
+      `${fmt(t.rebufferChancePercent)} % vs ${fmt(b.rebufferChancePercent)} %`,
+      t.rebufferChancePercent.value,
+      t.rebufferChancePercent.value <= b.rebufferChancePercent.value || intervalsOverlap(t.rebufferChancePercent, b.rebufferChancePercent),
+      'sessions',
+    ),
   ];
 }

@@ -40,7 +40,7 @@ export function summaryMarkdown(results: ExperimentResults, command: string): st
       }
       const compass = profile.compass[kind.kind];
       if (compass !== undefined && compass.length > 0) {
-        lines.push('', '| compass goal | measured | met |', '| --- | --- | --- |', ...compass.map((c) => `| ${c.goal} | ${c.measured} | ${c.met === null ? 'no data' : c.met ? 'yes' : 'no'} |`));
+        lines.push('', '| compass goal | measured | verdict |', '| --- | --- | --- |', ...compass.map((c) => `| ${c.goal} | ${c.measured} | ${c.verdict} |`));
       }
     }
     if (profile.queueing.length > 0) {

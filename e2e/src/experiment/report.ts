@@ -6,7 +6,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { renderReportPage, type ReportSection } from '../report/vega-page.js';
-import { minimumAaClusters, minimumRatedBytes, type GroupRow, type KindSummary, type ProfileSummary, type QueueingDistribution } from './analysis.js';
+import { minimumAaClusters, minimumRatedBytes, minimumVerdictConnections, minimumVerdictSessions, type CompassCheck, type GroupRow, type KindSummary, type ProfileSummary, type QueueingDistribution } from './analysis.js';
 import type { ExperimentResults } from './run.js';
 import { formatEstimate, formatNumber } from './statistics.js';
 
@@ -46,7 +46,7 @@ function readingRetransmissions(kind: KindSummary, baseline: string): string {
   return `Mean retransmission rate over the throttling phase: ${baseline} ${ci(base.retransmissionRatePercent, 3)} %. Against it: ${parts.join('; ') || 'no other group throttled'}. A curve further up and to the left means fewer flows with losses.`;
 }
 
-function kindSections(profile: ProfileSummary & { compass: Readonly<Record<string, readonly { goal: string; measured: string; met: boolean | null }[]>> }, kind: KindSummary, baseline: string): ReportSection[] {
+function kindSections(profile: ProfileSummary & { compass: Readonly<Record<string, readonly CompassCheck[]>> }, kind: KindSummary, baseline: string): ReportSection[] {
   const title = `${profile.profile}: ${kindTitle[kind.kind]}`;
   const sections: ReportSection[] = [
     {
@@ -101,8 +101,8 @@ function kindSections(profile: ProfileSummary & { compass: Readonly<Record<strin
   if (compass !== undefined && compass.length > 0) {
     sections.push({
       heading: `${title}: compass goals (trickle vs 64 kB application pacing)`,
-      text: 'The product\'s goals for the high-bandwidth case. Figures are as measured; where a goal is missed, the note beside the results says why.',
-      table: { columns: ['goal', 'measured', 'met'], rows: compass.map((c) => [c.goal, c.measured, c.met === null ? 'no data' : c.met ? 'yes' : 'no']) },
+      text: `The product's goals for the high-bandwidth case. Figures are as measured; where a goal is missed, the note beside the results says why. A goal is "too few" to call with fewer than ${minimumVerdictConnections} connections (flow metrics) or ${minimumVerdictSessions} sessions (rebuffering) in either group.`,
+      table: { columns: ['goal', 'measured', 'verdict'], rows: compass.map((c) => [c.goal, c.measured, c.verdict]) },
     });
   }
   sections.push(

@@ -131,7 +131,7 @@ function originFlags(config: ExperimentConfig, run: PlannedRun, flowLog: string)
   };
 }
 
-function startViewers(lab: Lab, plan: ViewerPlan): { reports: Promise<Exclude<ViewerReport, { done: true }>[]> } {
+export function startViewers(lab: Lab, plan: ViewerPlan): { reports: Promise<Exclude<ViewerReport, { done: true }>[]> } {
   const child = lab.spawn('player', [process.execPath, fileURLToPath(new URL('./viewers-main.js', import.meta.url)), JSON.stringify(plan)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const reports: Exclude<ViewerReport, { done: true }>[] = [];
   let done = false;

@@ -41,13 +41,13 @@ async function viewer(kind: 'dash' | 'progressive', index: number, startOffsetMs
   }
 }
 
-const media = progressiveMediaFromTable(plan.progressiveTable);
+const media = plan.progressive > 0 && plan.progressiveTable !== undefined ? progressiveMediaFromTable(plan.progressiveTable) : undefined;
 const content = plan.dash > 0 ? await loadContent(`${plan.originUrl}${assetPath(plan.asset, 'dashjs')}`) : undefined;
 const viewers: Promise<void>[] = [];
 for (let i = 0; i < plan.progressive; i++) {
   viewers.push(
     viewer('progressive', i, startOffsetsMs[i]!, (recorder) =>
-      runProgressive({ url: `${plan.originUrl}${assetPath(plan.asset, 'native')}`, media, clock: realClock, settings: { sessionSeconds: plan.sessionSeconds }, onResponseHeaders: recorder.onResponseHeaders }),
+      runProgressive({ url: `${plan.originUrl}${assetPath(plan.asset, 'native')}`, media: media!, clock: realClock, settings: { sessionSeconds: plan.sessionSeconds }, onResponseHeaders: recorder.onResponseHeaders }),
     ),
   );
 }

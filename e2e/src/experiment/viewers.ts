@@ -21,7 +21,8 @@ export interface ViewerPlan {
   readonly abr: string;
   readonly cmcd: boolean;
   readonly maxBufferSec: number;
-  readonly progressiveTable: ProgressiveTable;
+  /** Needed when `progressive` > 0. */
+  readonly progressiveTable: ProgressiveTable | undefined;
 }
 
 export type ViewerReport =

@@ -108,5 +108,8 @@ describe('experiment analysis', () => {
   it('checks the compass goals from the rows', () => {
     const checks = compassChecks(summary, 'b', 'a');
     assert.deepEqual(checks.map((c) => c.met), [true, true, false, true, true]);
+    // Two connections a group: every verdict is "too few", whatever the estimates say.
+    assert.deepEqual(checks.map((c) => c.verdict), ['too few', 'too few', 'too few', 'too few', 'too few']);
+    assert.match(checks[0]!.measured, /2 connections in the smaller group/);
   });
 });

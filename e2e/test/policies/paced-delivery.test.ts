@@ -26,8 +26,11 @@ const iwCgroup = 'trickle-test-iw';
 const iwPinDir = '/run/trickle/bpf-test-iw';
 const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
 
-/** What each policy aims throttled blocks at, as a multiple of the media rate R (the defaults; trickle: R at the clamp floor). */
-const aimOverR: Record<string, number> = { 'app-pacing': 1.25, 'app-pacing-16k': 1.25, pacing: 1.25, trickle: 1.2, cmcd: 1.5 };
+/**
+ * What each policy aims throttled blocks at, as a multiple of the media rate R (the defaults; trickle:
+ * R at the clamp floor). cmcd serves progressive files at the paper's rate under kernel pacing's headroom.
+ */
+const aimOverR: Record<string, number> = { 'app-pacing': 1.25, 'app-pacing-16k': 1.25, pacing: 1.25, trickle: 1.2, cmcd: 1.25 };
 
 const kernelPaced = new Set(['pacing', 'cmcd']);
 
@@ -99,7 +102,7 @@ describe('paced delivery through the lab', { skip }, () => {
       const aimBps = record.paceRateBps!.mean;
       const ratio = record.throttling.goodputBps! / aimBps;
       assert.equal(record.congestionControl, kernelPaced.has(policy) ? 'cubic' : 'bbr');
-      console.log(`# ${policy} (${record.congestionControl}): throttled goodput ${(record.throttling.goodputBps! / 1e6).toFixed(2)} Mbit/s = ${ratio.toFixed(3)} x aim ${(aimBps / 1e6).toFixed(2)} Mbit/s (R ${(record.targetRateBps!.mean / 1e6).toFixed(2)} Mbit/s) over ${record.throttling.durationMs} ms, startup backlog ${record.throttling.startupBacklogBytes} B; backend ${record.backend} (${record.reason.split("; ").slice(-1)[0]}); srtt ${record.srttUs} us; retrans ${record.retransmittedSegments}; cwnd ${JSON.stringify(record.cwndPackets)}; clamp ${JSON.stringify(record.appliedClampPackets)}, cwnd then ${JSON.stringify(record.cwndWhileClampedPackets)}`);
+      console.log(`# ${policy} (${record.congestionControl}): throttled goodput ${(record.throttling.goodputBps! / 1e6).toFixed(2)} Mbit/s = ${ratio.toFixed(3)} x aim ${(aimBps / 1e6).toFixed(2)} Mbit/s (R ${(record.targetRateBps!.mean / 1e6).toFixed(2)} Mbit/s) over ${record.throttling.durationMs} ms, startup backlog ${record.throttling.startupBacklogBytes} B; backend ${record.backend} (${record.reason.split("; ").slice(-1)[0]}); catch-ups ${record.catchUps}, write-throttled blocks ${record.throttledWriteBlocks}; srtt ${record.srttUs} us; retrans ${record.retransmittedSegments}; cwnd ${JSON.stringify(record.cwndPackets)}; clamp ${JSON.stringify(record.appliedClampPackets)}, cwnd then ${JSON.stringify(record.cwndWhileClampedPackets)}`);
       if (policy === 'trickle') {
         // Algorithm 1 bounds trickle's rate, it does not set it: the clamp caps it at gain x R (cwnd / rtt), catch-up keeps it at R or above.
         const overR = record.throttling.goodputBps! / record.targetRateBps!.mean;

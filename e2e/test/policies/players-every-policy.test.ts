@@ -107,8 +107,8 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
       for (const flow of served) {
         assert.ok(flow.group !== null && (policies as readonly string[]).includes(flow.group), `A/B group ${flow.group}`);
         const inStartup = (flow.segmentNumber! - 1) * 2 < startupSeconds;
-        // cmcd decides from the player's CMCD (startup, a low buffer), not from the media time.
-        const fullSpeed = policy === 'bulk' || (policy === 'cmcd' ? /CMCD (su|bl \d+ ms below)/.test(flow.reason) : inStartup);
+        // cmcd decides from the player's CMCD (startup, a low buffer, a measured throughput under the next rung), not from the media time.
+        const fullSpeed = policy === 'bulk' || (policy === 'cmcd' ? /CMCD (su|bl \d+ ms below|mtp)/.test(flow.reason) : inStartup);
         if (fullSpeed) assert.equal(flow.throttling, null, `segment ${flow.segmentNumber} under ${policy}: ${flow.reason}`);
         else if (flow.completed) assert.ok(flow.throttling !== null && flow.targetRateBps !== null, `segment ${flow.segmentNumber} under ${policy} throttled: ${flow.reason}`);
       }

@@ -7,104 +7,10 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { parseAbSpec } from '../delivery/ab.js';
+import { deliverySchema } from '../delivery/delivery-config.js';
 import { OriginError } from '../errors.js';
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-export const policyNames = ['bulk', 'app-pacing', 'app-pacing-16k', 'trickle', 'pacing', 'cmcd'] as const;
-export type PolicyName = (typeof policyNames)[number];
-
-const headroom = z.number().min(1).max(10);
-const blockBytes = z.number().int().min(1024).max(16 * 1024 * 1024);
-
-/** Transport settings applied to each new connection (globally, or per A/B group). */
-const transportSchema = z.strictObject({
-  /** TCP congestion control, any algorithm the kernel offers (bbr, cubic, reno, ...). */
-  congestionControl: z.string().regex(/^[a-z0-9_-]{1,15}$/, 'a kernel congestion control name like cubic, bbr, reno').optional(),
-  /** Initial congestion window of new connections, packets (TCP_BPF_IW through the BPF program: needs the bpf clamp backend). Unset: the kernel's. */
-  initialWindowPackets: z.number().int().min(1).max(1024).optional(),
-});
-
-const abGroupSchema = transportSchema.extend({
-  name: z.string().regex(/^[A-Za-z0-9_-]+$/),
-  policy: z.enum(policyNames),
-  weight: z.number().positive(),
-});
-
-export type AbGroupConfig = z.output<typeof abGroupSchema>;
-
-const deliverySchema = z.strictObject({
-  /** The policy used when no rule, A/B group or allowed override picks another. */
-  policy: z.enum(policyNames).default('trickle'),
-  /** First match wins: per asset and/or per role (segment, progressive). */
-  rules: z.array(z.strictObject({ asset: z.string().min(1).optional(), role: z.enum(['segment', 'progressive']).optional(), policy: z.enum(policyNames) })).default([]),
-  /** Let `?policy=<name>` pick the policy of a request (for experiments). */
-  allowPolicyOverride: z.boolean().default(false),
-  /** A/B groups: "bulk:25,trickle:75" (name=policy:weight for A/A controls) or a list of groups with transport settings. */
-  ab: z
-    .union([
-      z.string().transform((spec, context) => {
-        try {
-          return parseAbSpec(spec, policyNames) as AbGroupConfig[];
-        } catch (error) {
-          context.addIssue({ code: 'custom', message: (error as Error).message });
-          return z.NEVER;
-        }
-      }),
-      z
-        .array(abGroupSchema)
-        .min(1)
-        .refine((groups) => new Set(groups.map((g) => g.name)).size === groups.length, 'A/B group names must be distinct'),
-    ])
-    .optional(),
-  /** Seed of the A/B assignment (Mersenne Twister): same seed, same sequence of groups. */
-  abSeed: z.number().int().min(0).max(0xffffffff).default(1),
-  /** Media seconds from the start of a response (or of the presentation, for segments) sent at full speed. */
-  startupSec: z.number().min(0).max(3600).default(35),
-  /** Progressive MP4: the media window a block's target rate is averaged over (about one GOP). */
-  rateWindowSec: z.number().positive().max(60).default(2),
-  clamp: z
-    .strictObject({
-      /** The backend wanted for trickle's clamp; weaker ones are used (and named in records) when it cannot be. */
-      backend: z.enum(['bpf', 'pacing-rate', 'none']).default('bpf'),
-      cgroup: z.string().min(1).default('trickle'),
-      pinDir: z.string().min(1).default('/run/trickle/bpf'),
-    })
-    .prefault({}),
-  appPacing: z.strictObject({ headroom: headroom.default(1.25), blockBytes: blockBytes.default(65_536) }).prefault({}),
-  appPacing16k: z.strictObject({ headroom: headroom.default(1.25), blockBytes: blockBytes.default(16_384) }).prefault({}),
-  trickle: z
-    .strictObject({
-      /** Clamp headroom over R (the paper: 1.2; 1.05 worked as well). */
-      gain: headroom.default(1.2),
-      floorPackets: z.number().int().min(1).max(1000).default(10),
-      blockBytes: blockBytes.default(65_536),
-      /** Goodput is judged only after this many RTTs of throttling (acknowledgements lag one RTT behind writes). */
-      goodputGraceRtts: z.number().min(0).max(1000).default(10),
-      /** How the clamp is lifted for catch-up and at the end of a response. */
-      release: z.enum(['gradual', 'immediate']).default('gradual'),
-    })
-    .prefault({}),
-  pacing: z.strictObject({ headroom: headroom.default(1.25), blockBytes: blockBytes.default(65_536) }).prefault({}),
-  /** What the pacing and cmcd policies share (kernel-pacer.ts). */
-  kernelPacing: z
-    .strictObject({
-      /** Below this many packets per srtt the kernel paces at the floor and writes are throttled at the rate. */
-      floorPackets: z.number().int().min(1).max(1000).default(10),
-    })
-    .prefault({}),
-  cmcd: z
-    .strictObject({
-      multiplierAtEmpty: headroom.default(3),
-      multiplierAtFull: headroom.default(1.5),
-      fullBufferMs: z.number().int().positive().default(30_000),
-      lowBufferMs: z.number().int().min(0).default(5_000),
-      blockBytes: blockBytes.default(65_536),
-    })
-    .prefault({}),
-  transport: transportSchema.prefault({}),
-});
 
 const flowsSchema = z.strictObject({
   /** Per-response flow records as JSON lines: "none", "stdout", or a file path (appended). */
@@ -147,7 +53,6 @@ export const originConfigSchema = z.strictObject({
 
 export type OriginConfig = Readonly<z.output<typeof originConfigSchema>>;
 export type OriginConfigInput = z.input<typeof originConfigSchema>;
-export type DeliveryConfig = OriginConfig['delivery'];
 
 type Layer = { readonly label: string; readonly values: Record<string, unknown> };
 

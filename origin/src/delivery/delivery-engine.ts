@@ -1,35 +1,69 @@
 /**
- * The delivery engine: for each media response (a segment, or a range of a progressive file) it
- * picks the policy, builds the plan from the media index, drives the body through the policy
- * block by block, and closes a flow record once the last byte is acknowledged. Each response gets
- * its own plan (keep-alive included); whatever a response set on its socket is undone when it
- * ends, and a client abort stops everything at once.
+ * The delivery engine: per media request (a segment, or a range of a progressive file) it chooses
+ * the policy before any header is written (`select`), then (`deliver`) describes the response from
+ * the media index, asks the policy's rate rule for a plan, and runs the response under the
+ * policy's enforcer (response-delivery.ts). It keeps what outlives a response: per connection the
+ * A/B group, transport settings and the reading that can start the next response; per viewer the
+ * runs of segments that ABR-aware rules read when the player sends no CMCD.
  */
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { SocketControl, TcpInfo } from '@trickle/native';
-import type { AbGroupConfig, OriginConfig, PolicyName } from '../config/config.js';
 import type { ByteRange } from '../http/range.js';
-import { wholeRangeMaxBytes, type MediaFile } from '../media/library.js';
+import type { MediaFile } from '../media/library.js';
 import type { AssetIndex } from '../media/media-index.js';
-import { readCmcd } from './cmcd-rate.js';
-import { buildFlowRecord, type FlowFacts, type InitialWindowRecord, type TcpSnapshot } from './flow-record.js';
+import { policyCatalogue, policyNames, type PolicyName } from './catalogue.js';
+import { readCmcd } from './cmcd.js';
+import type { AbGroupConfig, DeliveryConfig } from './delivery-config.js';
+import type { Enforcer } from './enforcers/enforcer.js';
+import { enforcers } from './enforcers/registry.js';
+import type { InitialWindowRecord, TcpSnapshot } from './flow-record.js';
 import type { FlowLog } from './flow-log.js';
-import { progressivePlan, segmentPlan } from './media-plan.js';
 import type { DeliveryMetrics } from './metrics.js';
-import { PacedBody } from './paced-body.js';
-import type { DeliveryPolicy, MediaResponse, PolicyDelivery, PolicyEnv, UnsentStartup } from './policies/delivery-policy.js';
-import { deliveryPolicies } from './policies/registry.js';
-import { PolicySelector } from './policy-selection.js';
-import { RateStats, RunningStats } from './running-stats.js';
+import { PolicySelector, type Selection, type SelectionResult } from './policy-selection.js';
+import { vbrBlocksOf } from './rate-plan.js';
+import type { MediaResponse, RateRule } from './rates/rate-rule.js';
+import { rateRules } from './rates/registry.js';
+import { ResponseDelivery, type ResponseServices } from './response-delivery.js';
+import { ViewerRuns } from './viewer-runs.js';
 
 export interface DeliveryEngineOptions {
-  readonly config: OriginConfig;
+  readonly delivery: DeliveryConfig;
+  /** After the last byte is written, how long to wait for it to be acknowledged before the record is closed. */
+  readonly drainTimeoutMs: number;
   readonly control: SocketControl;
   readonly log: FastifyBaseLogger;
   readonly metrics: DeliveryMetrics;
   readonly flowLog: FlowLog;
   readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer>;
+}
+
+/** A policy of the catalogue, made from the config: its rate rule and its enforcer. */
+export interface Policy {
+  readonly name: PolicyName;
+  readonly rate: RateRule;
+  readonly enforcer: Enforcer;
+}
+
+export function buildPolicies(delivery: DeliveryConfig): Readonly<Record<PolicyName, Policy>> {
+  return Object.fromEntries(
+    policyNames.map((name) => {
+      const pair = policyCatalogue[name];
+      return [name, { name, rate: rateRules[pair.rate](delivery), enforcer: enforcers[pair.enforcer](delivery) }];
+    }),
+  ) as Record<PolicyName, Policy>;
+}
+
+/** Whether initial windows are configured (TCP_BPF_IW, set by the clamp's BPF program). */
+export function deliveryWantsInitialWindow(delivery: DeliveryConfig): boolean {
+  return delivery.transport.initialWindowPackets !== undefined || (delivery.ab ?? []).some((g) => g.initialWindowPackets !== undefined);
+}
+
+/** Whether a delivery config can use the cwnd clamp's BPF program (a policy whose enforcer clamps, or initial windows). */
+export function deliveryNeedsClamp(delivery: DeliveryConfig): boolean {
+  const named = [delivery.policy, ...delivery.rules.map((r) => r.policy), ...(delivery.ab ?? []).map((g) => g.policy)];
+  const policies = delivery.allowPolicyOverride ? policyNames : named;
+  return deliveryWantsInitialWindow(delivery) || policies.some((name) => enforcers[policyCatalogue[name].enforcer](delivery).usesClamp);
 }
 
 interface ConnectionState {
@@ -53,20 +87,36 @@ const drainPollMinMs = 1;
 const drainPollMaxMs = 50;
 
 export class DeliveryEngine {
-  private readonly policies: Readonly<Record<PolicyName, DeliveryPolicy>>;
+  readonly policies: Readonly<Record<PolicyName, Policy>>;
   private readonly selector: PolicySelector;
+  private readonly runs = new ViewerRuns();
   private readonly connections = new WeakMap<Socket, ConnectionState>();
+  private readonly services: ResponseServices;
   private nextConnectionId = 1;
-  private nextFlowId = 1;
+  private flowIds = 1;
   private activeResponses = 0;
   private draining = 0;
   /** One warning per (operation, code): a missing capability should not flood the log. */
   private readonly warned = new Set<string>();
 
   constructor(private readonly options: DeliveryEngineOptions) {
-    const delivery = options.config.delivery;
-    this.policies = Object.fromEntries(Object.entries(deliveryPolicies).map(([name, make]) => [name, make(delivery)])) as Record<PolicyName, DeliveryPolicy>;
-    this.selector = new PolicySelector(delivery);
+    this.policies = buildPolicies(options.delivery);
+    this.selector = new PolicySelector(options.delivery);
+    this.services = {
+      control: options.control,
+      metrics: options.metrics,
+      flowLog: options.flowLog,
+      goodputGraceRtts: options.delivery.goodputGraceRtts,
+      readRange: options.readRange,
+      tcpInfo: (socket) => this.tcpInfo(socket),
+      socketError: (operation, error) => this.socketError(operation, error),
+      awaitDrain: (socket, done) => this.awaitDrain(socket, done),
+      initialWindow: (socket) => this.initialWindowOf(socket),
+      nextFlowId: () => this.flowIds++,
+      countActive: (delta) => {
+        this.activeResponses += delta;
+      },
+    };
   }
 
   /** Responses being written, and finished ones waiting for their last acknowledgements. */
@@ -75,206 +125,86 @@ export class DeliveryEngine {
   }
 
   /**
-   * Sends `range` of a media file under its policy. Returns false when the file is not a media
-   * response the engine paces (the caller sends it plainly). A reply is thenable, so it is never
+   * The policy of a media request (a segment or a progressive file), chosen before any header is
+   * written: `?policy=` (when allowed; an unknown one is an error), the connection's A/B group
+   * (drawn at its first media request), a rule, the default.
+   */
+  select(request: FastifyRequest, asset: string, role: 'segment' | 'progressive'): SelectionResult {
+    const connection = this.connection(request.raw.socket);
+    const override = (request.query as Record<string, unknown> | undefined)?.policy;
+    return this.selector.select({ asset, role, override: typeof override === 'string' ? override : undefined, group: connection.group });
+  }
+
+  /**
+   * Sends `range` of a media file under the selected policy. Returns false when the file is not a
+   * media response of the index (the caller sends it plainly). A reply is thenable, so it is never
    * returned from here.
    */
-  deliver(request: FastifyRequest, reply: FastifyReply, file: MediaFile, range: ByteRange, index: AssetIndex): boolean {
-    const media = this.describe(request, file, range, index);
-    if (media === undefined) return false;
+  deliver(request: FastifyRequest, reply: FastifyReply, file: MediaFile, range: ByteRange, index: AssetIndex, selection: Selection): boolean {
+    const described = this.describe(request, file, range, index);
+    if (described === undefined) return false;
     const socket = request.raw.socket;
     const connection = this.connection(socket);
     connection.settlePrevious?.();
-
-    const override = (request.query as Record<string, unknown> | undefined)?.policy;
-    const selection = this.selector.select({ asset: file.asset, role: media.response.role, override: typeof override === 'string' ? override : undefined, group: connection.group });
-    if ('error' in selection) {
-      void reply.code(400).type('application/json; charset=utf-8').send({ error: { code: 'ORIGIN_ERR_BAD_POLICY', message: selection.error } });
-      return true;
-    }
     const policy = this.policies[selection.policy];
-    const groupLabel = connection.group?.name ?? selection.policy;
-    /** The policy's latest TCP_INFO reading for the block being considered (taken before its write, as the engine's would be). */
-    let policyInfo: TcpInfo | undefined;
-    /** The response's latest reading: the end of a response whose client closed the socket (nothing can be read then). */
-    let lastReading: TcpSnapshot | undefined;
-    const readTcpInfo = (): TcpInfo | undefined => {
-      const info = this.tcpInfo(socket);
-      if (info !== undefined) lastReading = { atMs: performance.now(), info };
-      return info;
-    };
-    const env: PolicyEnv = {
-      socket,
-      control: this.options.control,
-      tcpInfo: () => (policyInfo = readTcpInfo()),
-      socketError: (operation, error) => this.socketError(operation, error),
-    };
-    const delivery = policy.start(media.response, env);
-
-    const startedAtEpochMs = Date.now();
-    // Read now: a socket the client closed no longer knows its peer when the record is built.
-    const client = { address: socket.remoteAddress, port: socket.remotePort };
+    const media = described.response;
+    const nowMs = performance.now();
+    const segment = media.segment;
+    const viewer = segment === undefined ? undefined : this.runs.join(`${media.cmcd?.sid ?? socket.remoteAddress}|${media.asset}|${segment.kind}`, { number: segment.number, startSec: segment.presentationSec, durationSec: segment.durationSec }, nowMs);
+    const plan = policy.rate.plan({ response: media, viewer, nowMs });
     const idle = connection.idleReading;
     connection.idleReading = undefined;
-    const start: TcpSnapshot = { atMs: performance.now(), info: idle !== undefined && idle.bytesWritten === socket.bytesWritten ? idle.info : this.tcpInfo(socket) };
-    let throttlingStart: TcpSnapshot | undefined;
-    let startupBytes = 0;
-    let throttledBytes = 0;
-    let startupBacklogBytes = 0;
-    const targets = new RateStats();
-    const throttledTargets = new RateStats();
-    const cwnds = new RunningStats();
-
-    this.activeResponses++;
-    if (policy.paced) this.options.metrics.flowStarted(policy.name, groupLabel);
-    let ended = false;
-    const endResponse = () => {
-      if (ended) return;
-      ended = true;
-      this.activeResponses--;
-      if (policy.paced) this.options.metrics.flowEnded(policy.name, groupLabel);
-      // A closed socket took its options with it (and its clamp entry goes at the socket's 'close').
-      if (!socket.destroyed) delivery.end();
-    };
-
-    const finalize = (completed: boolean, end: TcpSnapshot, drained: boolean) => {
-      const facts: FlowFacts = {
-        id: this.nextFlowId++,
-        connectionId: connection.id,
-        asset: file.asset,
-        file: file.name,
-        role: media.response.role,
-        rendition: media.rendition,
-        segmentNumber: media.segmentNumber,
-        range: { start: range.start, end: range.end },
-        status: reply.statusCode,
-        policy: policy.name,
-        group: connection.group?.name,
-        policyReason: `${selection.reason}; ${delivery.plan.reason}`,
-        client,
-        cmcd: media.response.cmcd as Record<string, unknown> | undefined,
-        congestionControl: connection.congestionControl,
-        initialWindow: this.initialWindowOf(socket, connection),
-        startedAtEpochMs,
-        start,
-        throttlingStart,
-        end,
-        startupBytes,
-        throttledBytes,
-        startupBacklogBytes,
-        completed,
-        drained,
-        // The target of a response that throttled is that of its throttled blocks; otherwise the media rate it carried.
-        targetRateBps: throttledTargets.size > 0 ? throttledTargets.summary() : targets.summary(),
-        throttledTargetMeanBps: throttledTargets.summary()?.mean,
-        cwndPackets: cwnds.summary(),
-        report: delivery.report(),
-      };
-      const record = buildFlowRecord(facts);
-      this.options.metrics.record(record);
-      this.options.flowLog.add(record);
-    };
-
-    for (const [name, value] of Object.entries(delivery.headers)) reply.header(name, value);
-    // Clients of an A/B experiment learn their connection's group (to attribute their QoE to it).
-    if (connection.group !== undefined) {
-      const groupTiming = `ab;desc="${connection.group.name}"`;
-      const policyTiming = delivery.headers['server-timing'];
-      reply.header('server-timing', policyTiming === undefined ? groupTiming : `${policyTiming}, ${groupTiming}`);
-    }
-
-    const raw = reply.raw;
-    // The policy's socket limits stay until the last bytes are acknowledged, not just handed to the
-    // kernel: up to a block still waits in the socket at 'finish' and must leave paced too.
-    raw.once('finish', () => {
-      this.awaitDrain(socket, connection, (end, drained) => {
-        endResponse();
-        finalize(true, end, drained);
-      });
-    });
-    const onClose = () => {
-      if (raw.writableFinished) return;
-      endResponse();
-      const end = socket.destroyed ? (lastReading ?? { atMs: performance.now(), info: undefined }) : { atMs: performance.now(), info: readTcpInfo() };
-      finalize(false, end, false);
-    };
-    // The client may have gone while the file was being read: its 'close' has already been emitted.
-    if (socket.destroyed || raw.destroyed) {
-      onClose();
-      return true;
-    }
-    raw.once('close', onClose);
-
-    const read = (offset: number, sizeBytes: number): Buffer | Promise<Buffer> =>
-      file.body !== undefined ? file.body.subarray(offset, offset + sizeBytes) : this.options.readRange(file, { start: offset, end: offset + sizeBytes - 1 });
-    const rangeBytes = range.end - range.start + 1;
-    // Unpaced and small enough to hold: one buffer (a view of the cache), no block-by-block stream.
-    if (!policy.paced && (file.body !== undefined || rangeBytes <= wholeRangeMaxBytes)) {
-      startupBytes = rangeBytes;
-      targets.add(media.response.mediaPlan.rateAt(range.start, rangeBytes) * 8, rangeBytes);
-      const bytes = read(range.start, rangeBytes);
-      if (Buffer.isBuffer(bytes)) void reply.send(bytes);
-      else void bytes.then((whole) => reply.send(whole), (error: unknown) => reply.send(error as Error));
-      return true;
-    }
-    const body = new PacedBody(
-      { read },
-      range.start,
-      range.end,
-      delivery,
-      {
-        onThrottlingStart: (nowMs, offset) => {
-          const info = readTcpInfo();
-          const ackedSinceStart = info?.bytesAcked !== undefined && start.info?.bytesAcked !== undefined ? info.bytesAcked - start.info.bytesAcked : 0;
-          const unsentBytes = Math.min(startupBytes, info?.notsentBytes ?? 0);
-          const unsent: UnsentStartup = { sizeBytes: unsentBytes, rateBytesPerSec: unsentBytes > 0 ? delivery.plan.rateAt(offset - unsentBytes, unsentBytes) : 0 };
-          // Under a limit in the socket, startup bytes still unsent leave at the throttled pace: throttled goodput, at their own R.
-          const throttledUnsentBytes = delivery.limitsInSocket ? unsentBytes : 0;
-          if (throttledUnsentBytes > 0) throttledTargets.add(unsent.rateBytesPerSec * 8, throttledUnsentBytes);
-          startupBacklogBytes = Math.max(0, startupBytes - ackedSinceStart - throttledUnsentBytes);
-          throttlingStart = { atMs: nowMs, info };
-          delivery.startThrottling(nowMs, info, unsent);
-        },
-        onBlock: (block, phase) => {
-          if (phase === 'startup') {
-            startupBytes += block.sizeBytes;
-            targets.add(block.rateBytesPerSec * 8, block.sizeBytes);
-          }
-          else {
-            throttledBytes += block.sizeBytes;
-            throttledTargets.add(block.rateBytesPerSec * 8, block.sizeBytes);
-            const cwnd = (policyInfo ?? readTcpInfo())?.cwnd;
-            policyInfo = undefined;
-            if (cwnd !== undefined) cwnds.add(cwnd);
-          }
-        },
-      },
-    );
-    void reply.send(body);
+    const startReading = idle !== undefined && idle.bytesWritten === socket.bytesWritten ? idle.info : this.tcpInfo(socket);
+    new ResponseDelivery(this.services, {
+      socket,
+      reply,
+      file,
+      range,
+      media,
+      rendition: described.rendition,
+      segmentNumber: segment?.number,
+      policy,
+      plan,
+      reason: `${selection.reason}; ${plan.reason}`,
+      connection: { id: connection.id, group: connection.group?.name, congestionControl: connection.congestionControl },
+      startReading,
+    }).run();
     return true;
   }
 
   /** The media facts of a response, or undefined when the file is not an indexed segment or progressive file. */
-  private describe(request: FastifyRequest, file: MediaFile, range: ByteRange, index: AssetIndex): { response: MediaResponse; rendition: string | undefined; segmentNumber: number | undefined } | undefined {
-    const planOptions = this.options.config.delivery;
-    const cmcd = readCmcd(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : undefined, request.headers);
+  private describe(request: FastifyRequest, file: MediaFile, range: ByteRange, index: AssetIndex): { response: MediaResponse; rendition: string | undefined } | undefined {
+    const queryAt = request.url.indexOf('?');
+    const cmcd = readCmcd(queryAt < 0 ? undefined : request.url.slice(queryAt + 1), request.headers);
     const base = { asset: file.asset, file: file.name, rangeStart: range.start, rangeEnd: range.end, cmcd };
     if (file.role === 'segment') {
       const entry = index.segmentByFile.get(file.name);
       if (entry === undefined) return undefined;
       const { rendition, segment } = entry;
-      const renditionBitratesBps = index.renditions
-        .filter((r) => r.kind === rendition.kind)
-        .map((r) => r.declaredBandwidthBps ?? r.averageBitrateBps)
-        .sort((a, b) => a - b);
+      const ladder = index.abrLadders.get(rendition.id);
+      if (ladder === undefined) return undefined;
       return {
-        response: { ...base, role: 'segment', mediaPlan: segmentPlan(rendition, segment, range.start, range.end, planOptions), segment: { bitrateBps: segment.bitrateBps, renditionBitratesBps, kind: rendition.kind } },
+        response: {
+          ...base,
+          role: 'segment',
+          segment: {
+            number: segment.number,
+            renditionId: rendition.id,
+            kind: rendition.kind,
+            presentationSec: segment.startSec - (rendition.segments[0]?.startSec ?? 0),
+            durationSec: segment.durationSec,
+            sizeBytes: segment.sizeBytes,
+            bitrateBps: segment.bitrateBps,
+            ladderBps: ladder.ladderBps,
+            renditionBps: ladder.renditionBps,
+          },
+        },
         rendition: rendition.id,
-        segmentNumber: segment.number,
       };
     }
-    if (file.role === 'progressive' && index.progressive?.file === file.name) {
-      return { response: { ...base, role: 'progressive', mediaPlan: progressivePlan(index.progressive, range.start, range.end, planOptions) }, rendition: undefined, segmentNumber: undefined };
+    const progressive = index.progressive;
+    if (file.role === 'progressive' && progressive?.file === file.name) {
+      return { response: { ...base, role: 'progressive', progressive: { blocks: vbrBlocksOf(progressive.byteTime, this.options.delivery.rateWindowSec, progressive.sizeBytes) } }, rendition: undefined };
     }
     return undefined;
   }
@@ -283,7 +213,8 @@ export class DeliveryEngine {
     let state = this.connections.get(socket);
     if (state !== undefined) return state;
     const group = this.selector.assignGroup();
-    const wanted = group?.congestionControl ?? this.options.config.delivery.transport.congestionControl;
+    const transport = this.options.delivery.transport;
+    const wanted = group?.congestionControl ?? transport.congestionControl;
     let congestionControl: string | undefined;
     if (wanted !== undefined) {
       try {
@@ -297,7 +228,7 @@ export class DeliveryEngine {
     } catch (error) {
       this.socketError('getCongestionControl', error);
     }
-    const initialWindowPackets = group?.initialWindowPackets ?? this.options.config.delivery.transport.initialWindowPackets;
+    const initialWindowPackets = group?.initialWindowPackets ?? transport.initialWindowPackets;
     let initialWindow: InitialWindowRecord | undefined;
     if (initialWindowPackets !== undefined) {
       try {
@@ -323,9 +254,10 @@ export class DeliveryEngine {
   }
 
   /** The connection's initial window, read back from the BPF program until it has settled. */
-  private initialWindowOf(socket: Socket, connection: ConnectionState): InitialWindowRecord | undefined {
-    const asked = connection.initialWindow;
-    if (asked?.status !== 'pending' || socket.destroyed) return asked;
+  private initialWindowOf(socket: Socket): InitialWindowRecord | undefined {
+    const connection = this.connections.get(socket);
+    const asked = connection?.initialWindow;
+    if (connection === undefined || asked?.status !== 'pending' || socket.destroyed) return asked;
     try {
       const state = this.options.control.clamp.state(socket)?.initialWindow;
       if (state !== undefined && state.status !== 'pending') connection.initialWindow = state;
@@ -341,9 +273,10 @@ export class DeliveryEngine {
    * first poll is at once: a short response may be acknowledged already, and a client that
    * closes next leaves nothing to read.
    */
-  private awaitDrain(socket: Socket, connection: ConnectionState, done: (end: TcpSnapshot, drained: boolean) => void): void {
+  private awaitDrain(socket: Socket, done: (end: TcpSnapshot, drained: boolean) => void): void {
+    const connection = this.connection(socket);
     const finishedMs = performance.now();
-    const timeoutMs = this.options.config.flows.drainTimeoutMs;
+    const timeoutMs = this.options.drainTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     let lastInfo: TcpInfo | undefined;
     this.draining++;

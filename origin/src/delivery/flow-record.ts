@@ -4,15 +4,17 @@
  * been acknowledged (or the response ended otherwise). Rates are bits per second.
  */
 import type { TcpInfo } from '@trickle/native';
+import type { EnforcerReport } from './enforcers/enforcer.js';
+import type { MeterFacts } from './flow-meter.js';
 import type { Summary } from './running-stats.js';
-import type { PolicyReport } from './policies/delivery-policy.js';
 
 export interface TcpSnapshot {
   readonly atMs: number;
   readonly info: TcpInfo | undefined;
 }
 
-export interface FlowFacts {
+/** What the engine knows of a response, apart from its meter and its enforcer. */
+export interface ResponseFacts {
   readonly id: number;
   readonly connectionId: number;
   readonly asset: string;
@@ -24,6 +26,7 @@ export interface FlowFacts {
   readonly status: number;
   readonly policy: string;
   readonly group: string | undefined;
+  /** Why this policy, and why its rate rule planned what it did. */
   readonly policyReason: string;
   readonly client: { readonly address: string | undefined; readonly port: number | undefined };
   readonly cmcd: Record<string, unknown> | undefined;
@@ -31,27 +34,14 @@ export interface FlowFacts {
   readonly initialWindow: InitialWindowRecord | undefined;
   /** Wall-clock start (ms since the epoch), for /api/flows?since=. */
   readonly startedAtEpochMs: number;
-  readonly start: TcpSnapshot;
-  /** Taken when the first throttled block was considered; undefined if the response never throttled. */
-  readonly throttlingStart: TcpSnapshot | undefined;
+}
+
+/** How the response ended. */
+export interface EndFacts {
   readonly end: TcpSnapshot;
-  readonly startupBytes: number;
-  readonly throttledBytes: number;
-  /**
-   * Startup bytes already sent but not yet acknowledged when throttling began (with a limit in the
-   * socket; with an application limit also those still unsent): startup goodput, not throttled goodput.
-   */
-  readonly startupBacklogBytes: number;
   readonly completed: boolean;
   /** Whether all bytes were acknowledged before the end snapshot (false: drain timed out or the socket closed). */
   readonly drained: boolean;
-  /** Target media rate R over the throttled blocks (over all blocks when none was throttled), bits/s. */
-  readonly targetRateBps: Summary | null;
-  /** Mean target rate of the throttled blocks only, bits/s (what throttled goodput is compared with). */
-  readonly throttledTargetMeanBps: number | undefined;
-  /** The socket's cwnd (TCP_INFO) sampled as each throttled block was written. */
-  readonly cwndPackets: Summary | null;
-  readonly report: PolicyReport;
 }
 
 export interface PhaseRecord {
@@ -67,6 +57,8 @@ export interface PhaseRecord {
 export interface ThrottlingRecord extends PhaseRecord {
   /** Startup bytes that left at startup speed but were acknowledged after throttling began (credited to the startup phase's goodput). */
   readonly startupBacklogBytes: number;
+  /** Startup bytes still unsent in the socket when throttling began, which left under the phase's limit in the socket (its schedule starts with them). */
+  readonly unsentStartupBytes: number;
 }
 
 export interface InitialWindowRecord {
@@ -90,7 +82,7 @@ export interface FlowRecord {
   readonly status: number;
   readonly policy: string;
   readonly group: string | null;
-  readonly backend: PolicyReport['backend'];
+  readonly backend: EnforcerReport['backend'];
   readonly fallbackReason: string | null;
   readonly reason: string;
   readonly bytes: number;
@@ -105,7 +97,10 @@ export interface FlowRecord {
   readonly retransmittedSegments: number | null;
   readonly dataSegmentsOut: number | null;
   readonly retransmissionRate: number | null;
+  /** The rate rule's target R over the throttled blocks (all blocks when none throttled), bits/s. */
   readonly targetRateBps: Summary | null;
+  /** The media's own rate over the same blocks (equal to the target under the paper's rule), bits/s. */
+  readonly mediaRateBps: Summary | null;
   readonly paceRateBps: Summary | null;
   readonly throttledGoodputToTarget: number | null;
   readonly clampPackets: Summary | null;
@@ -149,33 +144,34 @@ function retransmissions(retransmitted: number | undefined, segmentsOut: number 
   };
 }
 
-export function buildFlowRecord(facts: FlowFacts): FlowRecord {
-  const { start, throttlingStart, end, report } = facts;
+export function buildFlowRecord(response: ResponseFacts, meter: MeterFacts, report: EnforcerReport, ending: EndFacts): FlowRecord {
+  const { start, throttlingStart } = meter;
+  const end = ending.end;
   // Startup bytes acknowledged after throttling began count for the startup phase's goodput, not the throttled one's.
-  const backlog = throttlingStart === undefined ? 0 : facts.startupBacklogBytes;
-  const startup = phase(start, throttlingStart ?? end, facts.startupBytes, backlog);
-  const throttling = throttlingStart === undefined ? null : { ...phase(throttlingStart, end, facts.throttledBytes, -backlog), startupBacklogBytes: backlog };
-  const targetMean = facts.throttledTargetMeanBps;
+  const backlog = throttlingStart === undefined ? 0 : meter.startupBacklogBytes;
+  const startup = phase(start, throttlingStart ?? end, meter.startupBytes, backlog);
+  const throttling = throttlingStart === undefined ? null : { ...phase(throttlingStart, end, meter.throttledBytes, -backlog), startupBacklogBytes: backlog, unsentStartupBytes: meter.unsentStartupBytes };
+  const targetMean = meter.throttledTargetMeanBps;
   return {
-    id: facts.id,
-    ts: new Date(facts.startedAtEpochMs + (end.atMs - start.atMs)).toISOString(),
-    startedAtEpochMs: facts.startedAtEpochMs,
-    connectionId: facts.connectionId,
-    asset: facts.asset,
-    file: facts.file,
-    role: facts.role,
-    rendition: facts.rendition ?? null,
-    segmentNumber: facts.segmentNumber ?? null,
-    range: facts.range,
-    status: facts.status,
-    policy: facts.policy,
-    group: facts.group ?? null,
+    id: response.id,
+    ts: new Date(response.startedAtEpochMs + (end.atMs - start.atMs)).toISOString(),
+    startedAtEpochMs: response.startedAtEpochMs,
+    connectionId: response.connectionId,
+    asset: response.asset,
+    file: response.file,
+    role: response.role,
+    rendition: response.rendition ?? null,
+    segmentNumber: response.segmentNumber ?? null,
+    range: response.range,
+    status: response.status,
+    policy: response.policy,
+    group: response.group ?? null,
     backend: report.backend,
     fallbackReason: report.fallbackReason ?? null,
-    reason: `${facts.policyReason}; ${report.reason}`,
-    bytes: facts.startupBytes + facts.throttledBytes,
-    completed: facts.completed,
-    drained: facts.drained,
+    reason: `${response.policyReason}; ${report.reason}`,
+    bytes: meter.startupBytes + meter.throttledBytes,
+    completed: ending.completed,
+    drained: ending.drained,
     durationMs: Math.round((end.atMs - start.atMs) * 1000) / 1000,
     startup,
     throttling,
@@ -183,18 +179,19 @@ export function buildFlowRecord(facts: FlowFacts): FlowRecord {
     srttUs: end.info?.rttUs ?? null,
     minRttUs: end.info?.minRttUs ?? null,
     ...retransmissions(delta(start.info, end.info, 'totalRetrans'), delta(start.info, end.info, 'dataSegsOut')),
-    targetRateBps: facts.targetRateBps,
+    targetRateBps: meter.targetRateBps,
+    mediaRateBps: meter.mediaRateBps,
     paceRateBps: report.paceRateBps,
     throttledGoodputToTarget: throttling?.goodputBps == null || targetMean === undefined || targetMean <= 0 ? null : throttling.goodputBps / targetMean,
-    clampPackets: report.clampPackets,
-    appliedClampPackets: report.appliedClampPackets,
-    cwndWhileClampedPackets: report.cwndWhileClampedPackets,
-    cwndPackets: facts.cwndPackets,
-    catchUps: report.catchUps,
-    throttledWriteBlocks: report.throttledWriteBlocks,
-    cmcd: facts.cmcd ?? null,
-    congestionControl: facts.congestionControl ?? null,
-    initialWindow: facts.initialWindow ?? null,
-    client: { address: facts.client.address ?? null, port: facts.client.port ?? null },
+    clampPackets: report.clamp?.computedPackets ?? null,
+    appliedClampPackets: report.clamp?.appliedPackets ?? null,
+    cwndWhileClampedPackets: report.clamp?.cwndWhileClampedPackets ?? null,
+    cwndPackets: meter.cwndPackets,
+    catchUps: report.catchUps ?? 0,
+    throttledWriteBlocks: report.throttledWriteBlocks ?? 0,
+    cmcd: response.cmcd ?? null,
+    congestionControl: response.congestionControl ?? null,
+    initialWindow: response.initialWindow ?? null,
+    client: { address: response.client.address ?? null, port: response.client.port ?? null },
   };
 }

@@ -1,20 +1,30 @@
 /**
- * The body of a paced response: a Readable that produces one block at a time when the policy
- * lets it, and (unless the policy reads ahead) only when the socket has taken the previous one.
+ * The body of a paced response: a Readable that produces one block at a time when its driver lets
+ * it, and (unless the driver reads ahead) only when the socket has taken the previous one.
  * Destroying it (client abort) clears its timer at once; nothing is left behind.
  */
 import { Readable } from 'node:stream';
-import type { Block, PolicyDelivery } from './policies/delivery-policy.js';
+import type { Block } from './enforcers/enforcer.js';
 
 export interface BlockSource {
   /** `sizeBytes` bytes of the file from `offset`. */
   read(offset: number, sizeBytes: number): Buffer | Promise<Buffer>;
 }
 
-export interface PacedBodyHooks {
+/** Where the phases split, how big blocks are, and what each throttled block waits for. */
+export interface BlockDriver {
+  /** Absolute offset at which the throttling phase begins. */
+  readonly startupEndOffset: number;
+  readonly blockBytes: number;
+  readonly readAheadBlocks: number;
+  /** Target rate R of the bytes [offset, offset + sizeBytes), bytes/s. */
+  rateAt(offset: number, sizeBytes: number): number;
   /** The first throttled block, at file offset `offset`, is next. */
-  onThrottlingStart(nowMs: number, offset: number): void;
-  onBlock(block: Block, phase: 'startup' | 'throttling'): void;
+  startThrottling(nowMs: number, offset: number): void;
+  /** Milliseconds to wait before writing this throttled block (0: now); asked again after the wait. */
+  beforeBlock(block: Block): number;
+  /** The block is being handed to the socket. */
+  written(block: Block, phase: 'startup' | 'throttling'): void;
 }
 
 /** Startup goes at full speed: larger blocks cost fewer calls and change nothing on the wire. */
@@ -29,11 +39,10 @@ export class PacedBody extends Readable {
     private readonly source: BlockSource,
     rangeStart: number,
     private readonly rangeEnd: number,
-    private readonly delivery: PolicyDelivery,
-    private readonly hooks: PacedBodyHooks,
+    private readonly driver: BlockDriver,
     private readonly now: () => number = () => performance.now(),
   ) {
-    super({ highWaterMark: delivery.readAheadBlocks * delivery.blockBytes });
+    super({ highWaterMark: driver.readAheadBlocks * driver.blockBytes });
     this.offset = rangeStart;
   }
 
@@ -52,31 +61,30 @@ export class PacedBody extends Readable {
       this.push(null);
       return;
     }
-    const plan = this.delivery.plan;
-    const inStartup = this.offset < plan.startupEndOffset;
+    const driver = this.driver;
+    const inStartup = this.offset < driver.startupEndOffset;
     // Startup blocks end where the throttling phase begins, so phase lengths are exact to the byte.
-    const limit = inStartup ? Math.min(this.rangeEnd + 1, plan.startupEndOffset) : this.rangeEnd + 1;
-    const sizeBytes = Math.min(inStartup ? Math.max(startupBlockBytes, this.delivery.blockBytes) : this.delivery.blockBytes, limit - this.offset);
-    let block: Block = { offset: this.offset, sizeBytes, rateBytesPerSec: plan.rateAt(this.offset, sizeBytes), nowMs: this.now() };
+    const limit = inStartup ? Math.min(this.rangeEnd + 1, driver.startupEndOffset) : this.rangeEnd + 1;
+    const sizeBytes = Math.min(inStartup ? Math.max(startupBlockBytes, driver.blockBytes) : driver.blockBytes, limit - this.offset);
+    let block: Block = { offset: this.offset, sizeBytes, rateBytesPerSec: driver.rateAt(this.offset, sizeBytes), nowMs: this.now() };
     if (!inStartup) {
       if (!this.throttling) {
         this.throttling = true;
-        this.hooks.onThrottlingStart(block.nowMs, block.offset);
+        driver.startThrottling(block.nowMs, block.offset);
       }
-      let waitMs = this.delivery.beforeBlock(block);
+      let waitMs = driver.beforeBlock(block);
       while (waitMs > 0) {
         await this.sleep(waitMs);
         if (this.destroyed) return;
         block = { ...block, nowMs: this.now() };
-        waitMs = this.delivery.beforeBlock(block);
+        waitMs = driver.beforeBlock(block);
       }
     }
     const chunk = await this.source.read(block.offset, block.sizeBytes);
     if (this.destroyed) return;
     if (chunk.length !== block.sizeBytes) throw new Error(`short read: ${chunk.length} of ${block.sizeBytes} bytes at offset ${block.offset}`);
     this.offset += block.sizeBytes;
-    if (!inStartup) this.delivery.afterBlock(block);
-    this.hooks.onBlock(block, inStartup ? 'startup' : 'throttling');
+    driver.written(block, inStartup ? 'startup' : 'throttling');
     this.push(chunk);
   }
 

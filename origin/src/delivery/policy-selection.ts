@@ -3,8 +3,9 @@
  * the connection's A/B group, the first matching rule (asset and/or role), the default. A/B
  * groups are drawn once per TCP connection, from a seeded generator.
  */
-import { policyNames, type AbGroupConfig, type DeliveryConfig, type PolicyName } from '../config/config.js';
 import { AbAssigner } from './ab.js';
+import { isPolicyName, policyNames, type PolicyName } from './catalogue.js';
+import type { AbGroupConfig, DeliveryConfig } from './delivery-config.js';
 
 export interface Selection {
   readonly policy: PolicyName;
@@ -12,10 +13,6 @@ export interface Selection {
 }
 
 export type SelectionResult = Selection | { readonly error: string };
-
-function isPolicyName(name: string): name is PolicyName {
-  return (policyNames as readonly string[]).includes(name);
-}
 
 export class PolicySelector {
   private readonly assigner: AbAssigner<AbGroupConfig> | undefined;

@@ -7,6 +7,7 @@ import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { wholeRangeMaxBytes, type MediaFile } from '../media/library.js';
+import { errorBody, statusOf } from '../errors.js';
 import { evaluatePreconditions, httpDate, ifRangeAllowsPartial } from './conditional.js';
 import { frameMultipart, newBoundary } from './multipart.js';
 import { byteRangeLength, parseRange, type ByteRange } from './range.js';
@@ -92,7 +93,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
   );
   if (precondition === 'not-modified') return reply.code(304).send();
   if (precondition === 'precondition-failed') {
-    return reply.code(412).type('application/json; charset=utf-8').send({ error: { code: 'ORIGIN_ERR_PRECONDITION', message: 'precondition failed' } });
+    return reply.code(statusOf('ORIGIN_ERR_PRECONDITION')).type('application/json; charset=utf-8').send(errorBody('ORIGIN_ERR_PRECONDITION', 'precondition failed'));
   }
 
   const rangeHeader = method === 'GET' || method === 'HEAD' ? header(request, 'range') : undefined;
@@ -101,10 +102,10 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
 
   if (outcome.kind === 'unsatisfiable') {
     return reply
-      .code(416)
+      .code(statusOf('ORIGIN_ERR_RANGE_NOT_SATISFIABLE'))
       .header('content-range', `bytes */${file.sizeBytes}`)
       .type('application/json; charset=utf-8')
-      .send({ error: { code: 'ORIGIN_ERR_RANGE_NOT_SATISFIABLE', message: outcome.reason } });
+      .send(errorBody('ORIGIN_ERR_RANGE_NOT_SATISFIABLE', outcome.reason));
   }
 
   reply.type(file.contentType);

@@ -68,6 +68,33 @@ export interface AssetIndex {
   /** Renditions, segments and file name -> segment lookups for the request path. */
   readonly segmentByFile: ReadonlyMap<string, { rendition: RenditionIndex; segment: SegmentEntry }>;
   readonly renditionByInitFile: ReadonlyMap<string, RenditionIndex>;
+  /** Per rendition id: the ladder players compare throughput with, and the rendition's entry on it. */
+  readonly abrLadders: ReadonlyMap<string, AbrLadder>;
+}
+
+/**
+ * The declared bitrates an adaptive player chooses among, ascending, for one kind of rendition:
+ * video rungs carry the top audio rendition's bitrate too (an HLS variant declares video and audio
+ * together, and a DASH player fetches both over the same path), audio and other rungs their own.
+ */
+export interface AbrLadder {
+  readonly ladderBps: readonly number[];
+  readonly renditionBps: number;
+}
+
+function declaredBps(rendition: RenditionIndex): number {
+  return rendition.declaredBandwidthBps ?? rendition.averageBitrateBps;
+}
+
+export function abrLadders(renditions: readonly RenditionIndex[]): Map<string, AbrLadder> {
+  const audioBps = Math.max(0, ...renditions.filter((r) => r.kind === 'audio').map(declaredBps));
+  const entryOf = (r: RenditionIndex) => declaredBps(r) + (r.kind === 'video' ? audioBps : 0);
+  const ladders = new Map<string, AbrLadder>();
+  for (const rendition of renditions) {
+    const ladderBps = renditions.filter((r) => r.kind === rendition.kind).map(entryOf).sort((a, b) => a - b);
+    ladders.set(rendition.id, { ladderBps, renditionBps: entryOf(rendition) });
+  }
+  return ladders;
 }
 
 export interface AssetFiles {
@@ -200,6 +227,7 @@ export async function buildAssetIndex(asset: string, assetDir: string, files: As
     durationSec: Math.max(0, ...durations),
     segmentByFile,
     renditionByInitFile,
+    abrLadders: abrLadders(renditions),
   };
 }
 

@@ -224,6 +224,26 @@ export class ByteTimeMap {
     return lo === 0 ? 0 : this.completeSec[lo - 1]!;
   }
 
+  /**
+   * Media seconds at byte `byteCount` counting the sample in progress pro rata: the complete time,
+   * plus the share of the way to the next reference sample's end. Equal to `mediaTimeAtByte` at
+   * every sample end; continuous in between, so any run of bytes carries a share of media time.
+   */
+  mediaTimeAtByteInterpolated(byteCount: number): number {
+    let lo = 0;
+    let hi = this.sampleEnds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.sampleEnds[mid]! <= byteCount) lo = mid + 1;
+      else hi = mid;
+    }
+    const fromByte = lo === 0 ? 0 : this.sampleEnds[lo - 1]!;
+    const fromSec = lo === 0 ? 0 : this.completeSec[lo - 1]!;
+    if (lo >= this.sampleEnds.length) return fromSec;
+    const toByte = this.sampleEnds[lo]!;
+    return fromSec + ((byteCount - fromByte) / (toByte - fromByte)) * (this.completeSec[lo]! - fromSec);
+  }
+
   /** The smallest byte count after which at least `mediaSec` of playback is complete. */
   byteAtMediaTime(mediaSec: number): number {
     let lo = 0;

@@ -108,6 +108,9 @@ describe('delivery policies over loopback', { skip }, () => {
   let progressiveName: string;
   let progressiveSize: number;
   let startupEnd: (fromByte: number, startupSec: number) => number;
+  let mediaSecAt: (byte: number) => number;
+  let byteAt: (sec: number) => number;
+  let videoSegments: { file: string; startSec: number }[];
   const apps: FastifyInstance[] = [];
 
   before(async () => {
@@ -120,6 +123,10 @@ describe('delivery policies over loopback', { skip }, () => {
     progressiveName = progressive.file;
     progressiveSize = progressive.sizeBytes;
     startupEnd = (fromByte, startupSec) => startupEndByte(progressive.byteTime, fromByte, startupSec);
+    mediaSecAt = (byte) => progressive.byteTime.mediaTimeAtByteInterpolated(byte);
+    byteAt = (sec) => progressive.byteTime.byteAtMediaTime(sec);
+    const video = index.renditions.find((r) => r.kind === 'video')!;
+    videoSegments = video.segments.map((s) => ({ file: s.file, startSec: s.startSec - video.segments[0]!.startSec }));
   });
   after(async () => {
     for (const app of apps) await app.close();
@@ -323,5 +330,64 @@ describe('delivery policies over loopback', { skip }, () => {
     assert.ok(etpKbps > 400 * 1.5, `etp ${etpKbps} kbit/s lets the ABR see above 1.5 x 400 kbit/s`);
     assert.equal(steady.headers['cmsd-static'], 'ot=v,st=v');
     assert.match(String(steady.headers['server-timing']), /next rung/);
+  });
+
+  it('gives every paced policy a throttling phase of the media seconds it carries over the policy\'s headroom (±5 %)', async () => {
+    // On loopback every socket limit sits at its floor (10 packets of 64 kB per 50 µs), so writes pace:
+    // the token buckets at 1.25 x R, trickle's clamp at R (Algorithm 1's floor), kernel pacing at 1.25 x R.
+    const multiples: Record<string, number> = { 'app-pacing': 1.25, 'app-pacing-16k': 1.25, trickle: 1, pacing: 1.25, cmcd: 1.25, 'trickle-abr': 1 };
+    const { app, url } = await startApp({ startupSec: 2, allowPolicyOverride: true });
+    apps.push(app);
+    const from = byteAt(4);
+    const to = byteAt(20) - 1;
+    await Promise.all(Object.keys(multiples).map((policy) => download(`${url}/media/demo/${progressiveName}?policy=${policy}`, { headers: { range: `bytes=${from}-${to}` } })));
+    const records = await waitForFlows(url, Object.keys(multiples).length, 15_000);
+    const failures: string[] = [];
+    for (const [policy, multiple] of Object.entries(multiples)) {
+      const record = records.find((r) => r.policy === policy)!;
+      // Under a limit in the socket the startup bytes still unsent when throttling began are the phase's first: its schedule starts with them.
+      const throttledFrom = to + 1 - record.throttling!.bytes - record.throttling!.unsentStartupBytes;
+      const mediaSec = mediaSecAt(to + 1) - mediaSecAt(throttledFrom);
+      const ratio = record.throttling!.durationMs / ((mediaSec / multiple) * 1000);
+      console.log(`# ${policy}: throttling phase ${record.throttling!.durationMs.toFixed(0)} ms for ${mediaSec.toFixed(2)} s of media at ${multiple} x R: ${ratio.toFixed(3)} of the expected`);
+      if (Math.abs(ratio - 1) > 0.05) failures.push(`${policy}: ${ratio.toFixed(3)}`);
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  it('answers a bad ?policy= before any media header is written: no validators, nothing cacheable', async () => {
+    const { app, url } = await startApp({ allowPolicyOverride: true });
+    apps.push(app);
+    const bad = await fetch(`${url}/media/demo/${videoSegments[3]!.file}?policy=warp`);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers.get('cache-control'), 'no-store');
+    assert.equal(bad.headers.get('etag'), null);
+    assert.equal(bad.headers.get('last-modified'), null);
+    assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_BAD_POLICY');
+  });
+
+  it('keeps a startup phase under the ABR-aware policies without CMCD: the presentation\'s first seconds, a seek, a low buffer', async () => {
+    for (const policy of ['cmcd', 'trickle-abr']) {
+      const { app, url } = await startApp({ startupSec: 4, policy });
+      apps.push(app);
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const reasons: string[] = [];
+      try {
+        // The first segment, then a seek to the 5th and on: the new run's first 4 s of media, then a buffer under 5 s, then paced.
+        for (const index of [0, 4, 5, 6, 7, 8]) {
+          const response = await download(`${url}/media/demo/${videoSegments[index]!.file}`, { agent });
+          reasons.push(String(response.headers['server-timing']));
+        }
+      } finally {
+        agent.destroy();
+      }
+      assert.match(reasons[0]!, /full speed: within the first 4 s of the presentation/, policy);
+      assert.match(reasons[1]!, /full speed: the viewer's run has fetched 0.0 s/, policy);
+      assert.match(reasons[2]!, /full speed: the viewer's run has fetched 2.0 s/, policy);
+      assert.match(reasons[3]!, /full speed: buffer >= [34]\.\d s \(fetched - elapsed\) below 5 s/, policy);
+      assert.match(reasons[4]!, /kbit\/s: buffer >= [56]\.\d s \(fetched - elapsed\): 2\.\d\d x the next rung/, policy);
+      const records = await waitForFlows(url, 6);
+      assert.deepEqual(records.map((r) => r.throttling === null), [true, true, true, true, false, false], `${policy}: ${records.map((r) => r.reason).join('\n')}`);
+    }
   });
 });

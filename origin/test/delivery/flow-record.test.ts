@@ -1,20 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TcpInfo } from '@trickle/native';
-import { buildFlowRecord, type FlowFacts, type TcpSnapshot } from '../../src/delivery/flow-record.js';
-import type { PolicyReport } from '../../src/delivery/policies/delivery-policy.js';
+import type { EnforcerReport } from '../../src/delivery/enforcers/enforcer.js';
+import type { MeterFacts } from '../../src/delivery/flow-meter.js';
+import { buildFlowRecord, type EndFacts, type ResponseFacts, type TcpSnapshot } from '../../src/delivery/flow-record.js';
 
-const report: PolicyReport = {
+const report: EnforcerReport = {
   backend: 'kernel-pacing',
-  fallbackReason: undefined,
   paceRateBps: { min: 2.5e6, mean: 2.5e6, max: 2.5e6 },
-  clampPackets: null,
-  appliedClampPackets: null,
-  cwndWhileClampedPackets: null,
   catchUps: 0,
   throttledWriteBlocks: 0,
   reason: 'test',
 };
+
+type FlowFacts = ResponseFacts & Omit<MeterFacts, 'lastReading' | 'mediaRateBps' | 'unsentStartupBytes'> & EndFacts & { readonly report: EnforcerReport };
+
+/** The record from flat facts: what the engine knows, what the meter measured, what the enforcer reports, how it ended. */
+function recordOf(f: FlowFacts) {
+  return buildFlowRecord(f, { ...f, lastReading: f.end, mediaRateBps: f.targetRateBps, unsentStartupBytes: 0 }, f.report, f);
+}
 
 const snapshot = (atMs: number, bytesAcked: number, extra: Partial<TcpInfo> = {}): TcpSnapshot => ({ atMs, info: { kernelLengthBytes: 232, bytesAcked, totalRetrans: 0, dataSegsOut: 0, ...extra } });
 
@@ -56,7 +60,7 @@ function facts(overrides: Partial<FlowFacts> = {}): FlowFacts {
 
 describe('flow records', () => {
   it('credits startup bytes acknowledged after throttling began to the startup phase', () => {
-    const record = buildFlowRecord(facts());
+    const record = recordOf(facts());
     assert.equal(record.bytes, 3_500_000);
     assert.deepEqual(record.initialWindow, { packets: 40, status: 'applied' });
     assert.equal(record.startup.durationMs, 1000);
@@ -77,11 +81,11 @@ describe('flow records', () => {
   });
 
   it('has no throttling phase for a response that never throttled, and no rates without TCP_INFO', () => {
-    const bulk = buildFlowRecord(facts({ throttlingStart: undefined, startupBytes: 3_500_000, throttledBytes: 0, end: snapshot(2000, 3_500_000) }));
+    const bulk = recordOf(facts({ throttlingStart: undefined, startupBytes: 3_500_000, throttledBytes: 0, end: snapshot(2000, 3_500_000) }));
     assert.equal(bulk.throttling, null);
     assert.equal(bulk.startup.goodputBps, 14e6);
     assert.equal(bulk.throttledGoodputToTarget, null);
-    const blind = buildFlowRecord(facts({ start: { atMs: 0, info: undefined }, end: { atMs: 11_000, info: undefined } }));
+    const blind = recordOf(facts({ start: { atMs: 0, info: undefined }, end: { atMs: 11_000, info: undefined } }));
     assert.equal(blind.startup.goodputBps, null);
     assert.equal(blind.retransmissionRate, null);
     assert.equal(blind.throttling!.retransmissionRate, null);

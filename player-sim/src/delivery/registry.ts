@@ -1,14 +1,6 @@
-/** One line per delivery policy the simulator models. */
-import { bulkDelivery } from './bulk.js';
-import { cappedDelivery } from './capped.js';
-import { cmcdDelivery } from './cmcd.js';
+/** One model per origin delivery policy, from the origin's catalogue. */
+import { policyNames } from '@trickle/origin/rules';
 import type { DeliveryModel } from './delivery-model.js';
+import { originPolicyModel } from './origin-policy.js';
 
-export const deliveryModels: Readonly<Record<string, () => DeliveryModel>> = {
-  bulk: () => bulkDelivery,
-  'app-pacing': () => cappedDelivery('app-pacing', 1.25),
-  'app-pacing-16k': () => cappedDelivery('app-pacing-16k', 1.25),
-  trickle: () => cappedDelivery('trickle', 1.2),
-  pacing: () => cappedDelivery('pacing', 1.2),
-  cmcd: () => cmcdDelivery(),
-};
+export const deliveryModels: Readonly<Record<string, () => DeliveryModel>> = Object.fromEntries(policyNames.map((name) => [name, () => originPolicyModel(name)]));

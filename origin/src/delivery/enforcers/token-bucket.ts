@@ -1,14 +1,14 @@
 /**
- * app-pacing: the ustreamer baseline. A token bucket filled at headroom x R releases whole
- * blocks (64 kB, or 16 kB for the shrunk-block variant) as soon as it holds enough; after a
- * stall the saved tokens are spent back to back (catch-up), which is what makes it bursty.
+ * token-bucket: the ustreamer baseline (the paper's application pacing). A token bucket filled at
+ * headroom x R releases whole blocks (64 kB, or 16 kB for the shrunk-block variant) as soon as it
+ * holds enough; after a stall the saved tokens are spent back to back (catch-up), which is what
+ * makes it bursty.
  */
 import { RateStats } from '../running-stats.js';
 import { TokenBucket } from '../token-bucket.js';
-import type { PolicyName } from '../../config/config.js';
-import type { Block, DeliveryPolicy, MediaResponse, PolicyDelivery } from './delivery-policy.js';
+import type { Block, Enforcer } from './enforcer.js';
 
-export interface AppPacingOptions {
+export interface TokenBucketOptions {
   readonly headroom: number;
   readonly blockBytes: number;
 }
@@ -17,22 +17,23 @@ export interface AppPacingOptions {
  * The bucket keeps its schedule while the socket buffer is full: blocks it releases then wait in
  * user space and go out back to back when the socket drains, as ustreamer's writes did.
  */
-const appPacingReadAheadBlocks = 8;
+const readAheadBlocks = 8;
 
-export function appPacingPolicy(name: PolicyName, options: AppPacingOptions): DeliveryPolicy {
+export function tokenBucketEnforcer(name: string, options: TokenBucketOptions): Enforcer {
   return {
     name,
     paced: true,
-    start(response: MediaResponse): PolicyDelivery {
+    usesClamp: false,
+    headroom: options.headroom,
+    start() {
       let bucket: TokenBucket | undefined;
       const paceRates = new RateStats();
       const fill = (block: Block) => options.headroom * block.rateBytesPerSec;
       return {
-        plan: response.mediaPlan,
         blockBytes: options.blockBytes,
-        readAheadBlocks: appPacingReadAheadBlocks,
+        readAheadBlocks,
         limitsInSocket: false,
-        headers: { 'server-timing': `policy;desc="${name}"` },
+        detail: undefined,
         startThrottling: () => undefined,
         beforeBlock(block) {
           // A fresh bucket holds one block, so the first throttled block goes at once.
@@ -47,12 +48,7 @@ export function appPacingPolicy(name: PolicyName, options: AppPacingOptions): De
         end: () => undefined,
         report: () => ({
           backend: 'app',
-          fallbackReason: undefined,
           paceRateBps: paceRates.summary(),
-          clampPackets: null,
-          appliedClampPackets: null,
-          cwndWhileClampedPackets: null,
-          catchUps: 0,
           throttledWriteBlocks: paceRates.size,
           reason: `token bucket at ${options.headroom} x R, ${options.blockBytes}-byte blocks`,
         }),

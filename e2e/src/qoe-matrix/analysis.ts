@@ -1,0 +1,221 @@
+/**
+ * From the matrix's runs to figures per cell, each with a 95 % interval: what viewers saw (mean
+ * bitrate, switches, startup, rebuffering chance and frequency, abandoned requests) and what the
+ * network saw (throttling-phase retransmission rate, the interactive probe's queueing delay);
+ * the issue's goals against bulk and application pacing; and how far the simulator agrees with
+ * dash.js on identical links. Below `minimumSessions` a cell's verdicts say "too few". Pure.
+ */
+import type { SessionResult } from '@trickle/player-sim';
+import { bootstrap, bootstrapComparison, intervalsOverlap, mean, quantileSorted, wilsonInterval, type Estimate } from '../experiment/statistics.js';
+import type { MatrixCell } from './config.js';
+
+/** One viewer's session, in the simulator's terms (browser sessions converted). */
+export interface MatrixSession {
+  readonly result: SessionResult;
+  /** Media responses the origin saw abandoned before the session's end (null where viewers share a link and cannot be told apart). */
+  readonly abandonedRequests: number | null;
+  readonly errors: readonly string[];
+}
+
+export interface RunNetwork {
+  readonly flows: number;
+  readonly throttledFlows: number;
+  readonly throttledRetransmittedSegments: number;
+  readonly throttledDataSegments: number;
+  /** Queueing delay of each probe reply (its RTT - the run's smallest), ms; and of those after the startup window. */
+  readonly queueingMs: readonly number[];
+  readonly queueingAfterStartupMs: readonly number[];
+  readonly bottleneckDrops: number;
+}
+
+export interface MatrixRunData {
+  readonly version: 1;
+  readonly key: string;
+  readonly cell: MatrixCell;
+  readonly index: number;
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly sessions: readonly MatrixSession[];
+  readonly network: RunNetwork;
+}
+
+export interface CellSummary {
+  readonly cell: MatrixCell;
+  readonly runs: number;
+  readonly sessions: number;
+  readonly tooFew: boolean;
+  readonly meanBitrateMbps: Estimate;
+  readonly switchesPerMinute: Estimate;
+  readonly startupMs: Estimate;
+  readonly neverStarted: number;
+  readonly failedSessions: number;
+  readonly rebufferChancePercent: Estimate;
+  readonly rebufferPerMinute: Estimate;
+  readonly abandonedPerSession: Estimate;
+  readonly throttledRetransmissionPercent: Estimate;
+  readonly queueingP95Ms: Estimate;
+  readonly queueingP95AfterStartupMs: Estimate;
+}
+
+/** Fewer sessions than this in a cell, and its comparisons say "too few" rather than met or missed. */
+export const minimumSessions = 8;
+const resamples = 2000;
+
+function percentile95(values: readonly number[]): number {
+  return quantileSorted([...values].sort((a, b) => a - b), 0.95);
+}
+
+function pooledP95(runs: readonly MatrixRunData[], pick: (n: RunNetwork) => readonly number[], seed: number): Estimate {
+  const withSamples = runs.filter((r) => pick(r.network).length > 0);
+  return bootstrap(withSamples, (sample) => percentile95(sample.flatMap((r) => pick(r.network))), { resamples, seed });
+}
+
+export function summarizeCell(cell: MatrixCell, runs: readonly MatrixRunData[], seed = 1): CellSummary {
+  const sessions = runs.flatMap((r) => r.sessions);
+  const started = sessions.filter((s) => s.result.startupDelayMs !== null);
+  const options = { resamples, seed };
+  const rebuffered = sessions.filter((s) => s.result.rebuffers.length > 0).length;
+  const chance = wilsonInterval(rebuffered, sessions.length);
+  const abandoned = sessions.filter((s) => s.abandonedRequests !== null);
+  return {
+    cell,
+    runs: runs.length,
+    sessions: sessions.length,
+    tooFew: sessions.length < minimumSessions,
+    meanBitrateMbps: bootstrap(started, (s) => mean(s.map((x) => x.result.meanBitrateBps / 1e6)), options),
+    switchesPerMinute: bootstrap(started, (s) => {
+      const playedSec = s.reduce((sum, x) => sum + x.result.playedSec, 0);
+      return playedSec > 0 ? (60 * s.reduce((sum, x) => sum + x.result.switches, 0)) / playedSec : Number.NaN;
+    }, options),
+    startupMs: bootstrap(started, (s) => mean(s.map((x) => x.result.startupDelayMs!)), options),
+    neverStarted: sessions.length - started.length,
+    failedSessions: sessions.filter((s) => s.errors.length > 0).length,
+    rebufferChancePercent: { value: 100 * chance.value, low: 100 * chance.low, high: 100 * chance.high, n: chance.n },
+    rebufferPerMinute: bootstrap(sessions, (s) => {
+      const sessionSec = s.reduce((sum, x) => sum + x.result.sessionSec, 0);
+      return sessionSec > 0 ? (60 * s.reduce((sum, x) => sum + x.result.rebuffers.length, 0)) / sessionSec : Number.NaN;
+    }, options),
+    abandonedPerSession: bootstrap(abandoned, (s) => mean(s.map((x) => x.abandonedRequests!)), options),
+    throttledRetransmissionPercent: bootstrap(runs.filter((r) => r.network.throttledDataSegments > 0), (s) => {
+      const segments = s.reduce((sum, r) => sum + r.network.throttledDataSegments, 0);
+      return segments > 0 ? (100 * s.reduce((sum, r) => sum + r.network.throttledRetransmittedSegments, 0)) / segments : Number.NaN;
+    }, options),
+    queueingP95Ms: pooledP95(runs, (n) => n.queueingMs, seed),
+    queueingP95AfterStartupMs: pooledP95(runs, (n) => n.queueingAfterStartupMs, seed),
+  };
+}
+
+export type Verdict = 'met' | 'missed' | 'too few' | 'no data';
+
+export interface GoalCheck {
+  readonly goal: string;
+  readonly scope: string;
+  readonly measured: string;
+  readonly verdict: Verdict;
+}
+
+const fmt = (e: Estimate, digits = 2) => (Number.isFinite(e.value) ? `${e.value.toFixed(digits)}${Number.isFinite(e.low) ? ` [${e.low.toFixed(digits)}, ${e.high.toFixed(digits)}]` : ''}` : '-');
+
+function verdictOf(cells: readonly (CellSummary | undefined)[], value: number, ok: boolean): Verdict {
+  if (cells.some((c) => c === undefined || c.sessions === 0) || !Number.isFinite(value)) return 'no data';
+  if (cells.some((c) => c!.tooFew)) return 'too few';
+  return ok ? 'met' : 'missed';
+}
+
+/** Mean bitrate of `a` over `b`'s, with a bootstrap interval over both cells' sessions. */
+export function bitrateRatio(a: readonly MatrixRunData[], b: readonly MatrixRunData[], seed = 1): Estimate {
+  const sessions = (runs: readonly MatrixRunData[]) => runs.flatMap((r) => r.sessions).filter((s) => s.result.startupDelayMs !== null);
+  return bootstrapComparison(sessions(a), sessions(b), (x, y) => mean(x.map((s) => s.result.meanBitrateBps)) / mean(y.map((s) => s.result.meanBitrateBps)), { resamples, seed });
+}
+
+export interface MatrixData {
+  readonly cells: readonly CellSummary[];
+  readonly runsByCell: ReadonlyMap<string, readonly MatrixRunData[]>;
+}
+
+/** The issue's goals, for `defaultPolicy` (the segment default) against bulk and application pacing. */
+export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[] {
+  const checks: GoalCheck[] = [];
+  const find = (link: string, policy: string, player: string, cmcd: boolean) => data.cells.find((c) => c.cell.link === link && c.cell.policy.label === policy && c.cell.player === player && c.cell.cmcd === cmcd);
+  const runs = (cell: CellSummary | undefined) => (cell === undefined ? [] : (data.runsByCell.get(cell.cell.id) ?? []));
+  const links = [...new Set(data.cells.map((c) => c.cell.link))];
+  for (const link of links) {
+    for (const player of ['dashjs', 'hlsjs'] as const) {
+      const bulk = find(link, 'bulk', player, false);
+      for (const cmcd of [false, true]) {
+        const mine = find(link, defaultPolicy, player, cmcd);
+        if (mine === undefined || bulk === undefined) continue;
+        const scope = `${link}, ${player}${cmcd ? ', CMCD on' : ''}`;
+        const ratio = bitrateRatio(runs(mine), runs(bulk));
+        checks.push({ goal: `${defaultPolicy} mean bitrate >= 95 % of bulk's`, scope, measured: `${fmt({ ...ratio, value: 100 * ratio.value, low: 100 * ratio.low, high: 100 * ratio.high }, 1)} % (${fmt(mine.meanBitrateMbps)} vs ${fmt(bulk.meanBitrateMbps)} Mbit/s)`, verdict: verdictOf([mine, bulk], ratio.value, ratio.value >= 0.95) });
+        const a = mine.rebufferChancePercent;
+        const b = bulk.rebufferChancePercent;
+        checks.push({ goal: `${defaultPolicy} rebuffering chance not worse than bulk's`, scope, measured: `${fmt(a, 1)} % vs ${fmt(b, 1)} %`, verdict: verdictOf([mine, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)) });
+      }
+    }
+    for (const player of ['dashjs', 'hlsjs', 'sim'] as const) {
+      const cmcdOff = find(link, 'cmcd', player, false);
+      const bulk = find(link, 'bulk', player, false);
+      if (cmcdOff !== undefined && bulk !== undefined) {
+        const a = cmcdOff.startupMs;
+        const b = bulk.startupMs;
+        checks.push({ goal: 'cmcd without CMCD no worse than bulk on startup', scope: `${link}, ${player}`, measured: `${fmt(a, 0)} ms vs ${fmt(b, 0)} ms`, verdict: verdictOf([cmcdOff, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)) });
+      }
+    }
+  }
+  for (const player of ['dashjs', 'hlsjs', 'sim'] as const) {
+    const mine = find('fast-20mbit', defaultPolicy, player, false);
+    const app = find('fast-20mbit', 'app-pacing', player, false);
+    if (mine !== undefined && app !== undefined) {
+      for (const [label, pick] of [['whole session', (c: CellSummary) => c.queueingP95Ms], ['after the startup window', (c: CellSummary) => c.queueingP95AfterStartupMs]] as const) {
+        const ratio = pick(mine).value / pick(app).value;
+        checks.push({ goal: `${defaultPolicy} probe queueing p95 <= 25 % of app-pacing's (${label})`, scope: `fast-20mbit, ${player}`, measured: `${fmt(pick(mine), 1)} ms vs ${fmt(pick(app), 1)} ms (${(100 * ratio).toFixed(0)} %)`, verdict: verdictOf([mine, app], ratio, ratio <= 0.25) });
+      }
+    }
+    const pacing = find('shallow-100mbit', 'pacing', player, false);
+    const bulk = find('shallow-100mbit', 'bulk', player, false);
+    if (pacing !== undefined && bulk !== undefined) {
+      const a = pacing.rebufferChancePercent;
+      const b = bulk.rebufferChancePercent;
+      checks.push({ goal: 'pacing no more rebuffering than bulk on the shallow buffer', scope: `shallow-100mbit, ${player}`, measured: `${fmt(a, 1)} % vs ${fmt(b, 1)} % of sessions; ${fmt(pacing.rebufferPerMinute, 3)} vs ${fmt(bulk.rebufferPerMinute, 3)} per minute`, verdict: verdictOf([pacing, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)) });
+    }
+  }
+  return checks;
+}
+
+export interface Agreement {
+  readonly link: string;
+  readonly policy: string;
+  readonly cmcd: boolean;
+  readonly rebufferChanceDiffPoints: number;
+  readonly meanBitrateRatio: number;
+  readonly startupRatio: number;
+  readonly within: { readonly rebufferChance: boolean; readonly meanBitrate: boolean };
+  readonly sessions: { readonly sim: number; readonly browser: number };
+}
+
+/**
+ * How far the simulator's cells agree with dash.js's on the same links: ±5 points of rebuffering
+ * chance, ±10 % of mean bitrate (both report the video rung's declared bitrate; hls.js reports
+ * variants, video and audio, so it is not compared).
+ */
+export function agreements(cells: readonly CellSummary[]): Agreement[] {
+  const out: Agreement[] = [];
+  for (const sim of cells.filter((c) => c.cell.player === 'sim')) {
+    const other = cells.find((c) => c.cell.player === 'dashjs' && c.cell.link === sim.cell.link && c.cell.policy.label === sim.cell.policy.label && c.cell.cmcd === sim.cell.cmcd);
+    if (other === undefined || other.sessions === 0 || sim.sessions === 0) continue;
+    const diff = sim.rebufferChancePercent.value - other.rebufferChancePercent.value;
+    const ratio = sim.meanBitrateMbps.value / other.meanBitrateMbps.value;
+    out.push({
+      link: sim.cell.link,
+      policy: sim.cell.policy.label,
+      cmcd: sim.cell.cmcd,
+      rebufferChanceDiffPoints: diff,
+      meanBitrateRatio: ratio,
+      startupRatio: sim.startupMs.value / other.startupMs.value,
+      within: { rebufferChance: Math.abs(diff) <= 5, meanBitrate: Math.abs(ratio - 1) <= 0.1 },
+      sessions: { sim: sim.sessions, browser: other.sessions },
+    });
+  }
+  return out;
+}

@@ -1,0 +1,66 @@
+/**
+ * One short cell of the QoE matrix with a real player (root, Chromium): dash.js on dsl-6mbit under
+ * the default segment policy and under bulk, two sessions each on fresh labs with the same link,
+ * through the same runner as `trickle bench qoe`. The fixture is 24 s long, so the startup phase is
+ * cut to 6 s to leave a throttling phase. The figures that decide goals come from the bench; here:
+ * every session starts and plays without a player error, the default's throttled segments were
+ * clamped by the kernel (bpf) and the viewers kept their bitrate (no less than 85 % of bulk's).
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { defaultDeliveryConfig } from '@trickle/origin/rules';
+import { bitrateRatio, goalChecks, parseMatrixPolicy, runMatrix } from '../../src/index.js';
+import { skipUnless } from '../helpers/requirements.js';
+
+const media = process.env.TRICKLE_TEST_MEDIA;
+const skip = skipUnless('the QoE matrix cell', { root: true, chromium: true, media: true });
+
+describe('a QoE matrix cell with dash.js', { skip }, () => {
+  let work: string;
+  before(async () => {
+    work = await mkdtemp(join(tmpdir(), 'trickle-qoe-cell-'));
+  });
+  after(async () => {
+    if (work !== undefined) await rm(work, { recursive: true, force: true });
+  });
+
+  it(`plays dash.js on dsl-6mbit under ${defaultDeliveryConfig.policy} and bulk, and records both sides`, async () => {
+    const data = await runMatrix({
+      links: ['dsl-6mbit'],
+      policies: [parseMatrixPolicy('bulk'), parseMatrixPolicy(defaultDeliveryConfig.policy)],
+      players: ['dashjs'],
+      cmcd: ['off'],
+      sessions: 2,
+      sessionSeconds: 40,
+      startupSec: 6,
+      congestionControl: 'cubic',
+      probeIntervalMs: 100,
+      asset: 'demo',
+      media: media!,
+      work,
+      parallel: 2,
+    });
+    assert.equal(data.cells.length, 2);
+    for (const cell of data.cells) {
+      console.log(`# ${cell.cell.id}: ${cell.sessions} sessions, mean bitrate ${cell.meanBitrateMbps.value.toFixed(2)} Mbit/s, startup ${cell.startupMs.value.toFixed(0)} ms, rebuffering ${cell.rebufferChancePercent.value.toFixed(0)} %, probe p95 ${cell.queueingP95Ms.value.toFixed(1)} ms, throttled retransmissions ${cell.throttledRetransmissionPercent.value.toFixed(3)} %`);
+      assert.equal(cell.sessions, 2);
+      assert.equal(cell.neverStarted, 0);
+      assert.equal(cell.failedSessions, 0);
+      assert.ok(cell.queueingP95Ms.value >= 0, 'the probe crossed the bottleneck');
+    }
+    const runs = (policy: string) => data.runsByCell.get(data.cells.find((c) => c.cell.policy.label === policy)!.cell.id)!;
+    // The default throttled: its segments past the startup phase were paced under the cwnd clamp.
+    assert.ok(runs(defaultDeliveryConfig.policy).every((r) => r.network.throttledFlows > 0), 'segments were throttled');
+    assert.ok(runs('bulk').every((r) => r.network.throttledFlows === 0));
+    const ratio = bitrateRatio(runs(defaultDeliveryConfig.policy), runs('bulk'));
+    console.log(`# mean bitrate ${defaultDeliveryConfig.policy} / bulk: ${ratio.value.toFixed(3)}`);
+    assert.ok(ratio.value >= 0.85, `the default kept the viewers' bitrate: ${ratio.value.toFixed(3)} of bulk's`);
+    // Two sessions a cell: the goals are reported, never called.
+    assert.ok(goalChecks(data, defaultDeliveryConfig.policy).every((g) => g.verdict === 'too few'));
+    const file = JSON.parse(await readFile(join(work, 'runs', `dsl-6mbit_${defaultDeliveryConfig.policy}_dashjs`, '0.json'), 'utf8')) as { sessions: unknown[] };
+    assert.equal(file.sessions.length, 1, 'each session slot is kept on disk (resume)');
+  });
+});

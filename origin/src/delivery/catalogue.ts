@@ -1,0 +1,35 @@
+/**
+ * The delivery policies: each one a named pair of a rate rule (what rate: rates/) and an enforcer
+ * (how it is enforced: enforcers/), one line each. The paper's groups are `app-pacing` (its
+ * baseline), `app-pacing-16k` (shrunk-block) and `trickle`; `trickle-abr` is Trickle's cwnd clamp
+ * with a rate adaptive players can live with, the default for segments (progressive files get
+ * the paper's rate under it).
+ */
+export const rateRuleNames = ['unthrottled', 'media', 'abr'] as const;
+export type RateRuleName = (typeof rateRuleNames)[number];
+
+export const enforcerNames = ['none', 'token-bucket', 'token-bucket-16k', 'cwnd-clamp', 'kernel-pacing'] as const;
+export type EnforcerName = (typeof enforcerNames)[number];
+
+export interface PolicyPair {
+  readonly rate: RateRuleName;
+  readonly enforcer: EnforcerName;
+  readonly description: string;
+}
+
+export const policyCatalogue = {
+  bulk: { rate: 'unthrottled', enforcer: 'none', description: 'as fast as TCP allows (no throttling phase)' },
+  'app-pacing': { rate: 'media', enforcer: 'token-bucket', description: 'the paper\'s baseline: 64 kB blocks from a token bucket at 1.25 x R' },
+  'app-pacing-16k': { rate: 'media', enforcer: 'token-bucket-16k', description: 'the paper\'s shrunk-block group: 16 kB blocks' },
+  trickle: { rate: 'media', enforcer: 'cwnd-clamp', description: 'the paper\'s Trickle: Algorithm 1, cwnd clamped at 1.2 x R x rtt / mss' },
+  pacing: { rate: 'media', enforcer: 'kernel-pacing', description: 'SO_MAX_PACING_RATE at 1.25 x R, with catch-up' },
+  cmcd: { rate: 'abr', enforcer: 'kernel-pacing', description: 'the ABR-aware rate (CMCD when sent) under kernel pacing' },
+  'trickle-abr': { rate: 'abr', enforcer: 'cwnd-clamp', description: 'the ABR-aware rate (CMCD when sent) under Trickle\'s cwnd clamp' },
+} as const satisfies Record<string, PolicyPair>;
+
+export type PolicyName = keyof typeof policyCatalogue;
+export const policyNames = Object.keys(policyCatalogue) as [PolicyName, ...PolicyName[]];
+
+export function isPolicyName(name: string): name is PolicyName {
+  return Object.hasOwn(policyCatalogue, name);
+}

@@ -1,0 +1,111 @@
+/**
+ * The delivery part of the origin's configuration (`delivery.*`): its zod schema and defaults,
+ * owned here so that everything that must agree with the origin's rules (the config file, the
+ * player simulator's delivery models) reads them from one place. Fastify-free.
+ */
+import { z } from 'zod';
+import { parseAbSpec } from './ab.js';
+import { policyNames } from './catalogue.js';
+
+const headroom = z.number().min(1).max(10);
+const blockBytes = z.number().int().min(1024).max(16 * 1024 * 1024);
+
+/** Transport settings applied to each new connection (globally, or per A/B group). */
+const transportSchema = z.strictObject({
+  /** TCP congestion control, any algorithm the kernel offers (bbr, cubic, reno, ...). */
+  congestionControl: z.string().regex(/^[a-z0-9_-]{1,15}$/, 'a kernel congestion control name like cubic, bbr, reno').optional(),
+  /** Initial congestion window of new connections, packets (TCP_BPF_IW through the BPF program: needs the bpf clamp backend). Unset: the kernel's. */
+  initialWindowPackets: z.number().int().min(1).max(1024).optional(),
+});
+
+const abGroupSchema = transportSchema.extend({
+  name: z.string().regex(/^[A-Za-z0-9_-]+$/),
+  policy: z.enum(policyNames),
+  weight: z.number().positive(),
+});
+
+export type AbGroupConfig = z.output<typeof abGroupSchema>;
+
+export const deliverySchema = z.strictObject({
+  /** The policy used when no rule, A/B group or allowed override picks another. */
+  policy: z.enum(policyNames).default('trickle-abr'),
+  /** First match wins: per asset and/or per role (segment, progressive). */
+  rules: z.array(z.strictObject({ asset: z.string().min(1).optional(), role: z.enum(['segment', 'progressive']).optional(), policy: z.enum(policyNames) })).default([]),
+  /** Let `?policy=<name>` pick the policy of a request (for experiments). */
+  allowPolicyOverride: z.boolean().default(false),
+  /** A/B groups: "bulk:25,trickle:75" (name=policy:weight for A/A controls) or a list of groups with transport settings. */
+  ab: z
+    .union([
+      z.string().transform((spec, context) => {
+        try {
+          return parseAbSpec(spec, policyNames) as AbGroupConfig[];
+        } catch (error) {
+          context.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
+      z
+        .array(abGroupSchema)
+        .min(1)
+        .refine((groups) => new Set(groups.map((g) => g.name)).size === groups.length, 'A/B group names must be distinct'),
+    ])
+    .optional(),
+  /** Seed of the A/B assignment (Mersenne Twister): same seed, same sequence of groups. */
+  abSeed: z.number().int().min(0).max(0xffffffff).default(1),
+  /** Media seconds from the start of a response (or of the presentation, for segments) sent at full speed. */
+  startupSec: z.number().min(0).max(3600).default(35),
+  /** Progressive MP4: the media length of a VBR block, each with its own rate (about one GOP). */
+  rateWindowSec: z.number().positive().max(60).default(2),
+  /** Goodput is judged against the schedule (catch-up) only after this many RTTs of throttling (acknowledgements lag one RTT behind writes). */
+  goodputGraceRtts: z.number().min(0).max(1000).default(10),
+  clamp: z
+    .strictObject({
+      /** The backend wanted for the cwnd clamp; weaker ones are used (and named in records) when it cannot be. */
+      backend: z.enum(['bpf', 'pacing-rate', 'none']).default('bpf'),
+      cgroup: z.string().min(1).default('trickle'),
+      pinDir: z.string().min(1).default('/run/trickle/bpf'),
+    })
+    .prefault({}),
+  /** The token-bucket enforcer (app-pacing) and its shrunk-block variant (app-pacing-16k). */
+  appPacing: z.strictObject({ headroom: headroom.default(1.25), blockBytes: blockBytes.default(65_536) }).prefault({}),
+  appPacing16k: z.strictObject({ headroom: headroom.default(1.25), blockBytes: blockBytes.default(16_384) }).prefault({}),
+  /** The cwnd-clamp enforcer (trickle, trickle-abr): Algorithm 1. */
+  trickle: z
+    .strictObject({
+      /** Clamp headroom over R (the paper: 1.2; 1.05 worked as well). */
+      gain: headroom.default(1.2),
+      floorPackets: z.number().int().min(1).max(1000).default(10),
+      blockBytes: blockBytes.default(65_536),
+      /** How the clamp is lifted for catch-up and at the end of a response. */
+      release: z.enum(['gradual', 'immediate']).default('gradual'),
+    })
+    .prefault({}),
+  /** The kernel-pacing enforcer (pacing, cmcd). */
+  pacing: z
+    .strictObject({
+      headroom: headroom.default(1.25),
+      blockBytes: blockBytes.default(65_536),
+      /** Below this many packets per srtt the kernel paces at the floor and writes are throttled at the rate. */
+      floorPackets: z.number().int().min(1).max(1000).default(10),
+    })
+    .prefault({}),
+  /** The ABR-aware rate rule (trickle-abr, cmcd). */
+  abr: z
+    .strictObject({
+      /** The multiple of the next rung's bitrate aimed at with an empty buffer... */
+      multiplierAtEmpty: headroom.default(3),
+      /** ...and with a full one (at least what hls.js needs to switch up: 1 / 0.7 of the next rung). */
+      multiplierAtFull: headroom.default(1.5),
+      /** Buffer (ms) at which the multiplier reaches multiplierAtFull. */
+      fullBufferMs: z.number().int().positive().default(30_000),
+      /** Below this buffer (CMCD bl, or the origin's lower bound without CMCD) a segment goes at full speed. */
+      lowBufferMs: z.number().int().min(0).default(5_000),
+    })
+    .prefault({}),
+  transport: transportSchema.prefault({}),
+});
+
+export type DeliveryConfig = Readonly<z.output<typeof deliverySchema>>;
+
+/** The defaults, validated and frozen: what the player simulator models when it is not told otherwise. */
+export const defaultDeliveryConfig: DeliveryConfig = Object.freeze(deliverySchema.parse({}));

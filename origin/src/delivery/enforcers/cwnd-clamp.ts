@@ -1,0 +1,141 @@
+/**
+ * cwnd-clamp: Algorithm 1 of the Trickle paper, per block of the throttling phase. R is the block's
+ * target rate; rtt and mss come from the flow meter's TCP_INFO reading; the clamp goes through the
+ * ClampBackend (bpf: the kernel recomputes gain x R x srtt / mss on every RTT sample between
+ * blocks). Goodput behind the schedule lifts the clamp (catch-up) until it is back; a clamp below
+ * the floor is held at the floor and writes are throttled at R, on the phase's schedule.
+ */
+import type { ClampBackend, TcpInfo } from '@trickle/native';
+import { RateStats, RunningStats } from '../running-stats.js';
+import { trickleDecision } from '../trickle-algorithm.js';
+import { setNotsentLowat, type Enforcer, type UnsentStartup } from './enforcer.js';
+import { FloorWriteThrottle } from './floor-write-throttle.js';
+
+export interface CwndClampOptions {
+  readonly gain: number;
+  readonly floorPackets: number;
+  readonly blockBytes: number;
+  readonly release: 'gradual' | 'immediate';
+}
+
+export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
+  return {
+    name: 'cwnd-clamp',
+    paced: true,
+    usesClamp: true,
+    headroom: options.gain,
+    start(port) {
+      const clamp: ClampBackend = port.control.clamp;
+      const computed = new RunningStats();
+      const applied = new RunningStats();
+      const cwndWhileClamped = new RunningStats();
+      const paceRates = new RateStats();
+      let throttling = false;
+      let clampedRate: number | undefined;
+      let clampFailed = false;
+      let catchUps = 0;
+      const writeThrottle = new FloorWriteThrottle();
+      let reason = 'startup';
+      let unsentStartup: UnsentStartup | undefined;
+
+      const release = () => {
+        if (clampedRate === undefined) return;
+        clampedRate = undefined;
+        try {
+          clamp.release(port.socket, { mode: options.release });
+        } catch (error) {
+          port.socketError('clamp.release', error);
+        }
+      };
+      const clampTo = (rateBytesPerSec: number) => {
+        if (clampFailed || clampedRate === rateBytesPerSec) return;
+        try {
+          clamp.setRate(port.socket, { rateBytesPerSec, gain: options.gain, minPackets: options.floorPackets });
+          clampedRate = rateBytesPerSec;
+        } catch (error) {
+          clampFailed = true;
+          port.socketError('clamp.setRate', error);
+        }
+      };
+      const readApplied = (info: TcpInfo) => {
+        if (clamp.backend !== 'bpf' || clampedRate === undefined) return;
+        try {
+          const packets = clamp.state(port.socket)?.appliedPackets;
+          if (packets !== undefined && info.cwnd !== undefined) {
+            applied.add(packets);
+            cwndWhileClamped.add(info.cwnd);
+          }
+        } catch (error) {
+          port.socketError('clamp.state', error);
+        }
+      };
+
+      return {
+        blockBytes: options.blockBytes,
+        readAheadBlocks: 0,
+        limitsInSocket: clamp.backend !== 'none',
+        detail: clamp.backend,
+        startThrottling({ unsent }) {
+          throttling = true;
+          if (unsent.sizeBytes > 0) unsentStartup = unsent;
+          setNotsentLowat(port, options.blockBytes);
+        },
+        beforeBlock(block, { reading: info, progress, schedule }) {
+          const rttUs = info?.rttUs ?? 0;
+          const mssBytes = info?.mss ?? 0;
+          if (info === undefined || rttUs <= 0 || mssBytes <= 0) {
+            reason = 'no TCP_INFO: served unclamped';
+            return 0;
+          }
+          readApplied(info);
+          const decision = trickleDecision({
+            rateBytesPerSec: block.rateBytesPerSec,
+            rttUs,
+            mssBytes,
+            goodputBytesPerSec: progress?.goodputBytesPerSec,
+            ...(progress?.targetBytesPerSec === undefined ? {} : { goodputTargetBytesPerSec: progress.targetBytesPerSec }),
+            appLimited: info.deliveryRateAppLimited === true,
+            gain: options.gain,
+            floorPackets: options.floorPackets,
+          });
+          reason = decision.reason;
+          if (decision.action === 'unclamp') {
+            if (clampedRate !== undefined) catchUps++;
+            release();
+            writeThrottle.stop();
+            return 0;
+          }
+          clampTo(block.rateBytesPerSec);
+          if (clampedRate !== undefined) computed.add(decision.clampPackets);
+          if (!decision.throttleWrites) return writeThrottle.leave(schedule, 1, block.nowMs);
+          return writeThrottle.delayMs(schedule, 1, block.nowMs);
+        },
+        afterBlock(block) {
+          // What this block was aimed at: R when writes are throttled (clamp at the floor), gain x R under the clamp.
+          if (clampedRate !== undefined) {
+            if (unsentStartup !== undefined) paceRates.add(options.gain * unsentStartup.rateBytesPerSec * 8, unsentStartup.sizeBytes);
+            paceRates.add((writeThrottle.active ? 1 : options.gain) * block.rateBytesPerSec * 8, block.sizeBytes);
+          }
+          unsentStartup = undefined;
+          writeThrottle.written();
+        },
+        end(info) {
+          // A response of one throttled block has no later block to sample the kernel's clamp at.
+          if (clampedRate !== undefined && info !== undefined) readApplied(info);
+          release();
+          if (throttling) setNotsentLowat(port, 0);
+        },
+        report: () => ({
+          backend: clampFailed && computed.size === 0 ? 'none' : clamp.backend,
+          fallbackReason: clampFailed ? 'setting the clamp failed: served unclamped' : clamp.fallbackReason,
+          paceRateBps: paceRates.summary(),
+          // Only a cwnd clamp is a clamp: the pacing-rate fallback paces, it does not clamp.
+          ...(clamp.backend === 'bpf' ? { clamp: { computedPackets: computed.summary(), appliedPackets: applied.summary(), cwndWhileClampedPackets: cwndWhileClamped.summary() } } : {}),
+          catchUps,
+          throttledWriteBlocks: writeThrottle.throttledBlocks,
+          reason,
+        }),
+      };
+    },
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * Enforcer: how a response's target rate R is enforced on its socket, block by block in the
+ * throttling phase. One half of a delivery policy (the other is the RateRule: what R is). An
+ * enforcer never reads the socket itself: the response's flow meter pushes what it saw (TCP_INFO
+ * and how the phase is doing against its schedule) into `beforeBlock`. It reaches the socket only
+ * through the SocketControl port, and never throws on the request path for a socket option: a
+ * failure goes to `port.socketError` (logged once, counted) and the response carries on.
+ */
+import type { ClampBackendName, SocketControl, SocketLike, TcpInfo } from '@trickle/native';
+import type { Summary } from '../running-stats.js';
+
+export interface Block {
+  /** Absolute offset of the block's first byte in the file. */
+  readonly offset: number;
+  readonly sizeBytes: number;
+  /** Target rate R of the block's bytes, bytes/s. */
+  readonly rateBytesPerSec: number;
+  readonly nowMs: number;
+}
+
+/** The phase's goodput against its schedule (the bytes the kernel took over the time they should have taken at R). */
+export interface ScheduleProgress {
+  readonly goodputBytesPerSec: number;
+  /** Undefined when the kernel has taken nothing of the phase yet (goodput is then compared with the block's R). */
+  readonly targetBytesPerSec: number | undefined;
+}
+
+/** The throttling phase's schedule so far. */
+export interface Schedule {
+  /** When the phase began (the blocks' clock), ms. */
+  readonly startMs: number;
+  /** The seconds the bytes handed to the kernel in the phase (under a limit in the socket, the startup bytes still unsent when it began, then its blocks) should take at their R. */
+  readonly handedSec: number;
+}
+
+/** What the flow meter saw just before a throttled block. */
+export interface Observation {
+  readonly reading: TcpInfo | undefined;
+  /**
+   * Goodput against the schedule: undefined until enough of the phase has passed to judge (a few
+   * RTTs), and while nothing waits in the socket (a shortfall then is the sender's own, not the path's).
+   */
+  readonly progress: ScheduleProgress | undefined;
+  readonly schedule: Schedule;
+}
+
+/**
+ * Startup bytes still unsent in the socket when throttling begins, and R of those bytes. Under a
+ * limit in the socket they leave at the throttled pace, so they are the phase's first bytes.
+ */
+export interface UnsentStartup {
+  readonly sizeBytes: number;
+  readonly rateBytesPerSec: number;
+}
+
+export interface ThrottlingStart {
+  readonly nowMs: number;
+  readonly reading: TcpInfo | undefined;
+  readonly unsent: UnsentStartup;
+}
+
+export interface SocketPort {
+  readonly socket: SocketLike;
+  readonly control: SocketControl;
+  socketError(operation: string, error: unknown): void;
+}
+
+/** The enforcer's part of a flow record; what does not apply to it is left out. */
+export interface EnforcerReport {
+  /** What actually limited the rate: the clamp backend, `app` for token buckets, `kernel-pacing`, or `none`. */
+  readonly backend: ClampBackendName | 'app' | 'kernel-pacing';
+  /** Why a weaker backend than the preferred one was used. */
+  readonly fallbackReason?: string | undefined;
+  /** The rate the enforcer aimed each throttled block at (bits/s), over blocks. */
+  readonly paceRateBps: Summary | null;
+  /** The last decision's reason (as dash.js SwitchRequests carry one). */
+  readonly reason: string;
+  /** cwnd clamp: what user space computed per block and what the kernel applied (packets), with the cwnd read then. */
+  readonly clamp?: { readonly computedPackets: Summary | null; readonly appliedPackets: Summary | null; readonly cwndWhileClampedPackets: Summary | null };
+  /** Times the limit was lifted because goodput fell behind the schedule. */
+  readonly catchUps?: number;
+  /** Blocks whose writes were spaced at R in user space because a socket limit sat at its floor (or by a token bucket). */
+  readonly throttledWriteBlocks?: number;
+}
+
+/** One response under an enforcer. */
+export interface Enforcement {
+  readonly blockBytes: number;
+  /**
+   * Blocks that may wait in user space while the socket is full (0: a block is produced only when
+   * the socket has taken the previous one, so decisions track what is being sent).
+   */
+  readonly readAheadBlocks: number;
+  /**
+   * The throttled rate is enforced in the socket (a clamp, a pacing rate), so startup bytes still
+   * unsent in the socket when throttling begins leave at that rate: they belong to the throttled
+   * phase's goodput. With an application-level limit they leave at full speed, as startup.
+   */
+  readonly limitsInSocket: boolean;
+  /** What Server-Timing's policy entry adds to the policy's name (e.g. the clamp backend). */
+  readonly detail: string | undefined;
+  startThrottling(start: ThrottlingStart): void;
+  /** Milliseconds to wait before writing this throttled block (0: now). */
+  beforeBlock(block: Block, observation: Observation): number;
+  /** The block was handed to the socket. */
+  afterBlock(block: Block): void;
+  /** The response ended (its last byte acknowledged, the next request came, or it was aborted): undo what it set on the socket. */
+  end(reading: TcpInfo | undefined): void;
+  report(): EnforcerReport;
+}
+
+export interface Enforcer {
+  readonly name: string;
+  /** False for `none`: the engine sends the body in one go and only records the flow. */
+  readonly paced: boolean;
+  /** Whether it needs the cwnd clamp's BPF program attached before the origin listens. */
+  readonly usesClamp: boolean;
+  /** Its headroom over R (what it aims at above the floor; the player simulator models it). */
+  readonly headroom: number;
+  start(port: SocketPort): Enforcement;
+}
+
+/** Socket calls several enforcers make, never throwing on the request path. */
+export function setNotsentLowat(port: SocketPort, bytes: number): void {
+  try {
+    port.control.setNotsentLowat(port.socket, bytes);
+  } catch (error) {
+    port.socketError('setNotsentLowat', error);
+  }
+}

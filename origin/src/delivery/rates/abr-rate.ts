@@ -1,0 +1,140 @@
+/**
+ * abr: a rate that adaptive players can live with. A player picks its rung by comparing the
+ * throughput it measures with the rungs' declared bitrates, with a safety margin (dash.js: the
+ * highest rung below 0.9 x its estimate; hls.js: switching up needs 0.7 x its estimate above the
+ * next rung's average). A segment paced at its own rate (the paper's R) arrives slower than its
+ * rung's declared rate whenever it is below the rung's average, and the next rung is never
+ * visible: the player walks down the ladder. So after the startup phase this rule aims at a
+ * multiple of the next rung's declared bitrate, falling from `multiplierAtEmpty` with an empty
+ * buffer to `multiplierAtFull` with a full one (the Sammy result, SIGCOMM'23); at the top rung,
+ * `multiplierAtFull` x its own declared bitrate (enough to stay there); never below the segment's
+ * own rate.
+ *
+ * Startup (full speed), whichever the client tells: with CMCD, `su` or a buffer (`bl`) below
+ * `lowBufferMs`; without, segments within the first `startupSec` of the presentation, a viewer run
+ * (see viewer-runs.ts) that has fetched less than `startupSec` of media (a new viewer, a seek), or
+ * one whose buffer may be below `lowBufferMs`. CMCD `rtp` lowers the rate only down to what keeps the next
+ * rung visible: dash.js sends rtp = 5 x br x d / bl, below br itself once its buffer passes
+ * 10 segments, which would pin its estimate under its own rung. A CMCD `mtp` below the next rung
+ * means the player's estimate cannot reach it: such a segment goes at full speed (if the path is
+ * what holds it back, that costs nothing). Progressive files have no ladder: the paper's media rate.
+ */
+import { CmsdObjectType, CmsdStreamType, encodeCmsdDynamic, encodeCmsdStatic } from '@svta/common-media-library/cmsd';
+import { SfItem } from '@svta/common-media-library/structuredfield';
+import type { ViewerRunState } from '../viewer-runs.js';
+import { mediaRatePlan } from './media-rate.js';
+import { constantRate, type RateRule, type SegmentFacts } from './rate-rule.js';
+
+export interface AbrRateOptions {
+  readonly startupSec: number;
+  readonly multiplierAtEmpty: number;
+  readonly multiplierAtFull: number;
+  /** Buffer (ms) at which the multiplier reaches `multiplierAtFull`. */
+  readonly fullBufferMs: number;
+  /** Below this buffer a segment goes at full speed, like startup. */
+  readonly lowBufferMs: number;
+}
+
+/** The CMCD keys the rule reads (kbit/s and ms, as CTA-5004 sends them). */
+export interface AbrCmcd {
+  readonly su?: boolean | undefined;
+  readonly bl?: number | undefined;
+  readonly rtp?: number | undefined;
+  readonly mtp?: number | undefined;
+}
+
+export interface AbrInput {
+  readonly segment: Pick<SegmentFacts, 'presentationSec' | 'bitrateBps' | 'ladderBps' | 'renditionBps'>;
+  readonly cmcd: AbrCmcd | undefined;
+  readonly viewer: ViewerRunState | undefined;
+}
+
+export type AbrDecision = { readonly fullSpeed: true; readonly reason: string } | { readonly fullSpeed: false; readonly rateBps: number; readonly reason: string };
+
+/** The rung above `renditionBps` on the ladder, or undefined at the top. */
+export function nextRungBps(ladderBps: readonly number[], renditionBps: number): number | undefined {
+  return ladderBps.find((bitrate) => bitrate > renditionBps * 1.001);
+}
+
+export function bufferMultiplier(bufferMs: number, options: Pick<AbrRateOptions, 'multiplierAtEmpty' | 'multiplierAtFull' | 'fullBufferMs'>): number {
+  const fill = options.fullBufferMs > 0 ? Math.min(1, Math.max(0, bufferMs / options.fullBufferMs)) : 1;
+  return options.multiplierAtEmpty + (options.multiplierAtFull - options.multiplierAtEmpty) * fill;
+}
+
+/** A CMCD number worth reading: finite and not negative (anything else counts as not sent). */
+function usable(value: number | undefined): number | undefined {
+  return value !== undefined && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** Pure: the decision for one segment. */
+export function abrDecision(input: AbrInput, options: AbrRateOptions): AbrDecision {
+  const { segment, viewer } = input;
+  const cmcd = input.cmcd === undefined ? undefined : { su: input.cmcd.su, bl: usable(input.cmcd.bl), rtp: usable(input.cmcd.rtp), mtp: usable(input.cmcd.mtp) };
+  // A client that sends its buffer (CMCD) says when it is starting up; otherwise the origin infers it.
+  if (cmcd?.su === true) return { fullSpeed: true, reason: 'CMCD su: startup' };
+  let bufferMs: number;
+  let bufferSource: string;
+  if (cmcd?.bl !== undefined) {
+    bufferMs = cmcd.bl;
+    bufferSource = `CMCD bl ${Math.round(bufferMs)} ms`;
+  } else {
+    if (segment.presentationSec < options.startupSec) return { fullSpeed: true, reason: `within the first ${options.startupSec} s of the presentation` };
+    if (viewer === undefined) {
+      bufferMs = options.fullBufferMs;
+      bufferSource = 'buffer unknown';
+    } else {
+      if (viewer.fetchedSec < options.startupSec) return { fullSpeed: true, reason: `the viewer's run has fetched ${viewer.fetchedSec.toFixed(1)} s of media, less than ${options.startupSec} s (startup)` };
+      bufferMs = Math.max(0, viewer.bufferLowerBoundSec * 1000);
+      bufferSource = `buffer >= ${(bufferMs / 1000).toFixed(1)} s (fetched - elapsed)`;
+    }
+  }
+  if (bufferMs < options.lowBufferMs) return { fullSpeed: true, reason: `${bufferSource} below ${options.lowBufferMs / 1000} s` };
+  const next = nextRungBps(segment.ladderBps, segment.renditionBps);
+  const baseBps = next ?? segment.renditionBps;
+  const baseLabel = next === undefined ? 'its own (top) rung' : 'the next rung';
+  if (cmcd?.mtp !== undefined && cmcd.mtp * 1000 < baseBps) {
+    return { fullSpeed: true, reason: `CMCD mtp ${cmcd.mtp} kbit/s below ${baseLabel} ${Math.round(baseBps / 1000)} kbit/s: a cap would keep the estimate there` };
+  }
+  // The buffer's multiplier lets the player see the next rung sooner when it has less in hand; at the top
+  // there is nothing to climb to, and the full-buffer multiplier keeps the player there.
+  const multiplier = next === undefined ? options.multiplierAtFull : bufferMultiplier(bufferMs, options);
+  let rateBps = Math.max(multiplier * baseBps, segment.bitrateBps);
+  let reason = `${bufferSource}: ${multiplier.toFixed(2)} x ${baseLabel} ${Math.round(baseBps / 1000)} kbit/s${rateBps > multiplier * baseBps ? `, raised to the segment's own ${Math.round(segment.bitrateBps / 1000)} kbit/s` : ''}`;
+  if (cmcd?.rtp !== undefined && cmcd.rtp * 1000 < rateBps) {
+    const floorBps = Math.max(options.multiplierAtFull * baseBps, segment.bitrateBps);
+    const capped = Math.max(cmcd.rtp * 1000, floorBps);
+    if (capped < rateBps) {
+      rateBps = capped;
+      reason += `, lowered toward rtp ${cmcd.rtp} kbit/s (not below ${options.multiplierAtFull} x ${baseLabel})`;
+    }
+  }
+  return { fullSpeed: false, rateBps, reason };
+}
+
+function quoted(text: string): string {
+  return `"${text.replace(/["\\]/g, '')}"`;
+}
+
+export function abrRateRule(options: AbrRateOptions): RateRule {
+  return {
+    name: 'abr',
+    plan: ({ response, viewer }) => {
+      const segment = response.segment;
+      if (segment === undefined) return mediaRatePlan(response, options);
+      const media = constantRate(segment.sizeBytes / segment.durationSec);
+      const decision = abrDecision({ segment, cmcd: response.cmcd, viewer }, options);
+      const headers: Record<string, string> = {
+        'cmsd-static': encodeCmsdStatic({ ot: segment.kind === 'audio' ? CmsdObjectType.AUDIO : CmsdObjectType.VIDEO, st: CmsdStreamType.VOD }),
+      };
+      if (decision.fullSpeed) {
+        headers['server-timing'] = `rate;desc=${quoted(`full speed: ${decision.reason}`)}`;
+        return { startupEndOffset: response.rangeEnd + 1, rateAt: media.rateAt, media, reason: `abr: full speed: ${decision.reason}`, headers };
+      }
+      const kbps = Math.round(decision.rateBps / 1000);
+      headers['cmsd-dynamic'] = encodeCmsdDynamic([new SfItem('trickle', { etp: kbps })]);
+      headers['server-timing'] = `rate;desc=${quoted(`${kbps} kbit/s: ${decision.reason}`)}`;
+      const target = constantRate(decision.rateBps / 8);
+      return { startupEndOffset: response.rangeStart, rateAt: target.rateAt, media, reason: `abr: ${decision.reason}`, headers };
+    },
+  };
+}

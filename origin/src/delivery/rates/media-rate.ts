@@ -1,0 +1,46 @@
+/**
+ * media: the paper's rate. After the startup phase (the first `startupSec` of media at full speed:
+ * for segments, those starting within the first `startupSec` of the presentation; for a
+ * progressive range, `startupSec` of media from where it starts, so a seek starts anew, like a new
+ * connection in the paper), R is the media's own rate: a segment's size over its duration, a
+ * progressive block's bytes over the media seconds they carry (rate-plan.ts: exact per VBR block).
+ */
+import { MediaClock, segmentRateBytesPerSec, startupEndByte } from '../rate-plan.js';
+import { constantRate, type MediaResponse, type RatePlan, type RateRule } from './rate-rule.js';
+
+export interface MediaRateOptions {
+  readonly startupSec: number;
+}
+
+/** The paper's plan for a response: also what other rules fall back to (progressive files, records' media rate). */
+export function mediaRatePlan(response: MediaResponse, options: MediaRateOptions): RatePlan {
+  const { segment, progressive } = response;
+  if (segment !== undefined) {
+    const rateBytesPerSec = segmentRateBytesPerSec(segment);
+    const startup = segment.presentationSec < options.startupSec;
+    const media = constantRate(rateBytesPerSec);
+    return {
+      startupEndOffset: startup ? response.rangeEnd + 1 : response.rangeStart,
+      rateAt: media.rateAt,
+      media,
+      reason: `segment ${segment.number} at ${segment.presentationSec.toFixed(1)} s: ${startup ? `within the first ${options.startupSec} s, full speed` : `R = ${Math.round(rateBytesPerSec * 8)} bit/s (its own size / duration)`}`,
+      headers: {},
+    };
+  }
+  if (progressive === undefined) throw new Error(`media response ${response.file} has neither segment nor progressive facts`);
+  const blocks = progressive.blocks;
+  const startupEnd = Math.min(response.rangeEnd + 1, Math.max(response.rangeStart, startupEndByte(blocks.map, response.rangeStart, options.startupSec, blocks.fileSizeBytes)));
+  const clock = new MediaClock(blocks, [response.rangeStart, startupEnd, response.rangeEnd + 1]);
+  const media = { rateAt: (offset: number, sizeBytes: number) => clock.rateAt(offset, sizeBytes) };
+  return {
+    startupEndOffset: startupEnd,
+    rateAt: media.rateAt,
+    media,
+    reason: `progressive from byte ${response.rangeStart}: ${options.startupSec} s of media at full speed, then each byte at the rate of its ${blocks.windowSec} s VBR block`,
+    headers: {},
+  };
+}
+
+export function mediaRateRule(options: MediaRateOptions): RateRule {
+  return { name: 'media', plan: ({ response }) => mediaRatePlan(response, options) };
+}

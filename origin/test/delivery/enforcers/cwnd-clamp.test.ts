@@ -1,0 +1,115 @@
+/**
+ * The cwnd-clamp enforcer (Algorithm 1) through a recording clamp backend: the clamp set at R with
+ * the gain and floor, lifted when the flow meter says goodput is behind the schedule (catch-up)
+ * and set again when it is back, writes throttled at R at the floor, what each block was aimed at,
+ * and the clamp undone at the end. (The kernel's side is measured through the lab in
+ * e2e/test/policies.)
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ClampBackend, SocketControl, TcpInfo } from '@trickle/native';
+import { cwndClampEnforcer } from '../../../src/delivery/enforcers/cwnd-clamp.js';
+import type { Block, ScheduleProgress } from '../../../src/delivery/enforcers/enforcer.js';
+import { drive } from './schedule-harness.js';
+
+function recordingClamp() {
+  const calls: string[] = [];
+  const clamp: ClampBackend = {
+    backend: 'bpf',
+    fallbackReason: undefined,
+    setRate: (_socket, target) => void calls.push(`rate ${target.rateBytesPerSec} gain ${target.gain} min ${target.minPackets}`),
+    setPackets: (_socket, packets) => void calls.push(`packets ${packets}`),
+    release: (_socket, options) => void calls.push(`release ${options?.mode}`),
+    setInitialWindow: () => undefined,
+    forget: () => undefined,
+    state: () => ({ backend: 'bpf', appliedPackets: 42 }),
+    stats: () => ({ backend: 'bpf', entries: 0, updatesApplied: 0, errors: 0 }),
+    close: () => undefined,
+  };
+  const lowats: number[] = [];
+  const control = { clamp, setNotsentLowat: (_socket: unknown, bytes: number) => void lowats.push(bytes) } as unknown as SocketControl;
+  return { calls, lowats, control };
+}
+
+/** 40 ms srtt, 1448 B mss: 1.2 x 1.25 MB/s x 40 ms / 1448 = 42 packets; 250 kB/s gives 8.3, below the floor. */
+const reading = (extra: Partial<TcpInfo> = {}): TcpInfo => ({ kernelLengthBytes: 280, rttUs: 40_000, mss: 1448, cwnd: 40, ...extra });
+const block = (rateBytesPerSec: number, nowMs: number): Block => ({ offset: 0, sizeBytes: 65_536, rateBytesPerSec, nowMs });
+
+describe('cwnd-clamp enforcer (Algorithm 1)', () => {
+  const start = (control: SocketControl, info: () => TcpInfo | undefined = () => reading()) => {
+    const clamp = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual' }).start({ socket: 3, control, socketError: assert.fail });
+    return { clamp, run: drive(clamp, info) };
+  };
+
+  it('clamps at R with the gain, lifts the clamp while goodput is behind the schedule, and clamps again once it is back', () => {
+    const { calls, lowats, control } = recordingClamp();
+    let info = reading();
+    const { clamp, run } = start(control, () => info);
+    run.start(0);
+    assert.deepEqual(lowats, [65_536]);
+    assert.equal(run.before(block(1_250_000, 0)), 0);
+    run.after(block(1_250_000, 0));
+    assert.deepEqual(calls, ['rate 1250000 gain 1.2 min 10']);
+    // VBR: this block's R is higher than the schedule's so far; goodput above the schedule keeps the clamp.
+    const onSchedule: ScheduleProgress = { goodputBytesPerSec: 700_000, targetBytesPerSec: 600_000 };
+    assert.equal(run.before(block(1_250_000, 500), onSchedule), 0);
+    assert.deepEqual(calls, ['rate 1250000 gain 1.2 min 10']);
+    // Behind the schedule and network-limited: lifted (gradually) to catch up.
+    run.before(block(1_250_000, 1000), { goodputBytesPerSec: 500_000, targetBytesPerSec: 600_000 });
+    assert.deepEqual(calls.slice(1), ['release gradual']);
+    assert.match(clamp.report().reason, /below R .* clamp lifted/);
+    // Behind, but app-limited (the sender held the flow back): not a reason to lift.
+    info = reading({ deliveryRateAppLimited: true });
+    run.before(block(1_250_000, 1500), { goodputBytesPerSec: 500_000, targetBytesPerSec: 600_000 });
+    assert.deepEqual(calls.slice(2), ['rate 1250000 gain 1.2 min 10']);
+    run.after(block(1_250_000, 1500));
+    clamp.end(reading());
+    assert.deepEqual(calls.slice(3), ['release gradual']);
+    assert.deepEqual(lowats, [65_536, 0]);
+    const report = clamp.report();
+    assert.equal(report.backend, 'bpf');
+    assert.equal(report.catchUps, 1);
+    assert.deepEqual(report.clamp?.computedPackets, { min: 42, mean: 42, max: 42 });
+    assert.deepEqual(report.clamp?.appliedPackets, { min: 42, mean: 42, max: 42 });
+    // Both blocks went out under the clamp: aimed at gain x R.
+    assert.deepEqual(report.paceRateBps, { min: 12e6, mean: 12e6, max: 12e6 });
+  });
+
+  it('holds the clamp at the floor and spaces writes on the schedule at R: the first block at once, each next one when the bytes before it are due', () => {
+    const { control } = recordingClamp();
+    const { clamp, run } = start(control);
+    run.start(0);
+    assert.equal(run.before(block(250_000, 0)), 0);
+    run.after(block(250_000, 0));
+    // The next waits until the first is due at R: 65,536 / 250,000 s.
+    assert.equal(run.before(block(250_000, 0)), 262.144);
+    run.after(block(250_000, 262.144));
+    // Time the socket held the writes back is made up at once: at 700 ms both blocks are overdue.
+    assert.equal(run.before(block(250_000, 700)), 0);
+    const report = clamp.report();
+    assert.equal(report.throttledWriteBlocks, 2);
+    assert.deepEqual(report.clamp?.computedPackets, { min: 10, mean: 10, max: 10 });
+    // At the floor the blocks were aimed at R itself.
+    assert.equal(report.paceRateBps!.mean, 2e6);
+  });
+
+  it('gives no free block when it comes to the floor after blocks under the clamp (a still scene after a busy one)', () => {
+    const { control } = recordingClamp();
+    const { run } = start(control);
+    run.start(0);
+    assert.equal(run.before(block(1_250_000, 0)), 0);
+    run.after(block(1_250_000, 0));
+    // 64 kB at 250 kB/s after 64 kB at 1.25 MB/s: it waits for the first to be due (52.4 ms) at R.
+    assert.ok(Math.abs(run.before(block(250_000, 10)) - 42.4288) < 1e-9);
+    run.after(block(250_000, 52.4288));
+    assert.ok(Math.abs(run.before(block(250_000, 52.4288)) - 262.144) < 1e-9);
+  });
+
+  it('serves unclamped when TCP_INFO is missing, and says so', () => {
+    const { calls, control } = recordingClamp();
+    const { clamp, run } = start(control, () => undefined);
+    assert.equal(run.before(block(1_250_000, 0)), 0);
+    assert.deepEqual(calls, []);
+    assert.match(clamp.report().reason, /no TCP_INFO/);
+  });
+});

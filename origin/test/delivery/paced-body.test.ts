@@ -1,0 +1,89 @@
+/** The paced body with a scripted driver and an in-memory source (no sockets): block cuts, phases, waits, aborts. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Block } from '../../src/delivery/enforcers/enforcer.js';
+import { PacedBody, type BlockDriver } from '../../src/delivery/paced-body.js';
+
+interface Log {
+  readonly events: string[];
+}
+
+function driver(log: Log, options: { startupEndOffset: number; blockBytes: number; waits?: number[] }): BlockDriver {
+  const waits = [...(options.waits ?? [])];
+  return {
+    startupEndOffset: options.startupEndOffset,
+    blockBytes: options.blockBytes,
+    readAheadBlocks: 0,
+    rateAt: (offset, size) => offset + size,
+    startThrottling: (nowMs, offset) => void log.events.push(`throttling at ${offset} (t=${nowMs})`),
+    beforeBlock: (block: Block) => {
+      const wait = waits.shift() ?? 0;
+      log.events.push(`before ${block.offset}+${block.sizeBytes} t=${block.nowMs} wait ${wait}`);
+      return wait;
+    },
+    written: (block, phase) => void log.events.push(`${phase} ${block.offset}+${block.sizeBytes} R=${block.rateBytesPerSec}`),
+  };
+}
+
+const source = (bytes: Buffer) => ({ read: (offset: number, size: number) => bytes.subarray(offset, offset + size) });
+
+async function drain(body: PacedBody): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+describe('paced body', () => {
+  it('cuts startup at the throttling boundary to the byte, then asks before every throttled block, again after each wait', async () => {
+    const bytes = Buffer.from(Array.from({ length: 700_000 }, (_, i) => i % 251));
+    const log: Log = { events: [] };
+    let clock = 0;
+    const body = new PacedBody(source(bytes), 100_000, 699_999, driver(log, { startupEndOffset: 400_000, blockBytes: 65_536, waits: [0, 5, 0] }), () => (clock += 1));
+    const sent = await drain(body);
+    assert.deepEqual(sent, bytes.subarray(100_000));
+    assert.deepEqual(log.events, [
+      // Startup at full speed in 256 kB blocks, the last one ending exactly where throttling begins.
+      'startup 100000+262144 R=362144',
+      'startup 362144+37856 R=400000',
+      'throttling at 400000 (t=3)',
+      'before 400000+65536 t=3 wait 0',
+      'throttling 400000+65536 R=465536',
+      'before 465536+65536 t=4 wait 5',
+      // The same block asked again after its wait, with the time then.
+      'before 465536+65536 t=5 wait 0',
+      'throttling 465536+65536 R=531072',
+      'before 531072+65536 t=6 wait 0',
+      'throttling 531072+65536 R=596608',
+      'before 596608+65536 t=7 wait 0',
+      'throttling 596608+65536 R=662144',
+      'before 662144+37856 t=8 wait 0',
+      'throttling 662144+37856 R=700000',
+    ]);
+  });
+
+  it('never throttles a range that ends before the startup boundary', async () => {
+    const log: Log = { events: [] };
+    const body = new PacedBody(source(Buffer.alloc(300_000)), 0, 299_999, driver(log, { startupEndOffset: 300_000, blockBytes: 65_536 }));
+    assert.equal((await drain(body)).length, 300_000);
+    assert.deepEqual(log.events, ['startup 0+262144 R=262144', 'startup 262144+37856 R=300000']);
+  });
+
+  it('leaves no timer behind when destroyed while a block waits', async () => {
+    const log: Log = { events: [] };
+    const body = new PacedBody(source(Buffer.alloc(200_000)), 0, 199_999, driver(log, { startupEndOffset: 0, blockBytes: 65_536, waits: [0, 60_000] }));
+    const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    body.on('data', () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length, before + 1, 'the second block waits on a timer');
+    body.destroy();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length, before);
+    assert.deepEqual(log.events.filter((e) => /^throttling \d/.test(e)), ['throttling 0+65536 R=65536']);
+  });
+
+  it('fails loudly on a short read', async () => {
+    const log: Log = { events: [] };
+    const body = new PacedBody({ read: () => Buffer.alloc(10) }, 0, 99, driver(log, { startupEndOffset: 100, blockBytes: 65_536 }));
+    await assert.rejects(drain(body), /short read: 10 of 100 bytes at offset 0/);
+  });
+});
