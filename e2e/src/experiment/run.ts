@@ -153,7 +153,8 @@ async function bottleneckCounters(lab: Lab): Promise<{ sentPackets: number; drop
   return { sentPackets: status.bottleneck.down.sentPackets, drops: status.bottleneck.down.drops };
 }
 
-async function readFlowLog(path: string): Promise<FlowRecord[]> {
+/** The origin's flow log (JSON lines); none yet is no records. */
+export async function readFlowLog(path: string): Promise<FlowRecord[]> {
   const text = await readFile(path, 'utf8').catch(() => '');
   return text
     .split('\n')

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { buildAssetIndex, type AssetIndex, type FlowRecord } from '@trickle/origin';
 import { defaultDeliveryConfig } from '@trickle/origin/rules';
 import { E2eError } from '../errors.js';
-import { startViewers } from '../experiment/run.js';
+import { readFlowLog, startViewers } from '../experiment/run.js';
 import { labDown, labUp, type Lab } from '../lab/lab.js';
 import { startProbe } from '../lab/measure.js';
 import { queueingDelaysMs } from '../lab/analysis/flows.js';
@@ -56,14 +56,6 @@ async function readRun(path: string): Promise<MatrixRunData | undefined> {
   } catch {
     return undefined;
   }
-}
-
-async function readFlowLog(path: string): Promise<FlowRecord[]> {
-  const text = await readFile(path, 'utf8').catch(() => '');
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as FlowRecord);
 }
 
 /** When the session's startup window ended: the first request for a segment past the first `startupSec` of the presentation. */
@@ -235,5 +227,7 @@ export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixDat
   const byCell = await readMatrixRuns(options.work);
   const wanted = new Set(cells.map((c) => c.id));
   const runsByCell = new Map([...byCell].filter(([id]) => wanted.has(id)));
-  return { cells: cells.map((cell) => summarizeCell(cell, runsByCell.get(cell.id) ?? [])), runsByCell };
+  // A report of what a work directory holds (several partial runs of one setup) leaves out the cells it holds nothing of.
+  const reported = options.reportOnly === true ? cells.filter((cell) => runsByCell.has(cell.id)) : cells;
+  return { cells: reported.map((cell) => summarizeCell(cell, runsByCell.get(cell.id) ?? [])), runsByCell };
 }

@@ -94,8 +94,14 @@ export const deliverySchema = z.strictObject({
     .strictObject({
       /** The multiple of the next rung's bitrate aimed at with an empty buffer... */
       multiplierAtEmpty: headroom.default(3),
-      /** ...and with a full one (at least what hls.js needs to switch up: 1 / 0.7 of the next rung). */
-      multiplierAtFull: headroom.default(1.5),
+      /**
+       * ...and with a full one. hls.js switches up when 0.7 x its estimate reaches the next rung's
+       * average (1.43 x it), and its estimate sees the clamp's goodput (about 0.9 x the aim) less a
+       * round trip per request: at 1.5 hls.js stayed a rung low in the QoE matrix (dsl-6mbit, fast-20mbit).
+       */
+      multiplierAtFull: headroom.default(2),
+      /** The multiple of the top rung's own bitrate: enough to stay there (dash.js needs 1 / 0.9, hls.js 1 / 0.95). */
+      multiplierAtTop: headroom.default(1.5),
       /** Buffer (ms) at which the multiplier reaches multiplierAtFull. */
       fullBufferMs: z.number().int().positive().default(30_000),
       /** Below this buffer (CMCD bl, or the origin's lower bound without CMCD) a segment goes at full speed. */

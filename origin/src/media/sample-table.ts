@@ -214,6 +214,12 @@ export class ByteTimeMap {
 
   /** Media seconds complete after the first `byteCount` bytes of the file. */
   mediaTimeAtByte(byteCount: number): number {
+    const ended = this.samplesEndedBy(byteCount);
+    return ended === 0 ? 0 : this.completeSec[ended - 1]!;
+  }
+
+  /** How many samples (in file order) end within the first `byteCount` bytes. */
+  private samplesEndedBy(byteCount: number): number {
     let lo = 0;
     let hi = this.sampleEnds.length;
     while (lo < hi) {
@@ -221,7 +227,7 @@ export class ByteTimeMap {
       if (this.sampleEnds[mid]! <= byteCount) lo = mid + 1;
       else hi = mid;
     }
-    return lo === 0 ? 0 : this.completeSec[lo - 1]!;
+    return lo;
   }
 
   /**
@@ -230,18 +236,12 @@ export class ByteTimeMap {
    * every sample end; continuous in between, so any run of bytes carries a share of media time.
    */
   mediaTimeAtByteInterpolated(byteCount: number): number {
-    let lo = 0;
-    let hi = this.sampleEnds.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.sampleEnds[mid]! <= byteCount) lo = mid + 1;
-      else hi = mid;
-    }
-    const fromByte = lo === 0 ? 0 : this.sampleEnds[lo - 1]!;
-    const fromSec = lo === 0 ? 0 : this.completeSec[lo - 1]!;
-    if (lo >= this.sampleEnds.length) return fromSec;
-    const toByte = this.sampleEnds[lo]!;
-    return fromSec + ((byteCount - fromByte) / (toByte - fromByte)) * (this.completeSec[lo]! - fromSec);
+    const ended = this.samplesEndedBy(byteCount);
+    const fromByte = ended === 0 ? 0 : this.sampleEnds[ended - 1]!;
+    const fromSec = ended === 0 ? 0 : this.completeSec[ended - 1]!;
+    if (ended >= this.sampleEnds.length) return fromSec;
+    const toByte = this.sampleEnds[ended]!;
+    return fromSec + ((byteCount - fromByte) / (toByte - fromByte)) * (this.completeSec[ended]! - fromSec);
   }
 
   /** The smallest byte count after which at least `mediaSec` of playback is complete. */

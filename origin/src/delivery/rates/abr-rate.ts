@@ -7,7 +7,7 @@
  * visible: the player walks down the ladder. So after the startup phase this rule aims at a
  * multiple of the next rung's declared bitrate, falling from `multiplierAtEmpty` with an empty
  * buffer to `multiplierAtFull` with a full one (the Sammy result, SIGCOMM'23); at the top rung,
- * `multiplierAtFull` x its own declared bitrate (enough to stay there); never below the segment's
+ * `multiplierAtTop` x its own declared bitrate (enough to stay there); never below the segment's
  * own rate.
  *
  * Startup (full speed), whichever the client tells: with CMCD, `su` or a buffer (`bl`) below
@@ -29,6 +29,8 @@ export interface AbrRateOptions {
   readonly startupSec: number;
   readonly multiplierAtEmpty: number;
   readonly multiplierAtFull: number;
+  /** The multiple of the top rung's own bitrate (nothing to climb to: enough to stay). */
+  readonly multiplierAtTop: number;
   /** Buffer (ms) at which the multiplier reaches `multiplierAtFull`. */
   readonly fullBufferMs: number;
   /** Below this buffer a segment goes at full speed, like startup. */
@@ -96,16 +98,17 @@ export function abrDecision(input: AbrInput, options: AbrRateOptions): AbrDecisi
     return { fullSpeed: true, reason: `CMCD mtp ${cmcd.mtp} kbit/s below ${baseLabel} ${Math.round(baseBps / 1000)} kbit/s: a cap would keep the estimate there` };
   }
   // The buffer's multiplier lets the player see the next rung sooner when it has less in hand; at the top
-  // there is nothing to climb to, and the full-buffer multiplier keeps the player there.
-  const multiplier = next === undefined ? options.multiplierAtFull : bufferMultiplier(bufferMs, options);
+  // there is nothing to climb to, and a smaller multiple keeps the player there.
+  const floorMultiplier = next === undefined ? options.multiplierAtTop : options.multiplierAtFull;
+  const multiplier = next === undefined ? options.multiplierAtTop : bufferMultiplier(bufferMs, options);
   let rateBps = Math.max(multiplier * baseBps, segment.bitrateBps);
   let reason = `${bufferSource}: ${multiplier.toFixed(2)} x ${baseLabel} ${Math.round(baseBps / 1000)} kbit/s${rateBps > multiplier * baseBps ? `, raised to the segment's own ${Math.round(segment.bitrateBps / 1000)} kbit/s` : ''}`;
   if (cmcd?.rtp !== undefined && cmcd.rtp * 1000 < rateBps) {
-    const floorBps = Math.max(options.multiplierAtFull * baseBps, segment.bitrateBps);
+    const floorBps = Math.max(floorMultiplier * baseBps, segment.bitrateBps);
     const capped = Math.max(cmcd.rtp * 1000, floorBps);
     if (capped < rateBps) {
       rateBps = capped;
-      reason += `, lowered toward rtp ${cmcd.rtp} kbit/s (not below ${options.multiplierAtFull} x ${baseLabel})`;
+      reason += `, lowered toward rtp ${cmcd.rtp} kbit/s (not below ${floorMultiplier} x ${baseLabel})`;
     }
   }
   return { fullSpeed: false, rateBps, reason };
