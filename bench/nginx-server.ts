@@ -5,7 +5,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, awaitReady } from './trickle-server.js';
+import { BenchError } from './errors.js';
+import { awaitReady, freePort, loopback, spawnAt, type ServerPlace } from './trickle-server.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const clockTicks = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim()) || 100;
@@ -18,7 +19,7 @@ export function cpuSeconds(pid: number): number {
 }
 
 export function requireNginx(): void {
-  if (spawnSync('nginx', ['-v']).status !== 0) throw new Error('nginx not found: `apt-get install nginx` (the anchor of this benchmark)');
+  if (spawnSync('nginx', ['-v']).status !== 0) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'nginx not found: `apt-get install nginx` (the anchor of this benchmark)');
 }
 
 export interface NginxServer {
@@ -28,11 +29,11 @@ export interface NginxServer {
 }
 
 /**
- * Starts nginx on a free loopback port with `serverDirectives` inside its `server {}` block (plus
+ * Starts nginx at `place` (a free loopback port by default) with `serverDirectives` inside its `server {}` block (plus
  * `http {}` directives), and waits until `readyPath` answers.
  */
-export async function startNginx(name: string, options: { httpDirectives: readonly string[]; serverDirectives: readonly string[]; readyPath: string }): Promise<NginxServer> {
-  const port = await freePort();
+export async function startNginx(name: string, options: { httpDirectives: readonly string[]; serverDirectives: readonly string[]; readyPath: string }, place: ServerPlace = loopback): Promise<NginxServer> {
+  const port = place.port ?? (await freePort());
   const prefix = join(root, '.cache', 'bench-nginx', name);
   mkdirSync(join(prefix, 'logs'), { recursive: true });
   writeFileSync(
@@ -47,12 +48,12 @@ export async function startNginx(name: string, options: { httpDirectives: readon
       'http {',
       '  access_log off;',
       ...options.httpDirectives.map((line) => `  ${line}`),
-      `  server { listen 127.0.0.1:${port}; ${options.serverDirectives.join(' ')} }`,
+      `  server { listen ${place.host}:${port}; ${options.serverDirectives.join(' ')} }`,
       '}',
       '',
     ].join('\n'),
   );
-  const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const url = `http://127.0.0.1:${port}`;
-  return { url, pid: child.pid!, stop: await awaitReady(child, `${url}${options.readyPath}`, 'SIGQUIT') };
+  const { child } = await spawnAt({ ...place, port }, ['nginx', '-p', prefix, '-c', join(prefix, 'nginx.conf')]);
+  const url = `http://${place.host}:${port}`;
+  return { url, pid: child.pid!, stop: await awaitReady(child, `${url}${options.readyPath}`, 'SIGQUIT', place.answers) };
 }

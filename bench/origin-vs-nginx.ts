@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
+import { BenchError } from './errors.js';
 import { runIfMain } from './entry.js';
 import { cpuSeconds, requireNginx, startNginx } from './nginx-server.js';
 import { writeResults } from './results-file.js';
@@ -144,7 +145,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const media = resolve(options.media);
   const asset = join(media, 'demo');
   if (!existsSync(join(asset, 'manifest.mpd'))) throw new Error(`no demo asset in ${media}: run \`npx trickle media demo\` first`);
-  if (spawnSync('wrk', ['--version']).error !== undefined) throw new Error('wrk not found: `apt-get install wrk`');
+  if (spawnSync('wrk', ['--version']).error !== undefined) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'wrk not found: `apt-get install wrk`');
   requireNginx();
   const seconds = Number(options.seconds);
   const connections = Number(options.connections);

@@ -1,141 +1,265 @@
 /**
- * Paced-flow cost: N concurrent ~1 Mbit/s flows on loopback, one server at a time, side by side
- * in one run: `trickle serve` under each pacing policy, and Debian nginx with `limit_rate` as the
- * anchor (same file, one worker). The figure is server-process CPU per delivered Gbit/s (CPU
- * seconds from /proc/<pid>/stat over the measurement window, bytes counted by the client).
- * The asset is an ffmpeg-made 0.8 Mbit/s progressive MP4 whose per-block rate x 1.25 is about
- * 1 Mbit/s; every flow is throttled from its first byte (startup 0 s).
- * `npx trickle bench pacing [--flows 500,1000 --seconds 20]` or `npm run bench:paced`; writes bench/results/paced-flows.md.
- *
- * On loopback (MSS 64 kB, RTT ~50 us) trickle's clamp is always under its 10-packet floor, so
- * its writes are throttled at R with the clamp at the floor (Algorithm 1's floor branch): the
- * table measures that path's cost, including the BPF program on every ACK.
+ * Paced-flow cost, side by side in one run: `trickle serve` under each pacing policy and Debian
+ * nginx with `limit_rate` as the anchor (same files, one worker), in two regimes:
+ * - `lab` (where viewers are): the server in the lab's origin namespace, the clients in its player
+ *   namespace, veth (MTU 1500, MSS 1448) through the lab's router with the delay line (100 ms RTT
+ *   by default: at 40 ms every 1-3 Mbit/s flow would sit at Trickle's 10-packet floor, which is
+ *   10 x 1448 B per 40 ms = 2.9 Mbit/s), flows spread over three ffmpeg-made assets of 0.8, 1.6 and
+ *   2.4 Mbit/s, so the clamp sits above the floor for two thirds of them and at it for the rest.
+ * - `loopback`: MSS 64 kB, RTT ~50 us, one 0.8 Mbit/s asset: every trickle flow is at its floor.
+ * The figure is the server process's CPU per delivered Gbit/s (CPU seconds from /proc/<pid>/stat
+ * over the measurement window, bytes counted by the client); trickle's sock_ops program's own run
+ * time (kernel.bpf_stats_enabled) is shown beside it and counted in its cost. Every flow's rate
+ * is compared with the rate its policy aims at (accuracy).
+ * `npx trickle bench pacing [--regimes lab,loopback --flows 200 --loopback-flows 500 --seconds 20]`
+ * or `npm run bench:paced`; writes bench/results/paced-flows.md.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { request, Agent } from 'node:http';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Command } from 'commander';
+import { bootstrapComparison, labDown, labUp, symmetricLink, type Lab } from '@trickle/e2e';
+import { BenchError } from './errors.js';
+import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
 import { writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
 import { cpuSeconds, requireNginx, startNginx } from './nginx-server.js';
-import { startTrickleServer } from './trickle-server.js';
+import { loopback, startTrickleServer, type ServerPlace } from './trickle-server.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const mediaRoot = join(root, '.cache', 'bench-media');
-const asset = join(mediaRoot, 'flat');
-const file = join(asset, 'progressive.mp4');
+const mediaSeconds = 120;
+const flowClient = join(import.meta.dirname, 'flow-client.js');
 
-function makeMedia(): void {
+interface Asset {
+  readonly name: string;
+  readonly encodeBps: number;
+}
+
+const loopbackAssets: readonly Asset[] = [{ name: 'flat', encodeBps: 800e3 }];
+const labAssets: readonly Asset[] = [{ name: 'flat', encodeBps: 800e3 }, { name: 'flat16', encodeBps: 1600e3 }, { name: 'flat24', encodeBps: 2400e3 }];
+
+const assetFile = (asset: Asset) => join(mediaRoot, asset.name, 'progressive.mp4');
+
+function makeMedia(asset: Asset): void {
+  const file = assetFile(asset);
   if (existsSync(file)) return;
-  mkdirSync(asset, { recursive: true });
-  process.stderr.write('bench media: 120 s progressive MP4 at 0.8 Mbit/s with ffmpeg (once; cached in .cache/bench-media)\n');
-  const result = spawnSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-t', '120', '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', '800k', '-maxrate', '800k', '-bufsize', '1600k', '-g', '50', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file], { stdio: 'inherit' });
-  if (result.status !== 0) throw new Error('ffmpeg failed to make the bench media');
+  mkdirSync(join(mediaRoot, asset.name), { recursive: true });
+  const rate = `${asset.encodeBps / 1000}k`;
+  process.stderr.write(`bench media: ${mediaSeconds} s progressive MP4 at ${asset.encodeBps / 1e6} Mbit/s with ffmpeg (once; cached in .cache/bench-media)\n`);
+  const result = spawnSync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25', '-t', String(mediaSeconds), '-c:v', 'libx264', '-preset', 'veryfast', '-b:v', rate, '-maxrate', rate, '-bufsize', `${(2 * asset.encodeBps) / 1000}k`, '-g', '50', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file], { stdio: 'inherit' });
+  if (result.status !== 0) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'ffmpeg failed to make the bench media: `apt-get install ffmpeg`');
+}
+
+/** The file's mean rate: what R averages to over the file. */
+const meanRateBytesPerSec = (asset: Asset) => statSync(assetFile(asset)).size / mediaSeconds;
+
+interface Regime {
+  readonly name: 'lab' | 'loopback';
+  readonly flows: number;
+  readonly assets: readonly Asset[];
+  readonly place: ServerPlace;
+  readonly clientWrap: readonly string[];
+  readonly rttMs: number;
+  readonly mssBytes: number;
 }
 
 interface Measured {
   readonly cpuPercent: number;
+  readonly bpfPercent: number | undefined;
   readonly deliveredBps: number;
-  readonly perFlowBps: number;
+  /** Each flow's rate over its aim (1 = on target). */
+  readonly ratios: readonly number[];
   readonly failedFlows: number;
 }
 
-/** Opens `flows` downloads at once, lets them settle for 3 s, measures for `seconds`, then aborts them. */
-async function measure(url: string, pid: number, flows: number, seconds: number): Promise<Measured> {
-  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
-  let bytes = 0;
-  let failedFlows = 0;
-  let counting = false;
-  const requests = Array.from({ length: flows }, () => {
-    const req = request(url, { agent }, (res) => {
-      if (res.statusCode !== 200) failedFlows++;
-      res.on('data', (chunk: Buffer) => {
-        if (counting) bytes += chunk.length;
-      });
-      res.on('error', () => undefined);
-    });
-    req.on('error', () => undefined);
-    req.end();
-    return req;
-  });
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  counting = true;
-  const cpuStart = cpuSeconds(pid);
-  const startMs = performance.now();
-  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-  const cpu = cpuSeconds(pid) - cpuStart;
-  const elapsedSec = (performance.now() - startMs) / 1000;
-  counting = false;
-  for (const req of requests) req.destroy();
-  agent.destroy();
-  const deliveredBps = (bytes * 8) / elapsedSec;
+interface ServerRun {
+  readonly name: string;
+  /** The rate a flow of this asset is aimed at, bytes/s. */
+  aimBytesPerSec(asset: Asset, regime: Regime): number;
+  start(regime: Regime): Promise<{ url: string; pid: number; stop(): Promise<void> }>;
+}
+
+/** Run time of the trickle sock_ops programs loaded now (needs kernel.bpf_stats_enabled), ns. */
+function bpfRunTimeNs(): number {
+  const result = spawnSync('bpftool', ['prog', 'show', '--json']);
+  if (result.status !== 0) return 0;
+  const programs = JSON.parse(result.stdout.toString()) as { name?: string; run_time_ns?: number }[];
+  return programs.filter((program) => program.name === 'trickle_sockops').reduce((sum, program) => sum + (program.run_time_ns ?? 0), 0);
+}
+
+/** Runs the flow client (in the regime's player place), reading the server's CPU at the window's edges. */
+async function measure(regime: Regime, server: { url: string; pid: number }, aim: (asset: Asset) => number, seconds: number, countBpf: boolean): Promise<Measured> {
+  const urlOf = (asset: Asset) => `${server.url}/${asset.name}/progressive.mp4`;
+  const perAsset = Math.floor(regime.flows / regime.assets.length);
+  const plan: FlowClientPlan = { flows: regime.assets.map((asset, i) => ({ url: urlOf(asset), count: i === 0 ? regime.flows - perAsset * (regime.assets.length - 1) : perAsset })), settleSec: 3, seconds };
+  const command = [...regime.clientWrap, process.execPath, flowClient, JSON.stringify(plan)];
+  const client = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+  let cpuStart = 0;
+  let cpu = 0;
+  let bpfStartNs = 0;
+  let bpfNs = 0;
+  let result: FlowClientResult | undefined;
+  for await (const line of createInterface({ input: client.stdout! })) {
+    const message = JSON.parse(line) as { window?: string } & Partial<FlowClientResult>;
+    if (message.window === 'start') {
+      cpuStart = cpuSeconds(server.pid);
+      if (countBpf) bpfStartNs = bpfRunTimeNs();
+    } else if (message.window === 'end') {
+      cpu = cpuSeconds(server.pid) - cpuStart;
+      if (countBpf) bpfNs = bpfRunTimeNs() - bpfStartNs;
+    } else result = message as FlowClientResult;
+  }
+  if (result === undefined) throw new BenchError('BENCH_ERR_SERVER', `the flow client ended without its result (${server.url})`);
+  // the aborted flows' teardown settles before the next server starts
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  return { cpuPercent: (cpu / elapsedSec) * 100, deliveredBps, perFlowBps: deliveredBps / flows, failedFlows };
+  let bytes = 0;
+  const ratios: number[] = [];
+  for (const asset of regime.assets) {
+    for (const flowBytes of result.bytesByUrl[urlOf(asset)] ?? []) {
+      bytes += flowBytes;
+      ratios.push(flowBytes / result.elapsedSec / aim(asset));
+    }
+  }
+  return {
+    cpuPercent: (cpu / result.elapsedSec) * 100,
+    bpfPercent: countBpf ? (bpfNs / 1e9 / result.elapsedSec) * 100 : undefined,
+    deliveredBps: (bytes * 8) / result.elapsedSec,
+    ratios,
+    failedFlows: result.failedFlows,
+  };
 }
 
-async function withTrickle<T>(policy: string, run: (url: string, pid: number) => Promise<T>): Promise<T> {
-  const server = await startTrickleServer(['--media', mediaRoot, '--policy', policy, '--startup-seconds', '0']);
+/** Trickle's aim: gain x R when the clamp is above its floor at this RTT, else R (the floor branch paces at R). */
+function trickleAim(rateBytesPerSec: number, regime: Regime): number {
+  const gain = 1.2;
+  return (gain * rateBytesPerSec * regime.rttMs) / 1000 / regime.mssBytes >= 10 ? gain * rateBytesPerSec : rateBytesPerSec;
+}
+
+function trickleRun(policy: string): ServerRun {
+  return {
+    name: `trickle ${policy}`,
+    aimBytesPerSec: (asset, regime) => (policy === 'trickle' ? trickleAim(meanRateBytesPerSec(asset), regime) : 1.25 * meanRateBytesPerSec(asset)),
+    async start(regime) {
+      const server = await startTrickleServer(['--media', mediaRoot, '--policy', policy, '--startup-seconds', '0'], {}, regime.place);
+      if (policy === 'trickle') {
+        const health = regime.name === 'loopback' ? ((await (await fetch(`${server.url}/healthz`)).json()) as { delivery?: { clamp?: { backend?: string } } }) : undefined;
+        if (health !== undefined && health.delivery?.clamp?.backend !== 'bpf') process.stderr.write(`warning: trickle runs with the ${health.delivery?.clamp?.backend} clamp backend (not root?)\n`);
+      }
+      return { url: `${server.url}/media`, pid: server.child.pid!, stop: () => server.stop() };
+    },
+  };
+}
+
+const nginxRun: ServerRun = {
+  name: 'nginx limit_rate 1.25 x R',
+  aimBytesPerSec: (asset) => Math.round(1.25 * meanRateBytesPerSec(asset)),
+  async start(regime) {
+    const locations = regime.assets.map((asset) => `location /${asset.name}/ { limit_rate ${Math.round(1.25 * meanRateBytesPerSec(asset))}; }`);
+    const nginx = await startNginx(`paced-${regime.name}`, { httpDirectives: ['sendfile on;', 'tcp_nopush on;'], serverDirectives: [`root ${mediaRoot};`, ...locations], readyPath: `/${regime.assets[0]!.name}/progressive.mp4` }, regime.place);
+    return { url: nginx.url, pid: nginx.pid, stop: () => nginx.stop() };
+  },
+};
+
+const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))] ?? Number.NaN;
+
+/** Sets kernel.bpf_stats_enabled for the run (the program's run time), and puts it back after. */
+async function withBpfStats<T>(run: () => Promise<T>): Promise<T> {
+  const before = spawnSync('sysctl', ['-n', 'kernel.bpf_stats_enabled']).stdout?.toString().trim();
+  const set = (value: string) => spawnSync('sysctl', ['-q', '-w', `kernel.bpf_stats_enabled=${value}`]);
+  if (before !== undefined && before !== '') set('1');
   try {
-    const health = (await (await fetch(`${server.url}/healthz`)).json()) as { delivery?: { clamp?: { backend?: string } } };
-    if (policy === 'trickle' && health.delivery?.clamp?.backend !== 'bpf') process.stderr.write(`warning: trickle runs with the ${health.delivery?.clamp?.backend} clamp backend (not root?)\n`);
-    return await run(`${server.url}/media/flat/progressive.mp4`, server.child.pid!);
+    return await run();
   } finally {
-    await server.stop();
+    if (before !== undefined && before !== '') set(before);
   }
 }
 
-async function withNginx<T>(run: (url: string, pid: number) => Promise<T>): Promise<T> {
-  const nginx = await startNginx('paced', {
-    httpDirectives: ['sendfile on;', 'tcp_nopush on;'],
-    serverDirectives: [`root ${mediaRoot};`, 'location / { limit_rate 125000; }'],
-    readyPath: '/flat/progressive.mp4',
+/** Fewer runs than this and a ratio gets no interval ("too few"). */
+const minimumRunsForInterval = 3;
+
+async function runRegime(regime: Regime, servers: readonly ServerRun[], seconds: number, runs: number, progress: { done: number; total: number }): Promise<string[]> {
+  const measured = new Map<ServerRun, Measured[]>(servers.map((server) => [server, []]));
+  // Runs interleave the servers, so a drift of the machine over time falls on all of them alike.
+  for (let run = 0; run < runs; run++) {
+    for (const server of servers) {
+      process.stderr.write(`[${++progress.done}/${progress.total}] ${regime.name}: ${server.name}, ${regime.flows} flows, ${seconds} s, run ${run + 1}/${runs} ...\n`);
+      const running = await server.start(regime);
+      let result: Measured;
+      try {
+        result = await measure(regime, running, (asset) => server.aimBytesPerSec(asset, regime), seconds, server.name === 'trickle trickle');
+      } finally {
+        await running.stop();
+      }
+      process.stderr.write(`  CPU ${result.cpuPercent.toFixed(1)} %${result.bpfPercent === undefined ? '' : ` (+ BPF ${result.bpfPercent.toFixed(2)} %)`}, delivered ${(result.deliveredBps / 1e6).toFixed(1)} Mbit/s\n`);
+      measured.get(server)!.push(result);
+    }
+  }
+  const costOf = (m: Measured) => (m.cpuPercent + (m.bpfPercent ?? 0)) / (m.deliveredBps / 1e9);
+  const meanCost = (sample: readonly Measured[]) => sample.reduce((sum, m) => sum + costOf(m), 0) / sample.length;
+  const anchor = measured.get(nginxRun)!;
+  const average = (values: readonly number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+  return servers.map((server) => {
+    const results = measured.get(server)!;
+    const ratios = results.flatMap((m) => m.ratios);
+    const sorted = [...ratios].sort((a, b) => a - b);
+    const within = ratios.filter((ratio) => Math.abs(ratio - 1) <= 0.03).length;
+    const pct = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}`;
+    const versusNginx = bootstrapComparison(results, anchor, (a, b) => meanCost(a) / meanCost(b), { resamples: 2000, seed: 19 });
+    const ratioText = server === nginxRun ? '1.00' : results.length < minimumRunsForInterval ? `${versusNginx.value.toFixed(2)} (too few runs for an interval)` : `${versusNginx.value.toFixed(2)} (${versusNginx.low.toFixed(2)} .. ${versusNginx.high.toFixed(2)})`;
+    const bpf = results.every((m) => m.bpfPercent === undefined) ? '' : `${average(results.map((m) => m.bpfPercent ?? 0)).toFixed(2)} %`;
+    const failed = results.reduce((sum, m) => sum + m.failedFlows, 0);
+    return `| ${regime.name} | ${regime.flows} | ${server.name} | ${(average(results.map((m) => m.deliveredBps)) / 1e6).toFixed(1)} | ${average(results.map((m) => m.cpuPercent)).toFixed(2)} % | ${bpf} | ${meanCost(results).toFixed(1)} | ${ratioText} | ${pct(quantile(sorted, 0.5))} (${pct(quantile(sorted, 0.05))} .. ${pct(quantile(sorted, 0.95))}) | ${((within / Math.max(1, ratios.length)) * 100).toFixed(0)} % | ${failed} |`;
   });
-  try {
-    return await run(`${nginx.url}/flat/progressive.mp4`, nginx.pid);
-  } finally {
-    await nginx.stop();
-  }
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
   const options = new Command('trickle bench pacing')
-    .option('--flows <list>', 'concurrent flows per run, comma-separated', '500,1000')
+    .option('--regimes <list>', 'lab (namespaces, MSS 1448, real RTT), loopback', 'lab,loopback')
+    .option('--flows <n>', 'concurrent flows in the lab regime', '200')
+    .option('--loopback-flows <n>', 'concurrent flows on loopback', '500')
+    .option('--rtt-ms <ms>', 'the lab path\'s RTT', '100')
     .option('--seconds <n>', 'measurement window per run', '20')
-    .option('--policies <list>', 'trickle policies to run', 'app-pacing,app-pacing-16k,trickle,pacing')
+    .option('--runs <n>', 'runs of every server per regime (interleaved; ratios get an interval from 3)', '3')
+    .option('--policies <list>', 'trickle policies to run', 'trickle,pacing,app-pacing,app-pacing-16k')
     .parse(['node', 'bench', ...argv])
-    .opts<{ flows: string; seconds: string; policies: string }>();
-  const flowCounts = options.flows.split(',').map(Number);
+    .opts<{ regimes: string; flows: string; loopbackFlows: string; rttMs: string; seconds: string; runs: string; policies: string }>();
+  const runs = Number(options.runs);
   const seconds = Number(options.seconds);
-  const policies = options.policies.split(',');
+  const rttMs = Number(options.rttMs);
+  const regimeNames = options.regimes.split(',');
   requireNginx();
-  makeMedia();
+  if (spawnSync('bpftool', ['version']).status !== 0) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'bpftool not found: `apt-get install bpftool` (the sock_ops program\'s run time)');
+  for (const asset of regimeNames.includes('lab') ? labAssets : loopbackAssets) makeMedia(asset);
+  const servers = [...options.policies.split(',').map(trickleRun), nginxRun];
+  const progress = { done: 0, total: regimeNames.length * servers.length * runs };
   const rows: string[] = [];
-  const servers = [...policies.map((policy) => ({ name: `trickle ${policy}`, run: <T>(f: (url: string, pid: number) => Promise<T>) => withTrickle(policy, f) })), { name: 'nginx limit_rate 1 Mbit/s', run: <T>(f: (url: string, pid: number) => Promise<T>) => withNginx(f) }];
-  const total = flowCounts.length * servers.length;
-  let done = 0;
-  for (const flows of flowCounts) {
-    const results: { name: string; measured: Measured }[] = [];
-    for (const server of servers) {
-      process.stderr.write(`[${++done}/${total}] ${server.name}, ${flows} flows, ${seconds} s ...\n`);
-      const measured = await server.run((url, pid) => measure(url, pid, flows, seconds));
-      process.stderr.write(`  CPU ${measured.cpuPercent.toFixed(1)} %, delivered ${(measured.deliveredBps / 1e6).toFixed(1)} Mbit/s (${(measured.perFlowBps / 1e6).toFixed(3)} per flow)\n`);
-      results.push({ name: server.name, measured });
+  await withBpfStats(async () => {
+    if (regimeNames.includes('lab')) {
+      // The link is not the bottleneck (1 Gbit/s, 2 x BDP): the servers' pacing is what is measured.
+      const lab: Lab = await labUp('bpace', symmetricLink({ rateBps: 1e9, rttMs, bufferBdp: 2 }));
+      try {
+        const origin = lab.namespace('origin');
+        const place: ServerPlace = { host: lab.address('origin'), port: 8080, wrap: ['ip', 'netns', 'exec', origin], answers: async (url) => spawnSync('ip', ['netns', 'exec', origin, 'curl', '-sf', '-o', '/dev/null', url]).status === 0 };
+        rows.push(...(await runRegime({ name: 'lab', flows: Number(options.flows), assets: labAssets, place, clientWrap: ['ip', 'netns', 'exec', lab.namespace('player')], rttMs, mssBytes: 1448 }, servers, seconds, runs, progress)));
+      } finally {
+        await labDown('bpace');
+      }
     }
-    const anchor = results.find((r) => r.name.startsWith('nginx'))!.measured;
-    const anchorCost = anchor.cpuPercent / (anchor.deliveredBps / 1e9);
-    for (const { name, measured } of results) {
-      const cost = measured.cpuPercent / (measured.deliveredBps / 1e9);
-      rows.push(`| ${flows} | ${name} | ${(measured.deliveredBps / 1e6).toFixed(1)} | ${(measured.perFlowBps / 1e6).toFixed(3)} | ${measured.cpuPercent.toFixed(1)} % | ${cost.toFixed(1)} | ${(cost / anchorCost).toFixed(2)} | ${measured.failedFlows} |`);
-    }
-  }
-  await writeResults('paced-flows.md', 'Paced flows: server CPU per delivered Gbit/s', [
-    `Command: \`npm run bench:paced -- --flows ${options.flows} --seconds ${seconds}\`. Loopback, one server process at a time (trickle serve: one Node process; nginx 1 worker, master_process off), the client in this process; flows opened at once, 3 s to settle, then ${seconds} s measured. Media: ffmpeg 0.8 Mbit/s progressive MP4, startup 0 s, so app-pacing and pacing aim at 1.25 x 0.8 = 1 Mbit/s per flow and trickle at R = 0.8 (below); nginx \`limit_rate 125k\`. Cost = server CPU % / delivered Gbit/s; "x nginx" is that cost over nginx's in the same run. Compass: trickle at or below nginx, app-pacing within 2x.`,
+    if (regimeNames.includes('loopback')) rows.push(...(await runRegime({ name: 'loopback', flows: Number(options.loopbackFlows), assets: loopbackAssets, place: loopback, clientWrap: [], rttMs: 0.05, mssBytes: 65483 }, servers, seconds, runs, progress)));
+  });
+  const rates = labAssets.map((asset) => `${asset.name} ${((meanRateBytesPerSec(asset) * 8) / 1e6).toFixed(2)}`).join(', ');
+  await writeResults('paced-flows.md', 'Paced flows: server CPU per delivered Gbit/s, and each flow\'s rate against its aim', [
+    `Command: \`npx trickle bench pacing --regimes ${options.regimes} --flows ${options.flows} --loopback-flows ${options.loopbackFlows} --rtt-ms ${rttMs} --seconds ${seconds} --runs ${runs} --policies ${options.policies}\` (root). One server process at a time (trickle serve: one Node process; nginx one worker, master_process off), the client a separate Node process; flows opened at once, 3 s to settle, then ${seconds} s measured; ${runs} runs of each server per regime, interleaved. Startup 0 s: every flow is throttled from its first byte.`,
     '',
-    'On loopback trickle\'s clamp is below its 10-packet floor (MSS 64 kB, RTT ~50 us), so trickle runs Algorithm 1\'s floor branch: clamp at 10 packets and writes throttled at R.',
+    `- **lab**: server in the lab's origin namespace, clients in its player namespace, veth MTU 1500 (MSS 1448), ${rttMs} ms RTT through the delay line, 1 Gbit/s link (not the bottleneck). Flows split evenly over three ffmpeg-made ${mediaSeconds} s progressive MP4s (mean Mbit/s: ${rates}). At ${rttMs} ms Trickle's clamp 1.2 R srtt / MSS is above its 10-packet floor for R > ${((10 * 1448 * 8) / (1.2 * rttMs / 1000) / 1e6).toFixed(2)} Mbit/s (cwnd-clamped, aim 1.2 R) and at the floor below it (paced at R by the kernel).`,
+    '- **loopback**: MSS 64 kB, RTT ~50 us, the 0.8 Mbit/s asset only: every trickle flow is at its floor (aim R).',
     '',
-    '| flows | server | delivered Mbit/s | per flow Mbit/s | server CPU | CPU % per Gbit/s | x nginx | failed flows |',
-    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `Aims: app-pacing, app-pacing-16k and pacing 1.25 x R; trickle as above; nginx its \`limit_rate\` (1.25 x the file's mean rate). R is taken as the file's mean rate (bytes / duration; the policies use per-block rates, which average to it). Cost = (server CPU % + the sock_ops program's run time, for trickle) / delivered Gbit/s, mean over the runs; "x nginx" is that mean over nginx's in the same regime, with a 95 % bootstrap interval over the runs (from ${minimumRunsForInterval} runs; fewer: "too few"). Rate error: each flow's rate over the window against its aim, median (5th .. 95th percentile), and the share of flows within +-3 %. Goals (issue 19): trickle and pacing <= 1.0 x nginx, app-pacing <= 2 x, app-pacing-16k <= 3 x; every flow within +-3 %.`,
+    '',
+    '| regime | flows | server | delivered Mbit/s (mean) | server CPU (mean) | sock_ops program (mean) | CPU % per Gbit/s | x nginx | rate error % | flows within +-3 % | failed flows (all runs) |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows,
     '',
   ]);

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { BenchError } from './errors.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -14,11 +15,27 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Where a benchmark runs a server: on loopback, or on a host the parent cannot reach itself (a lab namespace). */
+export interface ServerPlace {
+  /** The address the server listens on. */
+  readonly host: string;
+  /** Wraps the server's command line (e.g. `ip netns exec <ns>`; `ip` execs, so the pid is the server's). */
+  readonly wrap: readonly string[];
+  /** A fixed port (in a namespace of its own any port is free); a free loopback port when absent. */
+  readonly port?: number;
+  /** Whether `url` answers 2xx yet; from this process when absent. */
+  readonly answers?: (url: string) => Promise<boolean>;
+}
+
+export const loopback: ServerPlace = { host: '127.0.0.1', wrap: [] };
+
+const answersHere = async (url: string): Promise<boolean> => (await fetch(url).catch(() => undefined))?.ok === true;
+
 /** Polls `url` until it answers 2xx; throws when `child` exits first or after about 15 s. */
-async function waitReady(url: string, child: ChildProcess): Promise<void> {
+async function waitReady(url: string, child: ChildProcess, answers: (url: string) => Promise<boolean>): Promise<void> {
   for (let i = 0; ; i++) {
-    if ((await fetch(url).catch(() => undefined))?.ok === true) return;
-    if (i > 150 || child.exitCode !== null) throw new Error(`the server behind ${url} did not start`);
+    if (await answers(url)) return;
+    if (i > 150 || child.exitCode !== null) throw new BenchError('BENCH_ERR_SERVER', `the server behind ${url} did not start (its own message is above)`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -27,19 +44,27 @@ async function waitReady(url: string, child: ChildProcess): Promise<void> {
  * The stop function of a spawned server once `readyUrl` answers: it sends `signal` and waits for
  * the exit. A server that never answers is stopped, and the wait's error thrown.
  */
-export async function awaitReady(child: ChildProcess, readyUrl: string, signal: NodeJS.Signals): Promise<() => Promise<void>> {
+export async function awaitReady(child: ChildProcess, readyUrl: string, signal: NodeJS.Signals, answers: (url: string) => Promise<boolean> = answersHere): Promise<() => Promise<void>> {
   const stop = async () => {
     if (child.exitCode !== null) return;
     child.kill(signal);
     await new Promise((resolve) => child.once('exit', resolve));
   };
   try {
-    await waitReady(readyUrl, child);
+    await waitReady(readyUrl, child, answers);
   } catch (error) {
     await stop();
     throw error;
   }
   return stop;
+}
+
+/** Spawns `command` at `place` (wrapped), on a port of its own. */
+export async function spawnAt(place: ServerPlace, command: readonly string[], options: { env?: Readonly<Record<string, string>>; cwd?: string } = {}): Promise<{ child: ChildProcess; port: number }> {
+  const port = place.port ?? (await freePort());
+  const full = [...place.wrap, ...command.map((arg) => arg.replaceAll('{port}', String(port)))];
+  const child = spawn(full[0]!, full.slice(1), { cwd: options.cwd ?? root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...options.env } });
+  return { child, port };
 }
 
 export interface TrickleServer {
@@ -48,10 +73,9 @@ export interface TrickleServer {
   stop(): Promise<void>;
 }
 
-/** Starts `trickle serve` on a free loopback port with `args` (and TRICKLE_* `env`) and waits for /healthz. */
-export async function startTrickleServer(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<TrickleServer> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(root, 'bin', 'trickle.js'), 'serve', '--port', String(port), '--log-level', 'warn', ...args], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...env } });
-  const url = `http://127.0.0.1:${port}`;
-  return { url, child, stop: await awaitReady(child, `${url}/healthz`, 'SIGTERM') };
+/** Starts `trickle serve` with `args` (and TRICKLE_* `env`) at `place` (loopback by default) and waits for /healthz. */
+export async function startTrickleServer(args: readonly string[], env: Readonly<Record<string, string>> = {}, place: ServerPlace = loopback): Promise<TrickleServer> {
+  const { child, port } = await spawnAt(place, [process.execPath, join(root, 'bin', 'trickle.js'), 'serve', '--host', place.host, '--port', '{port}', '--log-level', 'warn', ...args], { env });
+  const url = `http://${place.host}:${port}`;
+  return { url, child, stop: await awaitReady(child, `${url}/healthz`, 'SIGTERM', place.answers) };
 }

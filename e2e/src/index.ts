@@ -12,6 +12,7 @@ export { runExperiment, writeResults, planRuns, type ExperimentOptions, type Exp
 export { loadExperimentConfig, parseExperimentConfig, type ExperimentConfig, type ExperimentGroup } from './experiment/config.js';
 export type { GroupRow, KindSummary, ProfileSummary, CompassCheck } from './experiment/analysis.js';
 export type { Estimate } from './experiment/statistics.js';
+export { bootstrapComparison } from './experiment/statistics.js';
 export { runMatrix, readMatrixRuns, type MatrixProgress, type MatrixRunnerOptions } from './qoe-matrix/run.js';
 export { cellsOf, runsOf, parseMatrixPolicy, matrixLinks, matrixPlayers, readsCmcd, type MatrixOptions, type MatrixCell, type MatrixPlayer, type MatrixPolicy } from './qoe-matrix/config.js';
 export { summarizeCell, goalChecks, agreements, bitrateRatio, minimumSessions, type CellSummary, type MatrixData, type MatrixRunData, type GoalCheck, type Verdict } from './qoe-matrix/analysis.js';

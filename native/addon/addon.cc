@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -64,6 +65,7 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
         InstanceMethod("setCongestionControl", &TrickleNative::SetCongestionControl),
         InstanceMethod("getCongestionControl", &TrickleNative::GetCongestionControl),
         InstanceMethod("setNotsentLowat", &TrickleNative::SetNotsentLowat),
+        InstanceMethod("raiseSendBuffer", &TrickleNative::RaiseSendBuffer),
         InstanceMethod("socketCookie", &TrickleNative::SocketCookie),
         InstanceMethod("bpfCompiled", &TrickleNative::BpfCompiled),
         InstanceMethod("bpfLoadAndAttach", &TrickleNative::BpfLoadAndAttach),
@@ -72,6 +74,7 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
         InstanceMethod("bpfClose", &TrickleNative::BpfClose),
         InstanceMethod("bpfSetTarget", &TrickleNative::BpfSetTarget),
         InstanceMethod("bpfGetTarget", &TrickleNative::BpfGetTarget),
+        InstanceMethod("bpfSetSchedule", &TrickleNative::BpfSetSchedule),
         InstanceMethod("bpfSetInitialWindow", &TrickleNative::BpfSetInitialWindow),
         InstanceMethod("bpfDeleteTarget", &TrickleNative::BpfDeleteTarget),
         InstanceMethod("bpfStats", &TrickleNative::BpfStats),
@@ -146,6 +149,22 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     return env.Undefined();
   }
 
+  // SO_SNDBUF raised to hold `bytes` (the kernel doubles the value for its overhead, and caps it at
+  // net.core.wmem_max); never lowered below what autotuning reached. Returns the effective sk_sndbuf.
+  Napi::Value RaiseSendBuffer(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    int fd = FdArgument(info);
+    int bytes = static_cast<int>(std::min<uint32_t>(U32Argument(info, 1, "bytes"), 0x3fffffff));
+    int current = 0;
+    socklen_t length = sizeof(current);
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &current, &length) != 0) throw SyscallError(env, "getsockopt", errno, "SO_SNDBUF");
+    if (current >= 2 * bytes) return Napi::Number::New(env, current);
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)) != 0) throw SyscallError(env, "setsockopt", errno, "SO_SNDBUF");
+    length = sizeof(current);
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &current, &length) != 0) throw SyscallError(env, "getsockopt", errno, "SO_SNDBUF");
+    return Napi::Number::New(env, current);
+  }
+
   Napi::Value SocketCookie(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     uint64_t cookie = 0;
@@ -192,6 +211,26 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     clamp_.SetTarget(env, cookie, mode, static_cast<uint64_t>(rate), U32Argument(info, 3, "gainMilli"), U32Argument(info, 4, "minPackets"), U32Argument(info, 5, "fixedPackets"));
     return env.Undefined();
   }
+
+  // (cookie, baseAcked, throttleOffset, graceUs, gainMilli, minPackets, Uint32Array of (end, rate, due) triples)
+  Napi::Value BpfSetSchedule(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    uint64_t cookie = CookieArgument(info, 0);
+    if (info.Length() < 2 || !info[1].IsNumber()) throw ArgumentError(env, "baseAcked must be a number");
+    double base = info[1].As<Napi::Number>().DoubleValue();
+    if (!std::isfinite(base) || base < 0 || base > 9007199254740991.0) throw ArgumentError(env, "baseAcked must be a byte count >= 0");
+    if (info.Length() < 7 || !info[6].IsTypedArray() || info[6].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
+      throw ArgumentError(env, "expected a Uint32Array of (end, rate, due) triples");
+    }
+    Napi::Uint32Array pieces = info[6].As<Napi::Uint32Array>();
+    const size_t count = pieces.ElementLength() / 3;
+    if (pieces.ElementLength() % 3 != 0 || count == 0 || count > BpfClamp::kSchedulePieces) {
+      throw ArgumentError(env, "a schedule has 1 to " + std::to_string(BpfClamp::kSchedulePieces) + " (end, rate, due) triples");
+    }
+    clamp_.SetSchedule(env, cookie, static_cast<uint64_t>(base), U32Argument(info, 2, "throttleOffset"), U32Argument(info, 3, "graceUs"), U32Argument(info, 4, "gainMilli"), U32Argument(info, 5, "minPackets"), pieces.Data(), count);
+    return env.Undefined();
+  }
+
 
   Napi::Value BpfSetInitialWindow(const Napi::CallbackInfo& info) {
     clamp_.SetInitialWindow(info.Env(), CookieArgument(info, 0), U32Argument(info, 1, "packets"));

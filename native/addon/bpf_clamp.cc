@@ -69,6 +69,73 @@ void BpfClamp::RequireOpen(Napi::Env env) const {
 
 #ifdef TRICKLE_HAVE_BPF
 
+namespace {
+// Whether the map pinned at `path` has the layout this build's program uses (absent counts as yes).
+bool PinnedMapMatches(const std::string& path, uint32_t valueSize, uint32_t maxEntries, uint32_t flags) {
+  int fd = bpf_obj_get(path.c_str());
+  if (fd < 0) return true;
+  bpf_map_info info{};
+  uint32_t length = sizeof(info);
+  bool matches = bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && info.value_size == valueSize && info.max_entries == maxEntries && info.map_flags == flags;
+  close(fd);
+  return matches;
+}
+
+bool PinnedMapsMatch(const std::string& pinDir) {
+  return PinnedMapMatches(pinDir + kTargetsPin, sizeof(trickle_clamp_target), TRICKLE_MAX_TARGETS, BPF_F_NO_PREALLOC) && PinnedMapMatches(pinDir + kStatsPin, sizeof(uint64_t), TRICKLE_STAT_COUNT, 0);
+}
+
+// Pins left by an older build (another map layout) would be reused by the loader or refused by it:
+// detach that generation's program and remove its pins, so this one loads and attaches in its place.
+void RemoveStalePins(const std::string& pinDir) {
+  const std::string targets = pinDir + kTargetsPin;
+  const std::string stats = pinDir + kStatsPin;
+  if (PinnedMapsMatch(pinDir)) return;
+  const std::string link = pinDir + kLinkPin;
+  int linkFd = bpf_obj_get(link.c_str());
+  if (linkFd >= 0) {
+    bpf_link_detach(linkFd);
+    close(linkFd);
+  }
+  for (const std::string& path : {link, targets, stats}) unlink(path.c_str());
+}
+
+// The tag (a hash of the instructions) of a program, or of the program a link runs; empty on failure.
+std::vector<uint8_t> ProgramTag(int progFd) {
+  bpf_prog_info progInfo{};
+  uint32_t length = sizeof(progInfo);
+  if (bpf_obj_get_info_by_fd(progFd, &progInfo, &length) != 0) return {};
+  return std::vector<uint8_t>(progInfo.tag, progInfo.tag + sizeof(progInfo.tag));
+}
+
+std::vector<uint8_t> ProgramTagOfLink(int linkFd) {
+  bpf_link_info linkInfo{};
+  uint32_t length = sizeof(linkInfo);
+  if (bpf_obj_get_info_by_fd(linkFd, &linkInfo, &length) != 0) return {};
+  int progFd = bpf_prog_get_fd_by_id(linkInfo.prog_id);
+  if (progFd < 0) return {};
+  std::vector<uint8_t> tag = ProgramTag(progFd);
+  close(progFd);
+  return tag;
+}
+
+// A new target for the socket that keeps what the kernel has applied so far (a gradual release
+// grows from it), its initial window and the pacing rate the program set; the rest zero.
+trickle_clamp_target CarriedOver(int targetsFd, uint64_t cookie) {
+  trickle_clamp_target target{};
+  trickle_clamp_target previous{};
+  if (bpf_map_lookup_elem(targetsFd, &cookie, &previous) == 0) {
+    target.applied_packets = previous.applied_packets;
+    target.updates = previous.updates;
+    target.last_step_ns = previous.last_step_ns;
+    target.initial_window_packets = previous.initial_window_packets;
+    target.initial_window_result = previous.initial_window_result;
+    target.pacing_bytes_per_sec = previous.pacing_bytes_per_sec;
+  }
+  return target;
+}
+}  // namespace
+
 bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const std::string& pinDir) {
   Close();
   std::string failedCall;
@@ -79,6 +146,7 @@ bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const
   cwnd_clamp_bpf* skel = nullptr;
   bpf_link* link = nullptr;
   const std::string linkPath = pinDir + kLinkPin;
+  if (!pinDir.empty()) RemoveStalePins(pinDir);
   const bool alreadyAttached = !pinDir.empty() && access(linkPath.c_str(), F_OK) == 0;
 
   skel = cwnd_clamp_bpf__open();
@@ -100,7 +168,26 @@ bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const
     detail = "is this process privileged (CAP_BPF, CAP_NET_ADMIN)?";
     goto cleanup;
   }
-  if (!alreadyAttached) {
+  if (alreadyAttached) {
+    // Same maps, another program (an upgrade that changed only the program's logic): the pinned
+    // link would keep running the old one. Swap it in place, atomically; the entries stay.
+    int linkFd = bpf_obj_get(linkPath.c_str());
+    if (linkFd < 0) {
+      err = errno;
+      failedCall = "bpf_obj_get";
+      detail = linkPath;
+      goto cleanup;
+    }
+    const int progFd = bpf_program__fd(skel->progs.trickle_sockops);
+    if (ProgramTagOfLink(linkFd) != ProgramTag(progFd) && bpf_link_update(linkFd, progFd, nullptr) != 0) {
+      err = errno;
+      close(linkFd);
+      failedCall = "bpf_link_update";
+      detail = linkPath + " (replacing the attached program with this build's)";
+      goto cleanup;
+    }
+    close(linkFd);
+  } else {
     cgroupFd = open(cgroupPath.c_str(), O_RDONLY | O_DIRECTORY);
     if (cgroupFd < 0) {
       err = errno;
@@ -141,6 +228,11 @@ void BpfClamp::OpenPinned(Napi::Env env, const std::string& pinDir) {
   Close();
   const std::string targets = pinDir + kTargetsPin;
   const std::string stats = pinDir + kStatsPin;
+  if (!PinnedMapsMatch(pinDir)) {
+    Napi::Error error = Napi::Error::New(env, "the clamp maps pinned in " + pinDir + " are from another build of the program: run \"trickle native setup\" as root again");
+    error.Set("code", Napi::String::New(env, "NATIVE_ERR_BPF_STALE"));
+    throw error;
+  }
   int targetsFd = bpf_obj_get(targets.c_str());
   if (targetsFd < 0) throw SyscallError(env, "bpf_obj_get", errno, targets);
   int statsFd = bpf_obj_get(stats.c_str());
@@ -163,21 +255,31 @@ void BpfClamp::Unpin(Napi::Env env, const std::string& pinDir) {
 
 void BpfClamp::SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t rateBytesPerSec, uint32_t gainMilli, uint32_t minPackets, uint32_t fixedPackets) {
   RequireOpen(env);
-  trickle_clamp_target target{};
-  trickle_clamp_target previous{};
-  // Keep what the kernel has applied so far: a gradual release doubles from it.
-  if (bpf_map_lookup_elem(targets_fd_, &cookie, &previous) == 0) {
-    target.applied_packets = previous.applied_packets;
-    target.updates = previous.updates;
-    target.last_step_ns = previous.last_step_ns;
-    target.initial_window_packets = previous.initial_window_packets;
-    target.initial_window_result = previous.initial_window_result;
-  }
+  trickle_clamp_target target = CarriedOver(targets_fd_, cookie);
   target.mode = mode;
   target.rate_bytes_per_sec = rateBytesPerSec;
   target.gain_milli = gainMilli;
   target.min_packets = minPackets;
   target.fixed_packets = fixedPackets;
+  if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0) throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
+}
+
+void BpfClamp::SetSchedule(Napi::Env env, uint64_t cookie, uint64_t baseAcked, uint32_t throttleOffset, uint32_t graceUs, uint32_t gainMilli, uint32_t minPackets, const uint32_t* pieces, size_t pieceCount) {
+  static_assert(kSchedulePieces == TRICKLE_SCHEDULE_PIECES, "the addon and the program agree on the schedule's length");
+  RequireOpen(env);
+  trickle_clamp_target target = CarriedOver(targets_fd_, cookie);
+  target.mode = TRICKLE_MODE_SCHEDULE;
+  target.gain_milli = gainMilli;
+  target.min_packets = minPackets;
+  target.base_acked = baseAcked;
+  target.throttle_offset = throttleOffset;
+  target.grace_us = graceUs;
+  target.piece_count = static_cast<uint32_t>(pieceCount);
+  for (size_t i = 0; i < pieceCount; i++) {
+    target.pieces[i].end_offset = pieces[3 * i];
+    target.pieces[i].rate_bytes_per_sec = pieces[3 * i + 1];
+    target.pieces[i].due_us_at_end = pieces[3 * i + 2];
+  }
   if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0) throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
 }
 
@@ -207,6 +309,29 @@ Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t cookie) {
   result.Set("updates", Napi::Number::New(env, target.updates));
   result.Set("initialWindowPackets", Napi::Number::New(env, target.initial_window_packets));
   result.Set("initialWindowResult", Napi::Number::New(env, target.initial_window_result));
+  result.Set("pacingBytesPerSec", Napi::Number::New(env, static_cast<double>(target.pacing_bytes_per_sec)));
+  if (target.mode != TRICKLE_MODE_SCHEDULE) return result;
+  Napi::Object schedule = Napi::Object::New(env);
+  auto number = [&](const char* name, double value) { schedule.Set(name, Napi::Number::New(env, value)); };
+  number("state", target.state);
+  number("catchUps", target.catch_ups);
+  number("phaseStartNs", static_cast<double>(target.phase_start_ns));
+  number("phaseStartAcked", static_cast<double>(target.phase_start_acked));
+  number("phaseStartRetrans", target.phase_start_retrans);
+  number("phaseStartSegsOut", target.phase_start_segs_out);
+  number("phaseStartSrttUs", target.phase_start_srtt_us);
+  number("floorNs", static_cast<double>(target.floor_ns));
+  number("catchingUpNs", static_cast<double>(target.catching_up_ns));
+  number("clampSum", static_cast<double>(target.clamp_sum));
+  number("clampSamples", target.clamp_samples);
+  number("clampMin", target.clamp_min);
+  number("clampMax", target.clamp_max);
+  number("maxLagUs", target.max_lag_us);
+  number("heldNs", static_cast<double>(target.held_ns));
+  number("cwndSum", static_cast<double>(target.cwnd_sum));
+  number("cwndMin", target.cwnd_min);
+  number("cwndMax", target.cwnd_max);
+  result.Set("schedule", schedule);
   return result;
 }
 
@@ -236,7 +361,7 @@ Napi::Object BpfClamp::Stats(Napi::Env env) {
   RequireOpen(env);
   const int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0) throw SyscallError(env, "libbpf_num_possible_cpus", -cpus);
-  const char* names[TRICKLE_STAT_COUNT] = {"rttSamples", "clampUpdates", "closedRemoved", "setsockoptErrors"};
+  const char* names[TRICKLE_STAT_COUNT] = {"rttSamples", "clampUpdates", "closedRemoved", "setsockoptErrors", "catchUps", "pacingUpdates"};
   Napi::Object stats = Napi::Object::New(env);
   std::vector<uint64_t> perCpu(static_cast<size_t>(cpus));
   for (uint32_t key = 0; key < TRICKLE_STAT_COUNT; key++) {
@@ -263,6 +388,7 @@ bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string&, const std::strin
 void BpfClamp::OpenPinned(Napi::Env env, const std::string&) { NotCompiled(env); }
 void BpfClamp::Unpin(Napi::Env env, const std::string&) { NotCompiled(env); }
 void BpfClamp::SetTarget(Napi::Env env, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, uint32_t) { NotCompiled(env); }
+void BpfClamp::SetSchedule(Napi::Env env, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t, const uint32_t*, size_t) { NotCompiled(env); }
 void BpfClamp::SetInitialWindow(Napi::Env env, uint64_t, uint32_t) { NotCompiled(env); }
 Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t) { NotCompiled(env); }
 bool BpfClamp::DeleteTarget(Napi::Env env, uint64_t) { NotCompiled(env); }

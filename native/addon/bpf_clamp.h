@@ -19,7 +19,8 @@ class BpfClamp {
   static std::string NotCompiledReason();
 
   // Loads the program, pins its maps (and link) under pinDir, attaches it to the cgroup unless a
-  // pinned link shows it is attached already. Returns true when this call attached it.
+  // pinned link shows it is attached already (then this build's program replaces the link's if it
+  // differs). Returns true when this call attached it.
   bool LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const std::string& pinDir);
   // Opens maps pinned by an earlier LoadAndAttach (possibly by another, privileged, process).
   void OpenPinned(Napi::Env env, const std::string& pinDir);
@@ -28,6 +29,10 @@ class BpfClamp {
   void Close();
 
   void SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t rateBytesPerSec, uint32_t gainMilli, uint32_t minPackets, uint32_t fixedPackets);
+  static constexpr size_t kSchedulePieces = 32;
+  // Hands one response's throttling schedule to the program (TRICKLE_MODE_SCHEDULE); keeps what the
+  // kernel applied so far (clamp, pacing rate, initial window). `pieces` holds (end, rate, due) triples.
+  void SetSchedule(Napi::Env env, uint64_t cookie, uint64_t baseAcked, uint32_t throttleOffset, uint32_t graceUs, uint32_t gainMilli, uint32_t minPackets, const uint32_t* pieces, size_t pieceCount);
   // Asks the program for TCP_BPF_IW on the socket's first data segment; keeps the clamp fields.
   void SetInitialWindow(Napi::Env env, uint64_t cookie, uint32_t packets);
   Napi::Value GetTarget(Napi::Env env, uint64_t cookie);

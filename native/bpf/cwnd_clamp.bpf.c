@@ -8,12 +8,17 @@
  * The same entry can carry an initial window (TCP_BPF_IW) chosen after the connection was
  * accepted (per A/B group, drawn at its first request): TCP_BPF_IW is only accepted before the
  * first data segment, so the program watches outgoing headers until data goes out and sets it
- * as the first one is being built, then stops watching.
+ * as the first one is being built, then stops watching. Outgoing headers are watched again while
+ * a scheduled response's startup is within reach of its phase: the packet that carries the
+ * phase's first byte holds the phase at once (RTT samples come about once per round trip, a
+ * window too late).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "cwnd_clamp.h"
 
+#define SOL_SOCKET 1
+#define SO_MAX_PACING_RATE 47
 #define SOL_TCP 6
 #define TCP_BPF_IW 1001
 #define TCP_BPF_SNDCWND_CLAMP 1002
@@ -21,6 +26,8 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TRICKLE_MAX_TARGETS);
+	/* an entry carries a schedule (~0.6 kB): memory for the sockets that have one, not for the maximum */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct trickle_clamp_target);
 } trickle_targets SEC(".maps");
@@ -40,19 +47,24 @@ static __always_inline void count(__u32 stat)
 		*value += 1;
 }
 
+/* ceil(bytes / mss) packets, at least min_packets */
+static __always_inline __u32 rate_clamp_of(__u64 bytes, __u32 mss, __u32 min_packets)
+{
+	__u64 packets = (bytes + mss - 1) / mss;
+
+	if (packets < min_packets)
+		packets = min_packets;
+	if (packets > TRICKLE_CLAMP_UNLIMITED)
+		packets = TRICKLE_CLAMP_UNLIMITED;
+	return (__u32)packets;
+}
+
 static __always_inline __u32 rate_clamp(const struct trickle_clamp_target *t, __u32 srtt_us, __u32 mss)
 {
 	/* bytes per RTT = rate * srtt; the product stays below 2^64 for rates < 1.8 TB/s and srtt < 10 s */
 	__u64 bytes = t->rate_bytes_per_sec * srtt_us / 1000000;
-	__u64 packets;
 
-	bytes = bytes * t->gain_milli / 1000;
-	packets = (bytes + mss - 1) / mss;
-	if (packets < t->min_packets)
-		packets = t->min_packets;
-	if (packets > TRICKLE_CLAMP_UNLIMITED)
-		packets = TRICKLE_CLAMP_UNLIMITED;
-	return (__u32)packets;
+	return rate_clamp_of(bytes * t->gain_milli / 1000, mss, t->min_packets);
 }
 
 static __always_inline void apply(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 clamp)
@@ -70,6 +82,277 @@ static __always_inline void apply(struct bpf_sock_ops *skops, struct trickle_cla
 	count(TRICKLE_STAT_CLAMP_UPDATES);
 }
 
+/*
+ * The clamp also sets ssthresh: lifting it to "infinity" at once restarts slow start and overshoots
+ * the queue. Grow it by a quarter at most once per RTT, and only while cwnd is pressing against it,
+ * so the window grows no faster than the path acknowledges.
+ */
+static __always_inline void release_step(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 srtt_us, __u64 now)
+{
+	__u32 grown;
+
+	if (t->applied_packets == 0 || t->applied_packets == TRICKLE_CLAMP_UNLIMITED)
+		return;
+	if (skops->snd_cwnd + 1 < t->applied_packets || now - t->last_step_ns < (__u64)srtt_us * 1000)
+		return;
+	grown = t->applied_packets >= TRICKLE_CLAMP_UNLIMITED / 2 ? TRICKLE_CLAMP_UNLIMITED : t->applied_packets + t->applied_packets / 4 + 1;
+	t->last_step_ns = now;
+	apply(skops, t, grown);
+}
+
+/* SO_MAX_PACING_RATE in bytes/s (0: unlimited), set only when it changes. */
+static __always_inline void set_pacing(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u64 bytes_per_sec)
+{
+	/* the socket option is an unsigned 32-bit rate; ~0U means unlimited */
+	__u32 value = bytes_per_sec == 0 || bytes_per_sec >= 0xffffffffULL ? 0xffffffffU : (__u32)bytes_per_sec;
+
+	if (t->pacing_bytes_per_sec == bytes_per_sec)
+		return;
+	if (bpf_setsockopt(skops, SOL_SOCKET, SO_MAX_PACING_RATE, &value, sizeof(value))) {
+		count(TRICKLE_STAT_SETSOCKOPT_ERRORS);
+		return;
+	}
+	t->pacing_bytes_per_sec = bytes_per_sec;
+	count(TRICKLE_STAT_PACING_UPDATES);
+}
+
+/* The piece holding the response's byte at `offset` (the last one past the schedule's end). */
+static __always_inline __u32 piece_at(const struct trickle_clamp_target *t, __u32 offset)
+{
+	__u32 i;
+
+	for (i = 0; i < TRICKLE_SCHEDULE_PIECES - 1; i++) {
+		if (i + 1 >= t->piece_count || offset < t->pieces[i].end_offset)
+			return i;
+	}
+	return TRICKLE_SCHEDULE_PIECES - 1;
+}
+
+/* When the phase's bytes before `offset` are due, microseconds from the phase's first byte. */
+static __always_inline __u64 due_us(const struct trickle_clamp_target *t, __u32 offset)
+{
+	/* masked indices: the verifier needs them provably inside the array */
+	__u32 i = piece_at(t, offset) & (TRICKLE_SCHEDULE_PIECES - 1);
+	__u32 start = t->throttle_offset;
+	__u64 due = 0;
+	__u32 rate = t->pieces[i].rate_bytes_per_sec;
+
+	if (i > 0) {
+		start = t->pieces[(i - 1) & (TRICKLE_SCHEDULE_PIECES - 1)].end_offset;
+		due = t->pieces[(i - 1) & (TRICKLE_SCHEDULE_PIECES - 1)].due_us_at_end;
+	}
+	if (offset >= t->pieces[i].end_offset)
+		return t->pieces[i].due_us_at_end;
+	if (offset <= start || rate == 0)
+		return due;
+	return due + (__u64)(offset - start) * 1000000 / rate;
+}
+
+/*
+ * What the program reads from the full tcp_sock: bytes written but not yet sent (none means the
+ * sender, not the path, is behind) and the path's minimum RTT. Without it: "something unsent" and srtt.
+ */
+struct path_view {
+	__u32 notsent_bytes;
+	__u32 min_rtt_us;
+};
+
+static __always_inline struct path_view view_path(struct bpf_sock_ops *skops, __u32 srtt_us)
+{
+	struct path_view view = { .notsent_bytes = 1, .min_rtt_us = srtt_us };
+	struct bpf_sock *sk = skops->sk;
+	struct tcp_sock *tp;
+
+	if (!sk)
+		return view;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return view;
+	view.notsent_bytes = tp->write_seq - tp->snd_nxt;
+	if (tp->rtt_min.s[0].v != 0 && tp->rtt_min.s[0].v != ~0U)
+		view.min_rtt_us = tp->rtt_min.s[0].v;
+	return view;
+}
+
+static __always_inline void watch_headers(struct bpf_sock_ops *skops)
+{
+	if (!(skops->bpf_sock_ops_cb_flags & BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG))
+		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+}
+
+/* Within two windows of the phase's first byte (slow start doubles the window each round). */
+static __always_inline bool near_phase(const struct trickle_clamp_target *t, __u32 acked, __u32 cwnd, __u32 mss)
+{
+	return acked + 2 * (__u64)cwnd * mss > t->throttle_offset;
+}
+
+/* A scheduled response whose phase has not been held yet (its startup runs). */
+static __always_inline bool awaiting_phase(const struct trickle_clamp_target *t)
+{
+	return t->mode == TRICKLE_MODE_SCHEDULE && t->piece_count > 0 && t->state == TRICKLE_SCHEDULE_STARTUP && t->phase_start_ns == 0 && t->held_ns == 0;
+}
+
+/*
+ * A data packet of a scheduled response's startup is being built. Returns whether to keep
+ * watching: until the packet carrying the phase's first byte, which holds the phase at gain x R
+ * in the pacer before it leaves (lowering the clamp does not lower cwnd at once; the RTT samples
+ * take over from there). Far from the phase (more than two windows), the RTT samples watch instead.
+ */
+static __always_inline bool hold_at_phase(struct bpf_sock_ops *skops, struct trickle_clamp_target *t)
+{
+	__u64 acked_total = skops->bytes_acked;
+	__u32 acked = acked_total > t->base_acked ? (__u32)(acked_total - t->base_acked) : 0;
+	/* the packet being built starts at the send frontier (a retransmission's is earlier: holding then is early, never late) */
+	__u32 sent = acked + (skops->snd_nxt - skops->snd_una);
+	__u32 rate;
+
+	if (sent + skops->skb_len <= t->throttle_offset)
+		return near_phase(t, acked, skops->snd_cwnd, skops->mss_cache);
+	rate = t->pieces[piece_at(t, t->throttle_offset) & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec;
+	set_pacing(skops, t, (__u64)rate * t->gain_milli / 1000);
+	t->held_ns = bpf_ktime_get_ns();
+	t->held_acked = acked_total;
+	t->held_retrans = skops->total_retrans;
+	t->held_segs_out = skops->data_segs_out;
+	return false;
+}
+
+/*
+ * Algorithm 1 on an RTT sample of a scheduled response. Positions are the response's own: bytes
+ * taken by the path so far are acked + in flight (snd_nxt - snd_una), as the user-space meter counts them.
+ */
+static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 srtt_us, __u32 mss)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 acked_total = skops->bytes_acked;
+	__u32 acked = acked_total > t->base_acked ? (__u32)(acked_total - t->base_acked) : 0;
+	__u32 sent = acked + (skops->snd_nxt - skops->snd_una);
+	__u32 last_end;
+	__u32 piece;
+	__u32 clamp;
+	__u64 exact_bytes;
+	__u64 rate;
+	__u64 elapsed_us;
+	__u64 due;
+	__s64 lag_us;
+	struct path_view path;
+
+	if (t->piece_count == 0 || t->state == TRICKLE_SCHEDULE_DONE)
+		return;
+	last_end = t->pieces[(t->piece_count - 1) & (TRICKLE_SCHEDULE_PIECES - 1)].end_offset;
+	piece = piece_at(t, sent);
+	rate = t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec;
+	exact_bytes = rate * srtt_us / 1000000 * t->gain_milli / 1000;
+	clamp = rate_clamp_of(exact_bytes, mss, t->min_packets);
+	/*
+	 * Startup, at full speed, lasts until the phase's first byte can go: its bytes sent and, of
+	 * what is still in flight, no more than the clamp's window (a startup window drains first,
+	 * or the phase's clock would start while none of its bytes can leave).
+	 */
+	if (t->phase_start_ns == 0 && (sent < t->throttle_offset || (acked < t->throttle_offset && skops->packets_out > clamp))) {
+		/*
+		 * RTT samples come about once per round trip (stretch ACKs) and none in loss recovery
+		 * (Karn), so the hold below can be a round late: once the phase's bytes are leaving, the
+		 * pacer holds them to gain x R while the startup drains.
+		 */
+		set_pacing(skops, t, sent >= t->throttle_offset || t->held_ns != 0 ? rate * t->gain_milli / 1000 : 0);
+		/* near the phase: watch each packet built */
+		if (t->held_ns == 0 && sent < t->throttle_offset && near_phase(t, acked, skops->snd_cwnd, mss))
+			watch_headers(skops);
+		/*
+		 * Hold what is in flight to the bytes before the phase once the window would carry
+		 * bytes past it, so none of the phase leaves at startup speed.
+		 */
+		if (acked + (__u64)skops->snd_cwnd * mss > t->throttle_offset)
+			apply(skops, t, rate_clamp_of(t->throttle_offset - acked, mss, t->min_packets));
+		else
+			release_step(skops, t, srtt_us, now);
+		return;
+	}
+	if (acked >= last_end) {
+		t->state = TRICKLE_SCHEDULE_DONE;
+		set_pacing(skops, t, 0);
+		return;
+	}
+	if (t->phase_start_ns == 0) {
+		if (t->held_ns != 0) {
+			/* held by the packet carrying its first byte: the phase, its clock and its counters began there */
+			t->phase_start_ns = t->held_ns;
+			t->phase_start_acked = t->held_acked;
+			t->phase_start_retrans = t->held_retrans;
+			t->phase_start_segs_out = t->held_segs_out;
+			t->phase_start_due_us = 0;
+		} else {
+			t->phase_start_ns = now;
+			t->phase_start_acked = acked_total;
+			t->phase_start_retrans = skops->total_retrans;
+			t->phase_start_segs_out = skops->data_segs_out;
+			t->phase_start_due_us = (__u32)due_us(t, sent);
+		}
+		t->phase_start_srtt_us = srtt_us;
+		t->last_sample_ns = now;
+		t->state = TRICKLE_SCHEDULE_CLAMPED;
+	}
+	if (t->state == TRICKLE_SCHEDULE_FLOOR)
+		t->floor_ns += now - t->last_sample_ns;
+	else if (t->state == TRICKLE_SCHEDULE_CATCHING_UP)
+		t->catching_up_ns += now - t->last_sample_ns;
+	t->last_sample_ns = now;
+
+	elapsed_us = (now - t->phase_start_ns) / 1000;
+	due = due_us(t, sent);
+	due = due > t->phase_start_due_us ? due - t->phase_start_due_us : 0;
+	lag_us = (__s64)elapsed_us - (__s64)due;
+	if (lag_us > 0 && (__u64)lag_us > t->max_lag_us)
+		t->max_lag_us = lag_us > 0xffffffffLL ? 0xffffffffU : (__u32)lag_us;
+
+	/*
+	 * Behind the schedule by more than the path's base RTT (acknowledgements' own lag) once the grace
+	 * has passed, with bytes waiting in the socket: the path, not the sender, fell behind. Not srtt:
+	 * it grows with the queue a slow link builds, and the lag would never exceed it. Lift the clamp
+	 * (gradually) until on time again.
+	 */
+	path = view_path(skops, srtt_us);
+	if (t->state == TRICKLE_SCHEDULE_CATCHING_UP ? lag_us > 0 : (elapsed_us >= t->grace_us && lag_us > (__s64)path.min_rtt_us && path.notsent_bytes > 0)) {
+		if (t->state != TRICKLE_SCHEDULE_CATCHING_UP) {
+			t->state = TRICKLE_SCHEDULE_CATCHING_UP;
+			t->catch_ups += 1;
+			count(TRICKLE_STAT_CATCH_UPS);
+		}
+		set_pacing(skops, t, 0);
+		release_step(skops, t, srtt_us, now);
+		return;
+	}
+
+	if (exact_bytes < (__u64)t->min_packets * mss) {
+		/* at the floor the clamp alone would let the window out faster than R: pace at R */
+		t->state = TRICKLE_SCHEDULE_FLOOR;
+		set_pacing(skops, t, rate);
+	} else {
+		t->state = TRICKLE_SCHEDULE_CLAMPED;
+		/*
+		 * The pacer holds the flow at gain x R under the clamp: a window of whole packets is up to
+		 * one packet more than gain x R x srtt (+10 % at the floor's 10, measured 1.33 R on a piece
+		 * whose exact window was 10.1), and lowering the clamp does not lower cwnd at once (the
+		 * congestion control does, on a later ACK), so a window grown in startup would otherwise
+		 * send the phase's first bytes in a burst. The clamp still bounds what is in flight.
+		 */
+		set_pacing(skops, t, rate * t->gain_milli / 1000);
+	}
+	t->cwnd_sum += skops->snd_cwnd;
+	if (t->cwnd_min == 0 || skops->snd_cwnd < t->cwnd_min)
+		t->cwnd_min = skops->snd_cwnd;
+	if (skops->snd_cwnd > t->cwnd_max)
+		t->cwnd_max = skops->snd_cwnd;
+	apply(skops, t, clamp);
+	t->clamp_sum += clamp;
+	t->clamp_samples += 1;
+	if (t->clamp_min == 0 || clamp < t->clamp_min)
+		t->clamp_min = clamp;
+	if (clamp > t->clamp_max)
+		t->clamp_max = clamp;
+}
+
 static __always_inline void on_rtt(struct bpf_sock_ops *skops)
 {
 	__u64 cookie = bpf_get_socket_cookie(skops);
@@ -83,7 +366,6 @@ static __always_inline void on_rtt(struct bpf_sock_ops *skops)
 	__u32 srtt_field = skops->srtt_us;
 	__u32 srtt_us = (srtt_arg ? srtt_arg : srtt_field) >> 3;
 	__u32 mss = skops->mss_cache;
-	__u64 now;
 
 	count(TRICKLE_STAT_RTT_SAMPLES);
 	if (!t || mss == 0 || srtt_us == 0)
@@ -96,41 +378,31 @@ static __always_inline void on_rtt(struct bpf_sock_ops *skops)
 		apply(skops, t, t->fixed_packets);
 		break;
 	case TRICKLE_MODE_RELEASE_GRADUAL:
-		/*
-		 * The clamp also sets ssthresh: lifting it to "infinity" at once restarts slow start
-		 * and overshoots the queue. Double it at most once per RTT, and only while cwnd is
-		 * pressing against it, so the window grows no faster than the path acknowledges.
-		 */
-		now = bpf_ktime_get_ns();
-		if (t->applied_packets == 0)
-			t->applied_packets = skops->snd_cwnd;
-		if (skops->snd_cwnd + 1 >= t->applied_packets && now - t->last_step_ns >= (__u64)srtt_us * 1000) {
-			__u32 grown = t->applied_packets >= TRICKLE_CLAMP_UNLIMITED / 2 ? TRICKLE_CLAMP_UNLIMITED : t->applied_packets + t->applied_packets / 4 + 1;
-
-			t->last_step_ns = now;
-			apply(skops, t, grown);
-		}
+		set_pacing(skops, t, 0);
+		release_step(skops, t, srtt_us, bpf_ktime_get_ns());
 		break;
 	case TRICKLE_MODE_RELEASE_IMMEDIATE:
+		set_pacing(skops, t, 0);
 		apply(skops, t, TRICKLE_CLAMP_UNLIMITED);
+		break;
+	case TRICKLE_MODE_SCHEDULE:
+		on_schedule_rtt(skops, t, srtt_us, mss);
 		break;
 	}
 }
 
 static __always_inline void on_header(struct bpf_sock_ops *skops)
 {
-	__u64 cookie;
-	struct trickle_clamp_target *t;
+	__u64 cookie = bpf_get_socket_cookie(skops);
+	struct trickle_clamp_target *t = bpf_map_lookup_elem(&trickle_targets, &cookie);
 	int packets;
 	int result;
 
 	if (skops->data_segs_out == 0) {
-		cookie = bpf_get_socket_cookie(skops);
-		t = bpf_map_lookup_elem(&trickle_targets, &cookie);
 		/* nothing asked yet: keep watching, the first request may still choose one */
-		if (!t || t->initial_window_packets == 0)
+		if (!t || (t->initial_window_packets == 0 && !awaiting_phase(t)))
 			return;
-		if (t->initial_window_result == 0) {
+		if (t->initial_window_packets != 0 && t->initial_window_result == 0) {
 			packets = (int)t->initial_window_packets;
 			result = bpf_setsockopt(skops, SOL_TCP, TCP_BPF_IW, &packets, sizeof(packets));
 			t->initial_window_result = result == 0 ? 1 : result;
@@ -138,6 +410,9 @@ static __always_inline void on_header(struct bpf_sock_ops *skops)
 				count(TRICKLE_STAT_SETSOCKOPT_ERRORS);
 		}
 	}
+	/* skb_len 0: an MSS computation, not a packet */
+	if (t && awaiting_phase(t) && (skops->skb_len == 0 || hold_at_phase(skops, t)))
+		return;
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags & ~BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
 }
 

@@ -13,8 +13,35 @@ enum trickle_clamp_mode {
 	TRICKLE_MODE_RELEASE_GRADUAL = 3,
 	/* lift the clamp in one step (restarts slow start: kept for comparison) */
 	TRICKLE_MODE_RELEASE_IMMEDIATE = 4,
+	/*
+	 * All of Algorithm 1 in the kernel for one response: startup unclamped, then on every RTT sample
+	 * clamp = max(floor, gain * R * srtt / mss) with R of the bytes being sent (a schedule by byte
+	 * offset), the clamp lifted while the phase is behind its schedule, and at the floor the socket
+	 * paced at R (SO_MAX_PACING_RATE) instead of a user-space write throttle.
+	 */
+	TRICKLE_MODE_SCHEDULE = 5,
 };
 
+/* What the program is doing to a scheduled response (written by the program). */
+enum trickle_schedule_state {
+	TRICKLE_SCHEDULE_STARTUP = 0,
+	TRICKLE_SCHEDULE_CLAMPED = 1,
+	TRICKLE_SCHEDULE_FLOOR = 2,
+	TRICKLE_SCHEDULE_CATCHING_UP = 3,
+	TRICKLE_SCHEDULE_DONE = 4,
+};
+
+#define TRICKLE_SCHEDULE_PIECES 32
+
+/* Offsets are the response's own (its first byte on the wire is 0); a response is at most 4 GiB. */
+struct trickle_schedule_piece {
+	/* where the piece ends (exclusive) */
+	__u32 end_offset;
+	/* R of the piece's bytes */
+	__u32 rate_bytes_per_sec;
+	/* the time the phase's bytes up to end_offset should take at their R, from the phase's first byte, microseconds */
+	__u32 due_us_at_end;
+};
 struct trickle_clamp_target {
 	__u64 rate_bytes_per_sec;
 	__u32 mode;
@@ -29,6 +56,51 @@ struct trickle_clamp_target {
 	__u32 initial_window_packets;
 	/* written by the program: 0 pending, 1 applied, or the negative errno of bpf_setsockopt */
 	__s32 initial_window_result;
+
+	/* TRICKLE_MODE_SCHEDULE, set by user space once per response */
+	/* bytes the connection carried before the response (its first byte is acknowledged at bytes_acked == base_acked + 1) */
+	__u64 base_acked;
+	/* where the throttling phase begins */
+	__u32 throttle_offset;
+	__u32 piece_count;
+	/* the phase is not judged behind its schedule before this much of it has passed */
+	__u32 grace_us;
+	__u32 schedule_id;
+	struct trickle_schedule_piece pieces[TRICKLE_SCHEDULE_PIECES];
+
+	/* written by the program for the scheduled response */
+	__u32 state;
+	__u32 catch_ups;
+	__u64 phase_start_ns;
+	__u64 phase_start_acked;
+	__u32 phase_start_retrans;
+	__u32 phase_start_segs_out;
+	__u32 phase_start_srtt_us;
+	__u32 phase_start_due_us;
+	__u64 last_sample_ns;
+	__u64 floor_ns;
+	__u64 catching_up_ns;
+	/* SO_MAX_PACING_RATE the program set (0: none) */
+	__u64 pacing_bytes_per_sec;
+	__u64 clamp_sum;
+	__u32 clamp_samples;
+	__u32 clamp_min;
+	__u32 clamp_max;
+	/* cwnd on the same samples (after the clamp applied on the previous one) */
+	__u64 cwnd_sum;
+	__u32 cwnd_min;
+	__u32 cwnd_max;
+	/* the furthest the phase fell behind its schedule, microseconds */
+	__u32 max_lag_us;
+	/*
+	 * When the packet carrying the phase's first byte was built and the pacer held the phase at
+	 * gain x R (0: not yet), with bytes_acked, retransmissions and data segments then: the phase
+	 * begins there (its bytes leave from then on), not at the RTT sample after the startup drained.
+	 */
+	__u64 held_ns;
+	__u64 held_acked;
+	__u32 held_retrans;
+	__u32 held_segs_out;
 };
 
 enum trickle_stat {
@@ -36,7 +108,9 @@ enum trickle_stat {
 	TRICKLE_STAT_CLAMP_UPDATES = 1,
 	TRICKLE_STAT_CLOSED_REMOVED = 2,
 	TRICKLE_STAT_SETSOCKOPT_ERRORS = 3,
-	TRICKLE_STAT_COUNT = 4,
+	TRICKLE_STAT_CATCH_UPS = 4,
+	TRICKLE_STAT_PACING_UPDATES = 5,
+	TRICKLE_STAT_COUNT = 6,
 };
 
 #define TRICKLE_MAX_TARGETS 65536

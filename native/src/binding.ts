@@ -14,6 +14,29 @@ export interface RawTarget {
   updates: number;
   initialWindowPackets: number;
   initialWindowResult: number;
+  pacingBytesPerSec: number;
+  schedule?: RawScheduleState;
+}
+
+export interface RawScheduleState {
+  state: number;
+  catchUps: number;
+  phaseStartNs: number;
+  phaseStartAcked: number;
+  phaseStartRetrans: number;
+  phaseStartSegsOut: number;
+  phaseStartSrttUs: number;
+  floorNs: number;
+  catchingUpNs: number;
+  clampSum: number;
+  clampSamples: number;
+  clampMin: number;
+  clampMax: number;
+  maxLagUs: number;
+  heldNs: number;
+  cwndSum: number;
+  cwndMin: number;
+  cwndMax: number;
 }
 
 export interface RawBpfStats {
@@ -21,6 +44,8 @@ export interface RawBpfStats {
   clampUpdates: number;
   closedRemoved: number;
   setsockoptErrors: number;
+  catchUps: number;
+  pacingUpdates: number;
   entries: number;
 }
 
@@ -34,6 +59,7 @@ export interface NativeBinding {
   setCongestionControl(fd: number, name: string): void;
   getCongestionControl(fd: number): string;
   setNotsentLowat(fd: number, bytes: number): void;
+  raiseSendBuffer(fd: number, bytes: number): number;
   socketCookie(fd: number): bigint;
   bpfCompiled(): { compiled: boolean; reason?: string };
   bpfLoadAndAttach(cgroupPath: string, pinDir: string): boolean;
@@ -43,6 +69,7 @@ export interface NativeBinding {
   bpfSetTarget(cookie: bigint, mode: number, rateBytesPerSec: number, gainMilli: number, minPackets: number, fixedPackets: number): void;
   bpfGetTarget(cookie: bigint): RawTarget | undefined;
   bpfSetInitialWindow(cookie: bigint, packets: number): void;
+  bpfSetSchedule(cookie: bigint, baseAcked: number, throttleOffset: number, graceUs: number, gainMilli: number, minPackets: number, pieces: Uint32Array): void;
   bpfDeleteTarget(cookie: bigint): boolean;
   bpfStats(): RawBpfStats;
 }

@@ -6,6 +6,7 @@ export const nativeErrorCodes = {
   NATIVE_ERR_UNSUPPORTED: 'the native addon is not available on this host',
   NATIVE_ERR_ARGUMENT: 'invalid argument',
   NATIVE_ERR_BPF_UNAVAILABLE: 'the BPF clamp cannot be used here',
+  NATIVE_ERR_BPF_STALE: 'the pinned BPF clamp is from another build of the program',
   NATIVE_ERR_BPF_NOT_ATTACHED: 'the BPF clamp is not attached',
   NATIVE_ERR_CGROUP: 'cgroup v2 setup failed',
   NATIVE_ERR_PRIVILEGE: 'this needs root',

@@ -1,9 +1,9 @@
 /** Public entry of @trickle/native. */
-export { tcpInfo, setMaxPacingRate, getMaxPacingRate, setCongestionControl, getCongestionControl, setNotsentLowat, socketCookie, socketFd, type TcpInfo, type SocketLike } from './socket.js';
+export { tcpInfo, setMaxPacingRate, getMaxPacingRate, setCongestionControl, getCongestionControl, setNotsentLowat, raiseSendBuffer, socketCookie, socketFd, type TcpInfo, type SocketLike } from './socket.js';
 export { attachClamp, type AttachOptions, type AttachedClamp } from './clamp/attach.js';
 export { clampBackends } from './clamp/registry.js';
 export { clampMode } from './clamp/bpf.js';
-export { defaultGain, defaultMinPackets, type ClampBackend, type ClampBackendName, type ClampRate, type ClampSocketState, type ClampStats, type InitialWindowState, type ReleaseOptions } from './clamp/clamp-backend.js';
+export { defaultGain, defaultMinPackets, schedulePieces, type ClampSchedule, type SchedulePiece, type ScheduleState, type ClampBackend, type ClampBackendName, type ClampRate, type ClampSocketState, type ClampStats, type InitialWindowState, type ReleaseOptions } from './clamp/clamp-backend.js';
 export { joinCgroup, createCgroup, resolveCgroupPath, isInCgroup, currentCgroup, findCgroup2Mount, ensureBpffs, defaultPinDir, defaultCgroupName } from './cgroup.js';
 export { setupClamp, teardownClamp, type SetupOptions, type SetupResult } from './setup.js';
 export { nativeInfo, type NativeInfo, type Capability } from './info.js';

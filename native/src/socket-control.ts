@@ -3,7 +3,7 @@
  * package implements it; tests and non-Linux hosts can use the same shape.
  */
 import type { ClampBackend } from './clamp/clamp-backend.js';
-import { getCongestionControl, setCongestionControl, setMaxPacingRate, setNotsentLowat, socketCookie, tcpInfo, type SocketLike, type TcpInfo } from './socket.js';
+import { getCongestionControl, raiseSendBuffer, setCongestionControl, setMaxPacingRate, setNotsentLowat, socketCookie, tcpInfo, type SocketLike, type TcpInfo } from './socket.js';
 
 export interface SocketControl {
   tcpInfo(socket: SocketLike): TcpInfo;
@@ -11,10 +11,11 @@ export interface SocketControl {
   setCongestionControl(socket: SocketLike, name: string): void;
   getCongestionControl(socket: SocketLike): string;
   setNotsentLowat(socket: SocketLike, bytes: number): void;
+  raiseSendBuffer(socket: SocketLike, bytes: number): number;
   socketCookie(socket: SocketLike): bigint;
   readonly clamp: ClampBackend;
 }
 
 export function createSocketControl(clamp: ClampBackend): SocketControl {
-  return { tcpInfo, setMaxPacingRate, setCongestionControl, getCongestionControl, setNotsentLowat, socketCookie, clamp };
+  return { tcpInfo, setMaxPacingRate, setCongestionControl, getCongestionControl, setNotsentLowat, raiseSendBuffer, socketCookie, clamp };
 }

@@ -130,6 +130,15 @@ export function setNotsentLowat(socket: SocketLike, bytes: number): void {
   requireBinding().setNotsentLowat(socketFd(socket), bytes);
 }
 
+/**
+ * SO_SNDBUF raised so the socket holds about `bytes` of payload (never lowered below what TCP's
+ * autotuning reached; capped by net.core.wmem_max; fixed from then on). Returns the effective
+ * buffer (sk_sndbuf, which counts the kernel's overhead: about twice the payload).
+ */
+export function raiseSendBuffer(socket: SocketLike, bytes: number): number {
+  return requireBinding().raiseSendBuffer(socketFd(socket), bytes);
+}
+
 /** Cookies of live sockets: a socket keeps its cookie for life (a bare fd may be reused, so it is not cached). */
 const cookies = new WeakMap<Socket, bigint>();
 

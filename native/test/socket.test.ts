@@ -1,11 +1,12 @@
 /** Socket introspection and control on live loopback connections (no root needed). */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { openSync, closeSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { getCongestionControl, getMaxPacingRate, isSyscallError, setCongestionControl, setMaxPacingRate, setNotsentLowat, socketCookie, tcpInfo } from '../src/index.js';
+import { getCongestionControl, getMaxPacingRate, isSyscallError, raiseSendBuffer, setCongestionControl, setMaxPacingRate, setNotsentLowat, socketCookie, tcpInfo } from '../src/index.js';
 
 async function connectedPair(): Promise<{ server: Server; serverSide: Socket; client: Socket }> {
   const server = createServer();
@@ -106,6 +107,26 @@ describe('socket introspection and control', () => {
     assert.equal(getCongestionControl(pair.client), available[0]);
     assert.throws(() => setCongestionControl(pair.client, 'no-such-cc'), isErrno('ENOENT', 'setsockopt'));
     setNotsentLowat(pair.serverSide, 16_384);
+  });
+
+  it('raises the send buffer to hold a payload, and never lowers it', async () => {
+    const fresh = await connectedPair();
+    try {
+      const wmemMaxBytes = Number(readFileSync('/proc/sys/net/core/wmem_max', 'utf8'));
+      // What the connection starts with (on loopback, with its 64 kB MSS, already megabytes).
+      const initial = raiseSendBuffer(fresh.serverSide, 0);
+      assert.ok(initial > 0);
+      assert.equal(raiseSendBuffer(fresh.serverSide, Math.floor(initial / 4)), initial, 'a payload it holds leaves it as it is');
+      // The kernel doubles the value for its overhead and caps it at net.core.wmem_max (doubled).
+      const raised = raiseSendBuffer(fresh.serverSide, initial);
+      assert.equal(raised, Math.max(initial, Math.min(2 * initial, 2 * wmemMaxBytes)));
+      assert.equal(raiseSendBuffer(fresh.serverSide, 10_000), raised, 'fixed from then on, never lowered');
+      assert.throws(() => raiseSendBuffer(-1, 1000));
+    } finally {
+      fresh.client.destroy();
+      fresh.serverSide.destroy();
+      fresh.server.close();
+    }
   });
 
   it('gives each socket its own stable cookie', () => {

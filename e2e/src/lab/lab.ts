@@ -251,11 +251,21 @@ export class Lab {
     });
   }
 
-  /** Resolves once `url` answers with a 2xx from a host of the lab (curl, a try a second, `attempts` retries), else throws. */
+  /**
+   * Resolves once `url` answers with a 2xx from a host of the lab (one curl a second, `attempts`
+   * tries), else throws with the last curl exit code. Every failure is retried, not only refused
+   * connections: a host the lab has just wired can be unreachable for one ARP round (curl's own
+   * --retry gives up at once on EHOSTUNREACH).
+   */
   async waitForHttp(url: string, options: { from?: LabHost; attempts?: number } = {}): Promise<void> {
     const attempts = options.attempts ?? 50;
-    const code = await this.exec(options.from ?? 'player', ['curl', '-sf', '-o', '/dev/null', '--retry', String(attempts), '--retry-connrefused', '--retry-delay', '1', url]);
-    if (code !== 0) throw new E2eError('E2E_ERR_LAB', `${url} did not answer from the ${options.from ?? 'player'} side of lab "${this.name}" (curl exit ${code})`);
+    let code = 0;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 1000));
+      code = await this.exec(options.from ?? 'player', ['curl', '-sf', '-o', '/dev/null', '--connect-timeout', '2', url], { stdio: 'ignore' });
+      if (code === 0) return;
+    }
+    throw new E2eError('E2E_ERR_LAB', `${url} did not answer from the ${options.from ?? 'player'} side of lab "${this.name}" after ${attempts} tries (last curl exit ${code})`);
   }
 
   /** Runs a command on a host of the lab and resolves to its standard output (stderr passes through). */

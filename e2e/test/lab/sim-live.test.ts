@@ -37,7 +37,7 @@ describe('model versus live players through the lab', { skip }, () => {
   it('agrees on rebuffering for a gap longer than the buffer', async () => {
     const lab = await labUp('tsim', symmetricLink({ rateBps: 6e6, rttMs: 40, bufferBdp: 2 }));
     // The model below delivers with policy bulk: so does the origin.
-    const origin = lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8080', '--policy', 'bulk', '--log-level', 'warn'], { stdio: 'ignore' });
+    const origin = lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8080', '--policy', 'bulk', '--log-level', 'warn'], { stdio: ['ignore', 'inherit', 'inherit'] });
     try {
       await lab.waitForHttp(`http://${lab.address('origin')}:8080/healthz`);
       const out = await mkdtemp(join(tmpdir(), 'trickle-live-'));

@@ -46,7 +46,10 @@ export async function attachClamp(options: AttachOptions = {}): Promise<Attached
   let cgroupPath: string;
   try {
     cgroupPath = await resolveCgroupPath(options.cgroupPath);
-    if (existsSync(join(pinDir, 'trickle_targets'))) {
+    // Root loads this build's program every time: pins of another map layout are replaced, and a
+    // pinned link running another program (an upgrade that changed only its logic) gets this one.
+    // Anyone else opens the pins, and is told why when they are another build's.
+    if (!isRoot() && existsSync(join(pinDir, 'trickle_targets'))) {
       binding.bpfOpenPinned(pinDir);
     } else if (isRoot()) {
       await ensureBpffs(pinDir);

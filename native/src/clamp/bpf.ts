@@ -1,10 +1,32 @@
 /** The real per-socket cwnd clamp: entries in the sock_ops program's map, keyed by socket cookie. */
 import type { NativeBinding } from '../binding.js';
 import { socketCookie, socketFd, type SocketLike } from '../socket.js';
-import { checkClampRate, checkPackets, type ClampBackend, type ClampRate, type ClampSocketState, type ClampStats, type InitialWindowState, type ReleaseOptions } from './clamp-backend.js';
+import type { RawScheduleState } from '../binding.js';
+import { checkClampRate, checkPackets, scheduleTriples, type ClampBackend, type ClampRate, type ClampSchedule, type ClampSocketState, type ClampStats, type InitialWindowState, type ReleaseOptions, type ScheduleState } from './clamp-backend.js';
 
 /** Mirrors enum trickle_clamp_mode in bpf/cwnd_clamp.h. */
-export const clampMode = { rate: 1, packets: 2, releaseGradual: 3, releaseImmediate: 4 } as const;
+export const clampMode = { rate: 1, packets: 2, releaseGradual: 3, releaseImmediate: 4, schedule: 5 } as const;
+
+/** Mirrors enum trickle_schedule_state. */
+const scheduleStates = ['startup', 'clamped', 'floor', 'catching-up', 'done'] as const;
+
+function scheduleState(raw: RawScheduleState): ScheduleState {
+  return {
+    state: scheduleStates[raw.state] ?? 'startup',
+    catchUps: raw.catchUps,
+    phaseStartMonotonicMs: raw.phaseStartNs / 1e6,
+    phaseStartAckedBytes: raw.phaseStartAcked,
+    phaseStartRetransmits: raw.phaseStartRetrans,
+    phaseStartSegmentsOut: raw.phaseStartSegsOut,
+    phaseStartSrttUs: raw.phaseStartSrttUs,
+    floorMs: raw.floorNs / 1e6,
+    catchingUpMs: raw.catchingUpNs / 1e6,
+    clampPackets: raw.clampSamples === 0 ? null : { min: raw.clampMin, mean: raw.clampSum / raw.clampSamples, max: raw.clampMax, samples: raw.clampSamples },
+    maxLagMs: raw.maxLagUs / 1000,
+    heldMonotonicMs: raw.heldNs / 1e6,
+    cwndPackets: raw.clampSamples === 0 ? null : { min: raw.cwndMin, mean: raw.cwndSum / raw.clampSamples, max: raw.cwndMax },
+  };
+}
 
 export class BpfClampBackend implements ClampBackend {
   readonly backend = 'bpf';
@@ -38,6 +60,18 @@ export class BpfClampBackend implements ClampBackend {
     }
   }
 
+  setSchedule(socket: SocketLike, schedule: ClampSchedule): void {
+    const { gain, minPackets } = checkClampRate({ rateBytesPerSec: 1, ...(schedule.gain === undefined ? {} : { gain: schedule.gain }), ...(schedule.minPackets === undefined ? {} : { minPackets: schedule.minPackets }) });
+    const triples = scheduleTriples(schedule);
+    socketFd(socket);
+    try {
+      this.native.bpfSetSchedule(this.cookieOf(socket), schedule.baseBytes, schedule.throttleOffsetBytes, schedule.graceUs, Math.round(gain * 1000), minPackets, triples);
+    } catch (error) {
+      this.errors++;
+      throw error;
+    }
+  }
+
   /**
    * Deletes the socket's entry, also after the socket closed: the program removes entries when it
    * sees a socket close, but an entry written after the peer had already reset the connection
@@ -54,7 +88,13 @@ export class BpfClampBackend implements ClampBackend {
   state(socket: SocketLike): ClampSocketState | undefined {
     const target = this.native.bpfGetTarget(socketCookie(socket));
     if (target === undefined) return undefined;
-    const state: ClampSocketState = { backend: 'bpf', appliedPackets: target.appliedPackets === 0 ? undefined : target.appliedPackets, updates: target.updates };
+    const state: ClampSocketState = {
+      backend: 'bpf',
+      appliedPackets: target.appliedPackets === 0 ? undefined : target.appliedPackets,
+      updates: target.updates,
+      pacingRateBytesPerSec: target.pacingBytesPerSec === 0 ? null : target.pacingBytesPerSec,
+      ...(target.schedule === undefined ? {} : { schedule: scheduleState(target.schedule) }),
+    };
     if (target.initialWindowPackets === 0) return state;
     // The program writes 0 (pending), 1 (applied) or bpf_setsockopt's negative errno.
     const result = target.initialWindowResult;
@@ -64,7 +104,7 @@ export class BpfClampBackend implements ClampBackend {
 
   stats(): ClampStats {
     const raw = this.native.bpfStats();
-    return { backend: 'bpf', entries: raw.entries, updatesApplied: raw.clampUpdates, rttSamples: raw.rttSamples, closedRemoved: raw.closedRemoved, errors: raw.setsockoptErrors + this.errors };
+    return { backend: 'bpf', entries: raw.entries, updatesApplied: raw.clampUpdates, rttSamples: raw.rttSamples, closedRemoved: raw.closedRemoved, catchUps: raw.catchUps, pacingUpdates: raw.pacingUpdates, errors: raw.setsockoptErrors + this.errors };
   }
 
   close(): void {

@@ -25,6 +25,56 @@ export interface ReleaseOptions {
   readonly mode?: 'gradual' | 'immediate';
 }
 
+/** Pieces a kernel schedule holds at most (TRICKLE_SCHEDULE_PIECES in bpf/cwnd_clamp.h). */
+export const schedulePieces = 32;
+
+/** One piece of a throttling phase's schedule: the response's bytes up to `endOffsetBytes` at R. */
+export interface SchedulePiece {
+  /** Where the piece ends (exclusive), in the response's own bytes (its first byte on the wire is 0). */
+  readonly endOffsetBytes: number;
+  readonly rateBytesPerSec: number;
+}
+
+/**
+ * One response's whole throttling phase, handed to the kernel at once: the program runs Algorithm 1
+ * itself (clamp from R of the bytes being sent and the live srtt, catch-up while the phase is behind
+ * its schedule, pacing at R at the floor). Offsets are the response's own, from its first byte on the wire.
+ */
+export interface ClampSchedule {
+  /** Bytes the connection carried before this response (what the kernel's bytes_acked reads when all of them are acknowledged). */
+  readonly baseBytes: number;
+  /** Where the throttling phase begins: bytes before it go at full speed. */
+  readonly throttleOffsetBytes: number;
+  /** 1 to `schedulePieces` pieces, in order, the first starting at `throttleOffsetBytes`. */
+  readonly pieces: readonly SchedulePiece[];
+  /** The phase is not judged behind its schedule before this long, microseconds. */
+  readonly graceUs: number;
+  readonly gain?: number;
+  readonly minPackets?: number;
+}
+
+/** What the program did to a scheduled response so far. */
+export interface ScheduleState {
+  readonly state: 'startup' | 'clamped' | 'floor' | 'catching-up' | 'done';
+  readonly catchUps: number;
+  /** When the phase began (CLOCK_MONOTONIC, as process.hrtime, ms; 0: not yet), with bytes_acked, retransmissions, data segments and srtt then. */
+  readonly phaseStartMonotonicMs: number;
+  readonly phaseStartAckedBytes: number;
+  readonly phaseStartRetransmits: number;
+  readonly phaseStartSegmentsOut: number;
+  readonly phaseStartSrttUs: number;
+  readonly floorMs: number;
+  readonly catchingUpMs: number;
+  /** The clamps applied on RTT samples in the phase (outside catch-up), packets; null before any. */
+  readonly clampPackets: { readonly min: number; readonly mean: number; readonly max: number; readonly samples: number } | null;
+  /** cwnd on the same samples, packets. */
+  readonly cwndPackets: { readonly min: number; readonly mean: number; readonly max: number } | null;
+  /** The furthest the phase fell behind its schedule, ms. */
+  readonly maxLagMs: number;
+  /** When the packet carrying the phase's first byte held the phase at gain x R (CLOCK_MONOTONIC ms; 0: not seen, e.g. no startup). */
+  readonly heldMonotonicMs: number;
+}
+
 /** What the backend knows about one socket. */
 export interface ClampSocketState {
   readonly backend: ClampBackendName;
@@ -36,6 +86,8 @@ export interface ClampSocketState {
   readonly pacingRateBytesPerSec?: number | null;
   /** bpf: the initial window asked for, and what became of it. */
   readonly initialWindow?: InitialWindowState;
+  /** bpf: the response schedule the program is running, if any. */
+  readonly schedule?: ScheduleState;
 }
 
 export interface InitialWindowState {
@@ -53,6 +105,9 @@ export interface ClampStats {
   readonly updatesApplied: number;
   readonly rttSamples?: number;
   readonly closedRemoved?: number;
+  /** bpf: schedules' catch-ups, and pacing-rate changes the program made at the floor. */
+  readonly catchUps?: number;
+  readonly pacingUpdates?: number;
   readonly errors: number;
 }
 
@@ -70,6 +125,8 @@ export interface ClampBackend {
    * Only the bpf backend can: the others throw NATIVE_ERR_UNSUPPORTED.
    */
   setInitialWindow(socket: SocketLike, packets: number): void;
+  /** Hands a response's throttling phase to the kernel. Only the bpf backend can: the others throw NATIVE_ERR_UNSUPPORTED. */
+  setSchedule(socket: SocketLike, schedule: ClampSchedule): void;
   /**
    * Forget a socket entirely (its clamp stays as last applied until the socket closes). Safe on a
    * socket that has closed, and how the backend's own state for it is dropped then.
@@ -102,4 +159,27 @@ export function checkPackets(packets: number): number {
     throw Object.assign(new RangeError(`packets must be a positive integer (got ${packets})`), { code: 'NATIVE_ERR_ARGUMENT' });
   }
   return packets;
+}
+
+/** (end, rate, due) triples for the program, with the due times summed here once; throws NATIVE_ERR_ARGUMENT on a malformed schedule. */
+export function scheduleTriples(schedule: ClampSchedule): Uint32Array {
+  const { pieces, throttleOffsetBytes } = schedule;
+  const argument = (message: string) => Object.assign(new RangeError(message), { code: 'NATIVE_ERR_ARGUMENT' });
+  if (pieces.length === 0 || pieces.length > schedulePieces) throw argument(`a schedule has 1 to ${schedulePieces} pieces (got ${pieces.length})`);
+  if (!Number.isSafeInteger(schedule.baseBytes) || schedule.baseBytes < 0) throw argument(`baseBytes must be a byte count (got ${schedule.baseBytes})`);
+  if (!Number.isInteger(schedule.graceUs) || schedule.graceUs < 0 || schedule.graceUs > 0xffffffff) throw argument(`graceUs must be an integer of microseconds (got ${schedule.graceUs})`);
+  const triples = new Uint32Array(pieces.length * 3);
+  let start = throttleOffsetBytes;
+  let dueUs = 0;
+  pieces.forEach((piece, i) => {
+    const { endOffsetBytes: end, rateBytesPerSec: rate } = piece;
+    if (!Number.isInteger(end) || end <= start || end > 0xffffffff) throw argument(`piece ${i} must end after ${start} and within 4 GiB (got ${end})`);
+    if (!Number.isFinite(rate) || rate < 1 || rate > 0xffffffff) throw argument(`piece ${i}: rateBytesPerSec must be 1 to 2^32-1 (got ${rate})`);
+    dueUs += ((end - start) * 1e6) / rate;
+    triples[3 * i] = end;
+    triples[3 * i + 1] = Math.round(rate);
+    triples[3 * i + 2] = Math.min(0xffffffff, Math.round(dueUs));
+    start = end;
+  });
+  return triples;
 }

@@ -14,6 +14,10 @@ export class NoClampBackend implements ClampBackend {
   setInitialWindow(): void {
     throw new NativeError('NATIVE_ERR_UNSUPPORTED', `an initial window (TCP_BPF_IW) needs the bpf clamp backend; there is none${this.fallbackReason === undefined ? '' : `: ${this.fallbackReason}`}`);
   }
+  setSchedule(): void {
+    throw new NativeError('NATIVE_ERR_UNSUPPORTED', `a schedule in the kernel needs the bpf clamp backend; there is none${this.fallbackReason === undefined ? '' : `: ${this.fallbackReason}`}`);
+  }
+
   forget(): void {}
 
   state(): ClampSocketState | undefined {

@@ -39,6 +39,10 @@ export class PacingRateClampBackend implements ClampBackend {
     throw new NativeError('NATIVE_ERR_UNSUPPORTED', 'an initial window (TCP_BPF_IW) needs the bpf clamp backend; this host runs the pacing-rate fallback');
   }
 
+  setSchedule(): void {
+    throw new NativeError('NATIVE_ERR_UNSUPPORTED', 'a schedule in the kernel needs the bpf clamp backend; this host runs the pacing-rate fallback');
+  }
+
   forget(socket: SocketLike): void {
     this.paced.delete(socket);
   }

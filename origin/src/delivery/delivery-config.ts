@@ -76,8 +76,20 @@ export const deliverySchema = z.strictObject({
       gain: headroom.default(1.2),
       floorPackets: z.number().int().min(1).max(1000).default(10),
       blockBytes: blockBytes.default(65_536),
-      /** How the clamp is lifted for catch-up and at the end of a response. */
+      /** How the clamp is lifted for catch-up and at the end of a response (in the kernel, catch-up is always gradual). */
       release: z.enum(['gradual', 'immediate']).default('gradual'),
+      /**
+       * Run Algorithm 1 in the sock_ops program (bpf backend): the response is written at once and the
+       * kernel clamps, catches up and paces at the floor. false: block by block from user space.
+       */
+      inKernel: z.boolean().default(true),
+      /**
+       * In the kernel path, once the phase's bytes are being written, the send buffer is raised to
+       * hold this many seconds of the phase at its highest rate (user space then wakes about every
+       * third of it, not every ~30 kB TCP's autotuning allows a clamped window; capped by
+       * net.core.wmem_max). 0: autotuning only.
+       */
+      sendBufferSeconds: z.number().min(0).max(60).default(4),
     })
     .prefault({}),
   /** The kernel-pacing enforcer (pacing, cmcd). */

@@ -24,7 +24,7 @@ import { PolicySelector, type Selection, type SelectionResult } from './policy-s
 import { vbrBlocksOf } from './rate-plan.js';
 import type { MediaResponse, RateRule } from './rates/rate-rule.js';
 import { rateRules } from './rates/registry.js';
-import { ResponseDelivery, type ResponseServices } from './response-delivery.js';
+import { ResponseDelivery, type DrainOutcome, type ResponseServices } from './response-delivery.js';
 import { ViewerRuns } from './viewer-runs.js';
 
 export interface DeliveryEngineOptions {
@@ -72,8 +72,10 @@ interface ConnectionState {
   readonly congestionControl: string | undefined;
   /** The initial window asked for this connection, and what became of it (settled once applied or failed). */
   initialWindow: InitialWindowRecord | undefined;
-  /** Closes the previous response's record early when the next request arrives or the socket closes. */
-  settlePrevious: (() => void) | undefined;
+  /** Ends the previous response's wait: the next request came, the client half-closed, or the socket closed. */
+  settlePrevious: ((cause: 'next-request' | 'end' | 'close') => void) | undefined;
+  /** The client closed its side (FIN) or reset the connection. */
+  peerLeft: boolean;
   /**
    * The reading that found the previous response fully acknowledged, and the socket's byte count
    * then: while nothing more was written, TCP_INFO's counters cannot have moved, so it is also the
@@ -85,6 +87,8 @@ interface ConnectionState {
 /** Poll interval bounds while waiting for the last bytes to be acknowledged. */
 const drainPollMinMs = 1;
 const drainPollMaxMs = 50;
+/** A response the kernel paces is polled at most this far apart while its rest leaves. */
+const pacedDrainPollMaxMs = 1000;
 
 export class DeliveryEngine {
   readonly policies: Readonly<Record<PolicyName, Policy>>;
@@ -110,7 +114,7 @@ export class DeliveryEngine {
       readRange: options.readRange,
       tcpInfo: (socket) => this.tcpInfo(socket),
       socketError: (operation, error) => this.socketError(operation, error),
-      awaitDrain: (socket, done) => this.awaitDrain(socket, done),
+      awaitDrain: (socket, done, paceFloorBytesPerSec) => this.awaitDrain(socket, done, paceFloorBytesPerSec),
       initialWindow: (socket) => this.initialWindowOf(socket),
       nextFlowId: () => this.flowIds++,
       countActive: (delta) => {
@@ -145,7 +149,7 @@ export class DeliveryEngine {
     if (described === undefined) return false;
     const socket = request.raw.socket;
     const connection = this.connection(socket);
-    connection.settlePrevious?.();
+    connection.settlePrevious?.('next-request');
     const policy = this.policies[selection.policy];
     const media = described.response;
     const nowMs = performance.now();
@@ -239,13 +243,17 @@ export class DeliveryEngine {
         initialWindow = { packets: initialWindowPackets, status: (error as { code?: unknown }).code === 'NATIVE_ERR_UNSUPPORTED' ? 'unsupported' : 'failed' };
       }
     }
-    const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, initialWindow, settlePrevious: undefined, idleReading: undefined };
+    const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, initialWindow, settlePrevious: undefined, idleReading: undefined, peerLeft: false };
     state = created;
     this.connections.set(socket, state);
     // A client that got everything closes: its FIN arrives after its last ACKs, and the fd is still open at 'end'.
-    socket.once('end', () => created.settlePrevious?.());
-    socket.once('close', () => {
-      created.settlePrevious?.();
+    socket.once('end', () => {
+      created.peerLeft = true;
+      created.settlePrevious?.('end');
+    });
+    socket.once('close', (hadError: boolean) => {
+      if (hadError) created.peerLeft = true;
+      created.settlePrevious?.('close');
       // Whatever a response wrote for this socket last (a release keeps a finite clamp) goes with it:
       // the program deletes entries at close, but not one written after the kernel had closed the socket.
       this.forgetClamp(socket);
@@ -271,36 +279,46 @@ export class DeliveryEngine {
    * After the last write: poll TCP_INFO until every byte is acknowledged (or the drain timeout,
    * the next request on the connection, or its close), then hand over the end snapshot. The
    * first poll is at once: a short response may be acknowledged already, and a client that
-   * closes next leaves nothing to read.
+   * closes next leaves nothing to read. With a pace floor (the kernel paces the socket's rest at
+   * a schedule) the timeout allows the rest its time at that rate, and polls come at about half
+   * the time the rest still needs: a few per response, not one per RTT.
    */
-  private awaitDrain(socket: Socket, done: (end: TcpSnapshot, drained: boolean) => void): void {
+  private awaitDrain(socket: Socket, done: (end: TcpSnapshot, outcome: DrainOutcome) => void, paceFloorBytesPerSec?: number): void {
     const connection = this.connection(socket);
     const finishedMs = performance.now();
-    const timeoutMs = this.options.drainTimeoutMs;
+    let timeoutMs = this.options.drainTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     let lastInfo: TcpInfo | undefined;
+    let first = true;
     this.draining++;
-    const settle = (drained: boolean, info: TcpInfo | undefined) => {
+    const settle = (outcome: DrainOutcome, info: TcpInfo | undefined) => {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
       connection.settlePrevious = undefined;
       this.draining--;
-      if (drained && info !== undefined && (info.notsentBytes ?? 0) === 0 && !socket.destroyed) connection.idleReading = { info, bytesWritten: socket.bytesWritten };
-      done({ atMs: performance.now(), info }, drained);
+      if (outcome === 'drained' && info !== undefined && (info.notsentBytes ?? 0) === 0 && !socket.destroyed) connection.idleReading = { info, bytesWritten: socket.bytesWritten };
+      done({ atMs: performance.now(), info }, outcome);
     };
-    connection.settlePrevious = () => {
+    // Closed by the server itself (Connection: close) the kernel still delivers what the socket holds.
+    const closedOutcome = (): DrainOutcome => (connection.peerLeft ? 'client-left' : 'server-closed');
+    connection.settlePrevious = (cause) => {
       const info = socket.destroyed ? lastInfo : (this.tcpInfo(socket) ?? lastInfo);
-      settle(info !== undefined && info.unacked === 0, info);
+      const drained = info !== undefined && info.unacked === 0 && (info.notsentBytes ?? 0) === 0;
+      settle(drained ? 'drained' : cause === 'next-request' ? 'next-request' : closedOutcome(), info);
     };
     const poll = () => {
       timer = undefined;
-      if (socket.destroyed) return settle(false, lastInfo);
+      if (socket.destroyed) return settle(closedOutcome(), lastInfo);
       const info = this.tcpInfo(socket);
-      if (info === undefined) return settle(false, lastInfo);
+      if (info === undefined) return settle(closedOutcome(), lastInfo);
       lastInfo = info;
-      if (info.unacked === 0 && (info.notsentBytes ?? 0) === 0) return settle(true, info);
-      if (performance.now() - finishedMs >= timeoutMs) return settle(false, info);
-      const waitMs = Math.min(drainPollMaxMs, Math.max(drainPollMinMs, (info.rttUs ?? 0) / 4000));
+      if (info.unacked === 0 && (info.notsentBytes ?? 0) === 0) return settle('drained', info);
+      const restBytes = (info.unacked ?? 0) * (info.mss ?? 0) + (info.notsentBytes ?? 0);
+      const restMs = paceFloorBytesPerSec !== undefined && paceFloorBytesPerSec > 0 ? (restBytes / paceFloorBytesPerSec) * 1000 : 0;
+      if (first) timeoutMs += restMs;
+      first = false;
+      if (performance.now() - finishedMs >= timeoutMs) return settle('timeout', info);
+      const waitMs = restMs > 0 ? Math.min(pacedDrainPollMaxMs, Math.max(drainPollMaxMs, restMs / 2)) : Math.min(drainPollMaxMs, Math.max(drainPollMinMs, (info.rttUs ?? 0) / 4000));
       timer = setTimeout(poll, waitMs);
     };
     poll();

@@ -26,7 +26,7 @@ function takenBytes(info: TcpInfo): number | undefined {
 }
 
 /** Before acknowledgements can say anything about goodput, at least this long must pass. */
-const minimumGoodputWindowMs = 200;
+export const minimumGoodputWindowMs = 200;
 
 /** What the flow record takes from the meter. */
 export interface MeterFacts {
@@ -141,6 +141,18 @@ export class FlowMeter {
     this.phaseBytes += sizeBytes;
     this.phaseSeconds += sizeBytes / rateBytesPerSec;
     this.lastRateBytesPerSec = rateBytesPerSec;
+  }
+
+  /**
+   * The phase ran in the kernel: its start as the program recorded it (undefined: it never began,
+   * e.g. the client left during startup). Startup bytes not yet acknowledged then are startup goodput.
+   */
+  kernelPhaseStarted(start: TcpSnapshot | undefined): void {
+    if (start === undefined) return;
+    this.throttlingStart = start;
+    const ackedThen = start.info?.bytesAcked;
+    const ackedAtStart = this.start.info?.bytesAcked;
+    this.startupBacklogBytes = ackedThen === undefined || ackedAtStart === undefined ? 0 : Math.max(0, this.startupBytes - (ackedThen - ackedAtStart));
   }
 
   /** A block went to the socket; `mediaBytesPerSec` is the media's own rate of its bytes. */

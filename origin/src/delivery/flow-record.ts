@@ -109,6 +109,10 @@ export interface FlowRecord {
   readonly cwndPackets: Summary | null;
   readonly catchUps: number;
   readonly throttledWriteBlocks: number;
+  /** The cwnd clamp: whether Algorithm 1 ran in the kernel's sock_ops program or block by block in user space (null: no clamp). */
+  readonly trickleIn: 'kernel' | 'user-space' | null;
+  /** Algorithm 1 in the kernel: ms at the floor paced at R, ms catching up, the furthest behind the schedule (ms), the state at the end. */
+  readonly kernelPhase: EnforcerReport['kernelPhase'] | null;
   readonly cmcd: Record<string, unknown> | null;
   readonly congestionControl: string | null;
   /** The connection's initial window when one was asked for (TCP_BPF_IW), and what became of it. */
@@ -189,6 +193,8 @@ export function buildFlowRecord(response: ResponseFacts, meter: MeterFacts, repo
     cwndPackets: meter.cwndPackets,
     catchUps: report.catchUps ?? 0,
     throttledWriteBlocks: report.throttledWriteBlocks ?? 0,
+    trickleIn: report.trickleIn ?? null,
+    kernelPhase: report.kernelPhase ?? null,
     cmcd: response.cmcd ?? null,
     congestionControl: response.congestionControl ?? null,
     initialWindow: response.initialWindow ?? null,

@@ -11,8 +11,10 @@ import type { FastifyReply } from 'fastify';
 import type { SocketControl, TcpInfo } from '@trickle/native';
 import type { ByteRange } from '../http/range.js';
 import { wholeRangeMaxBytes, type MediaFile } from '../media/library.js';
-import type { Block, Enforcement, Enforcer } from './enforcers/enforcer.js';
-import { FlowMeter } from './flow-meter.js';
+import { schedulePieces } from '@trickle/native';
+import type { Block, Enforcement, Enforcer, KernelEnforcement } from './enforcers/enforcer.js';
+import { kernelSchedule } from './kernel-schedule.js';
+import { FlowMeter, minimumGoodputWindowMs } from './flow-meter.js';
 import { buildFlowRecord, type InitialWindowRecord, type ResponseFacts, type TcpSnapshot } from './flow-record.js';
 import type { FlowLog } from './flow-log.js';
 import type { DeliveryMetrics } from './metrics.js';
@@ -20,6 +22,14 @@ import { PacedBody, type BlockDriver } from './paced-body.js';
 import type { MediaResponse, RatePlan } from './rates/rate-rule.js';
 
 /** What a response needs from the engine that runs it. */
+/**
+ * How the wait for a response's last acknowledgement ended: every byte acknowledged, the next
+ * request on the connection (the client had it all), the drain timeout with the socket still
+ * open, the client gone (FIN or reset) with bytes unacknowledged, or the server's own close
+ * (Connection: close; the kernel delivers the rest, unseen).
+ */
+export type DrainOutcome = 'drained' | 'next-request' | 'timeout' | 'client-left' | 'server-closed';
+
 export interface ResponseServices {
   readonly control: SocketControl;
   readonly metrics: DeliveryMetrics;
@@ -29,8 +39,12 @@ export interface ResponseServices {
   /** TCP_INFO now; a failure is logged once, counted, and gives undefined. */
   tcpInfo(socket: Socket): TcpInfo | undefined;
   socketError(operation: string, error: unknown): void;
-  /** Polls until every byte is acknowledged (or the drain timeout, the next request, the close), then calls `done`. */
-  awaitDrain(socket: Socket, done: (end: TcpSnapshot, drained: boolean) => void): void;
+  /**
+   * Polls until every byte is acknowledged (or the drain timeout, the next request, the close), then
+   * calls `done`. `paceFloorBytesPerSec`: the bytes left in the socket leave at least this fast (a
+   * schedule the kernel paces): the wait allows for them and polls as they go.
+   */
+  awaitDrain(socket: Socket, done: (end: TcpSnapshot, outcome: DrainOutcome) => void, paceFloorBytesPerSec?: number): void;
   /** The connection's initial window and what became of it, read back from the clamp backend. */
   initialWindow(socket: Socket): InitialWindowRecord | undefined;
   nextFlowId(): number;
@@ -55,6 +69,9 @@ export interface ResponseSpec {
   readonly startReading: TcpInfo | undefined;
 }
 
+/** The program's offsets are 32-bit: larger responses go block by block. */
+const maxKernelResponseBytes = 0xffff_ffff;
+
 export class ResponseDelivery implements BlockDriver {
   private readonly meter: FlowMeter;
   private readonly enforcement: Enforcement;
@@ -62,6 +79,12 @@ export class ResponseDelivery implements BlockDriver {
   private readonly client: { readonly address: string | undefined; readonly port: number | undefined };
   private readonly startedAtEpochMs = Date.now();
   private ended = false;
+  /** The throttling phase runs in the kernel: the record takes the phase's start from it. */
+  private kernel: KernelEnforcement | undefined;
+  /** The schedule's lowest rate: the socket's rest leaves at least this fast. */
+  private kernelFloorBytesPerSec = 0;
+  /** Where the kernel's phase begins, from the range's first byte. */
+  private throttleOffsetBytes = 0;
 
   constructor(
     private readonly services: ResponseServices,
@@ -115,10 +138,16 @@ export class ResponseDelivery implements BlockDriver {
     // The enforcer's socket limits stay until the last bytes are acknowledged, not just handed to
     // the kernel: up to a block still waits in the socket at 'finish' and must leave paced too.
     raw.once('finish', () => {
-      services.awaitDrain(socket, (end, drained) => {
-        this.end(end.info);
-        this.record({ end, completed: true, drained });
-      });
+      services.awaitDrain(
+        socket,
+        (end, outcome) => {
+          this.end(end.info);
+          // In the kernel path 'finish' only means the socket holds the rest: a client that left
+          // before acknowledging it did not get the response.
+          this.record({ end, completed: outcome !== 'client-left', drained: outcome === 'drained' });
+        },
+        this.kernel === undefined ? undefined : this.kernelFloorBytesPerSec,
+      );
     });
     const onClose = () => {
       if (raw.writableFinished) return;
@@ -143,7 +172,73 @@ export class ResponseDelivery implements BlockDriver {
       else void bytes.then((whole) => reply.send(whole), (error: unknown) => reply.send(error as Error));
       return;
     }
+    if (this.enforcement.kernel !== undefined && this.handOver(this.enforcement.kernel)) {
+      this.writeWhole(this.enforcement.kernel);
+      return;
+    }
     void reply.send(new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, this));
+  }
+
+  /**
+   * Hands the throttling phase to the kernel, if there is one and it takes it. Offsets are the
+   * response's own from its first body byte: the header's few hundred bytes count as startup.
+   */
+  private handOver(kernel: KernelEnforcement): boolean {
+    const { range, plan, socket } = this.spec;
+    const throttleOffset = Math.max(range.start, Math.min(plan.startupEndOffset, range.end + 1));
+    const pieces = kernelSchedule(plan, throttleOffset, range.end, this.enforcement.blockBytes, schedulePieces);
+    if (pieces.length === 0 || range.end - range.start + 1 > maxKernelResponseBytes) return false;
+    const rttUs = this.spec.startReading?.rttUs ?? 0;
+    const taken = kernel.handOver({
+      baseBytes: socket.bytesWritten,
+      throttleOffsetBytes: throttleOffset - range.start,
+      pieces: pieces.map((piece) => ({ endOffsetBytes: piece.endOffset - range.start, rateBytesPerSec: piece.rateBytesPerSec })),
+      graceUs: Math.round(Math.max(minimumGoodputWindowMs * 1000, this.services.goodputGraceRtts * rttUs)),
+    });
+    if (!taken) return false;
+    this.kernel = kernel;
+    this.kernelFloorBytesPerSec = Math.min(...pieces.map((piece) => piece.rateBytesPerSec));
+    const nowMs = performance.now();
+    const startupBytes = throttleOffset - range.start;
+    this.throttleOffsetBytes = startupBytes;
+    if (startupBytes > 0) this.meter.written({ offset: range.start, sizeBytes: startupBytes, rateBytesPerSec: plan.rateAt(range.start, startupBytes), nowMs }, 'startup', plan.media.rateAt(range.start, startupBytes));
+    for (const piece of pieces) {
+      const sizeBytes = piece.endOffset - piece.startOffset;
+      this.meter.written({ offset: piece.startOffset, sizeBytes, rateBytesPerSec: piece.rateBytesPerSec, nowMs }, 'throttling', plan.media.rateAt(piece.startOffset, sizeBytes));
+    }
+    return true;
+  }
+
+  /**
+   * The whole range at once: one buffer when it is held and has no startup, else large reads as
+   * fast as the socket takes them. The send buffer grows for the phase once its bytes are written
+   * (not before: a fixed buffer would cap the startup's window on a long fat path), so a range with
+   * a startup goes in blocks even when it is held: one buffer gives no moment to grow it at.
+   */
+  private writeWhole(kernel: KernelEnforcement): void {
+    const { reply, file, range } = this.spec;
+    const rangeBytes = range.end - range.start + 1;
+    const throttleOffset = range.start + this.throttleOffsetBytes;
+    const noStartup = throttleOffset === range.start;
+    if (noStartup) kernel.phaseWriting(rangeBytes);
+    if (noStartup && (file.body !== undefined || rangeBytes <= wholeRangeMaxBytes)) {
+      const bytes = this.read(range.start, rangeBytes);
+      if (Buffer.isBuffer(bytes)) void reply.send(bytes);
+      else void bytes.then((whole) => reply.send(whole), (error: unknown) => reply.send(error as Error));
+      return;
+    }
+    const unpaced: BlockDriver = {
+      startupEndOffset: range.end + 1,
+      blockBytes: wholeRangeMaxBytes,
+      readAheadBlocks: 1,
+      rateAt: () => 0,
+      startThrottling: () => undefined,
+      beforeBlock: () => 0,
+      written: (block) => {
+        if (block.offset + block.sizeBytes > throttleOffset) kernel.phaseWriting(range.end + 1 - block.offset);
+      },
+    };
+    void reply.send(new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, unpaced));
   }
 
   private read(offset: number, sizeBytes: number): Buffer | Promise<Buffer> {
@@ -182,6 +277,7 @@ export class ResponseDelivery implements BlockDriver {
       initialWindow: services.initialWindow(spec.socket),
       startedAtEpochMs: this.startedAtEpochMs,
     };
+    if (this.kernel !== undefined) this.meter.kernelPhaseStarted(this.kernel.phaseStart());
     const record = buildFlowRecord(response, this.meter.facts(), this.enforcement.report(), ending);
     services.metrics.record(record);
     services.flowLog.add(record);

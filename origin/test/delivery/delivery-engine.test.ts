@@ -289,7 +289,9 @@ describe('delivery policies over loopback', { skip }, () => {
     assert.equal(record!.status, 206);
     assert.equal(record!.backend, 'app');
     assert.ok(record!.srttUs! > 0 && record!.minRttUs! > 0);
-    assert.equal(record!.retransmittedSegments, 0);
+    // Recorded, not asserted zero: under the parallel test phase's load a delayed loopback ACK lets
+    // a tail loss probe fire (a retransmission; the clean-clone CI run of 641034b saw one).
+    assert.ok(Number.isInteger(record!.retransmittedSegments) && record!.retransmittedSegments! >= 0 && record!.retransmittedSegments! <= record!.dataSegmentsOut!, `retransmissions ${record!.retransmittedSegments} of ${record!.dataSegmentsOut}`);
     assert.ok(record!.throttling!.goodputBps! > 0);
     assert.ok(record!.targetRateBps!.min > 0 && record!.targetRateBps!.max >= record!.targetRateBps!.min);
     assert.ok(Math.abs(record!.paceRateBps!.mean / record!.targetRateBps!.mean - 1.25) < 0.01, `paced at 1.25 x R: ${JSON.stringify(record)}`);

@@ -6,7 +6,8 @@
  * through the SocketControl port, and never throws on the request path for a socket option: a
  * failure goes to `port.socketError` (logged once, counted) and the response carries on.
  */
-import type { ClampBackendName, SocketControl, SocketLike, TcpInfo } from '@trickle/native';
+import type { ClampBackendName, SchedulePiece, SocketControl, SocketLike, TcpInfo } from '@trickle/native';
+import type { TcpSnapshot } from '../flow-record.js';
 import type { Summary } from '../running-stats.js';
 
 export interface Block {
@@ -81,10 +82,44 @@ export interface EnforcerReport {
   readonly catchUps?: number;
   /** Blocks whose writes were spaced at R in user space because a socket limit sat at its floor (or by a token bucket). */
   readonly throttledWriteBlocks?: number;
+  /** The cwnd clamp: where Algorithm 1 ran (null: no clamp). */
+  readonly trickleIn?: 'kernel' | 'user-space' | null;
+  /** Algorithm 1 in the kernel: time at the floor (paced at R), catching up, the furthest behind the schedule, its state at the end, and the send buffer the phase had (sk_sndbuf; null: autotuned). */
+  readonly kernelPhase?: { readonly started: boolean; readonly floorMs: number; readonly catchingUpMs: number; readonly maxLagMs: number; readonly stateAtEnd: string; readonly sendBufferBytes: number | null };
+}
+
+/** A response's throttling phase as the kernel takes it: offsets are the response's own (its first byte on the wire is 0). */
+export interface KernelPhase {
+  /** Bytes the connection carried before the response. */
+  readonly baseBytes: number;
+  readonly throttleOffsetBytes: number;
+  /** R by byte offset over the phase, at most `schedulePieces` pieces. */
+  readonly pieces: readonly SchedulePiece[];
+  /** The phase is not judged behind its schedule before this long. */
+  readonly graceUs: number;
+}
+
+/**
+ * An enforcer that can run the whole throttling phase in the kernel. The engine then writes the
+ * response at once (no blocks, timers or readings in user space) and asks, at the end, when the
+ * phase began as the kernel saw it.
+ */
+export interface KernelEnforcement {
+  /** Hands the phase to the kernel; false when it would not take it (the response then goes block by block). */
+  handOver(phase: KernelPhase): boolean;
+  /** After `end`: the phase's start (time, bytes acknowledged, retransmissions, segments out, srtt), undefined if it never began. */
+  phaseStart(): TcpSnapshot | undefined;
+  /**
+   * The phase's bytes are about to be written (the startup's are in the socket or gone): the send
+   * buffer may grow to hold the phase, at most `restBytes` (what is left of the response).
+   */
+  phaseWriting(restBytes: number): void;
 }
 
 /** One response under an enforcer. */
 export interface Enforcement {
+  /** Set when this response's phase can run in the kernel. */
+  readonly kernel?: KernelEnforcement;
   readonly blockBytes: number;
   /**
    * Blocks that may wait in user space while the socket is full (0: a block is produced only when

@@ -21,6 +21,7 @@ function recordingClamp() {
     setPackets: (_socket, packets) => void calls.push(`packets ${packets}`),
     release: (_socket, options) => void calls.push(`release ${options?.mode}`),
     setInitialWindow: () => undefined,
+    setSchedule: (_socket, schedule) => void calls.push(`schedule ${schedule.throttleOffsetBytes} ${schedule.pieces.map((p) => `${p.endOffsetBytes}@${p.rateBytesPerSec}`).join(',')} gain ${schedule.gain} min ${schedule.minPackets}`),
     forget: () => undefined,
     state: () => ({ backend: 'bpf', appliedPackets: 42 }),
     stats: () => ({ backend: 'bpf', entries: 0, updatesApplied: 0, errors: 0 }),
@@ -37,7 +38,7 @@ const block = (rateBytesPerSec: number, nowMs: number): Block => ({ offset: 0, s
 
 describe('cwnd-clamp enforcer (Algorithm 1)', () => {
   const start = (control: SocketControl, info: () => TcpInfo | undefined = () => reading()) => {
-    const clamp = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual' }).start({ socket: 3, control, socketError: assert.fail });
+    const clamp = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: false, sendBufferSeconds: 4 }).start({ socket: 3, control, socketError: assert.fail });
     return { clamp, run: drive(clamp, info) };
   };
 
@@ -111,5 +112,68 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     assert.equal(run.before(block(1_250_000, 0)), 0);
     assert.deepEqual(calls, []);
     assert.match(clamp.report().reason, /no TCP_INFO/);
+  });
+
+  it('in the kernel: hands the phase over with the gain and floor, and at the end reads what the program did, clears its pacing rate and releases the clamp', () => {
+    const { calls, control } = recordingClamp();
+    const pacing: (number | null)[] = [];
+    const raised: number[] = [];
+    const schedule = { state: 'clamped' as const, catchUps: 2, phaseStartMonotonicMs: Number(process.hrtime.bigint()) / 1e6 - 500, phaseStartAckedBytes: 1000, phaseStartRetransmits: 3, phaseStartSegmentsOut: 40, phaseStartSrttUs: 40_000, floorMs: 120.4, catchingUpMs: 80, clampPackets: { min: 10, mean: 17.4, max: 21, samples: 90 }, cwndPackets: { min: 9, mean: 17.2, max: 22 }, maxLagMs: 61, heldMonotonicMs: 0 };
+    const kernelControl = { ...control, clamp: { ...control.clamp, state: () => ({ backend: 'bpf' as const, appliedPackets: 17, pacingRateBytesPerSec: 62_500, schedule }) }, setMaxPacingRate: (_socket: unknown, rate: number | null) => void pacing.push(rate), raiseSendBuffer: (_socket: unknown, bytes: number) => (raised.push(bytes), 2 * bytes) } as unknown as SocketControl;
+    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+    assert.ok(enforcement.kernel !== undefined);
+    assert.equal(enforcement.kernel.handOver({ baseBytes: 5000, throttleOffsetBytes: 100_000, pieces: [{ endOffsetBytes: 200_000, rateBytesPerSec: 250_000 }, { endOffsetBytes: 400_000, rateBytesPerSec: 500_000 }], graceUs: 400_000 }), true);
+    assert.deepEqual(calls, ['schedule 100000 200000@250000,400000@500000 gain 1.2 min 10']);
+    // The phase's writes: the buffer holds what is left (less than 4 s at the highest rate, 500 kB/s), once.
+    enforcement.kernel.phaseWriting(300_000);
+    enforcement.kernel.phaseWriting(200_000);
+    assert.deepEqual(raised, [300_000]);
+    enforcement.end(undefined);
+    assert.deepEqual(pacing, [null]);
+    assert.deepEqual(calls.slice(1), ['release gradual']);
+    const report = enforcement.report();
+    assert.equal(report.trickleIn, 'kernel');
+    assert.equal(report.catchUps, 2);
+    assert.deepEqual(report.clamp?.appliedPackets, { min: 10, mean: 17, max: 21 });
+    assert.deepEqual(report.clamp?.cwndWhileClampedPackets, { min: 9, mean: 17, max: 22 });
+    assert.deepEqual(report.kernelPhase, { started: true, floorMs: 120, catchingUpMs: 80, maxLagMs: 61, stateAtEnd: 'clamped', sendBufferBytes: 600_000 });
+    // Aimed at gain x R, byte-weighted over the pieces: 300,000 bytes over 0.8 s = 375 kB/s.
+    assert.ok(Math.abs(report.paceRateBps!.mean - 1.2 * 375_000 * 8) < 1);
+    const start = enforcement.kernel.phaseStart();
+    assert.ok(start !== undefined && Math.abs(performance.now() - start.atMs - 500) < 50, 'the phase began ~500 ms ago on the engine\'s clock');
+    assert.equal(start.info?.bytesAcked, 1000);
+  });
+
+  it('in the kernel: says so when the response was acknowledged before its phase began', () => {
+    const { control } = recordingClamp();
+    const schedule = { state: 'done' as const, catchUps: 0, phaseStartMonotonicMs: 0, phaseStartAckedBytes: 0, phaseStartRetransmits: 0, phaseStartSegmentsOut: 0, phaseStartSrttUs: 0, floorMs: 0, catchingUpMs: 0, clampPackets: null, cwndPackets: null, maxLagMs: 0, heldMonotonicMs: 0 };
+    const kernelControl = { ...control, clamp: { ...control.clamp, state: () => ({ backend: 'bpf' as const, schedule }) }, setMaxPacingRate: () => undefined, raiseSendBuffer: (_socket: unknown, bytes: number) => bytes } as unknown as SocketControl;
+    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+    assert.equal(enforcement.kernel!.handOver({ baseBytes: 0, throttleOffsetBytes: 0, pieces: [{ endOffsetBytes: 4500, rateBytesPerSec: 2300 }], graceUs: 400_000 }), true);
+    enforcement.end(undefined);
+    const report = enforcement.report();
+    assert.equal(report.kernelPhase?.started, false);
+    assert.match(report.reason, /acknowledged before its phase began/);
+    assert.equal(enforcement.kernel!.phaseStart(), undefined);
+  });
+
+  it('in the kernel: a refused send buffer is logged and the phase goes on', () => {
+    const { control } = recordingClamp();
+    const errors: string[] = [];
+    const refusing = { ...control, raiseSendBuffer: () => { throw Object.assign(new Error('setsockopt: Bad file descriptor'), { code: 'EBADF' }); } } as unknown as SocketControl;
+    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: refusing, socketError: (operation) => void errors.push(operation) });
+    assert.equal(enforcement.kernel?.handOver({ baseBytes: 0, throttleOffsetBytes: 0, pieces: [{ endOffsetBytes: 1000, rateBytesPerSec: 1000 }], graceUs: 0 }), true);
+    enforcement.kernel.phaseWriting(1000);
+    assert.deepEqual(errors, ['raiseSendBuffer']);
+  });
+
+  it('in the kernel: a refused schedule is logged and the response goes block by block', () => {
+    const { control } = recordingClamp();
+    const errors: string[] = [];
+    const refusing = { ...control, clamp: { ...control.clamp, setSchedule: () => { throw new Error('ENOMEM'); } } } as unknown as SocketControl;
+    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: refusing, socketError: (operation) => void errors.push(operation) });
+    assert.equal(enforcement.kernel?.handOver({ baseBytes: 0, throttleOffsetBytes: 0, pieces: [{ endOffsetBytes: 1000, rateBytesPerSec: 1000 }], graceUs: 0 }), false);
+    assert.deepEqual(errors, ['clamp.setSchedule']);
+    assert.equal(enforcement.report().trickleIn, 'user-space');
   });
 });

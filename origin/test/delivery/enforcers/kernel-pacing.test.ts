@@ -37,6 +37,7 @@ function recordingControl(options: { failPacing?: boolean } = {}): Recorded {
     setCongestionControl: () => undefined,
     getCongestionControl: () => 'cubic',
     setNotsentLowat: (_socket, bytes) => void recorded.lowats.push(bytes),
+    raiseSendBuffer: () => 0,
     socketCookie: () => 1n,
     clamp: undefined as unknown as SocketControl['clamp'],
   };

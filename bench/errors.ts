@@ -1,0 +1,17 @@
+/** Coded errors of the benchmarks: the CLI prints them as one line (`trickle: <message> [code]`). */
+export const benchErrorCodes = {
+  BENCH_ERR_MISSING_TOOL: 'a tool the benchmark compares with or drives is not installed',
+  BENCH_ERR_SERVER: 'a server the benchmark runs did not start or answer',
+} as const;
+
+export type BenchErrorCode = keyof typeof benchErrorCodes;
+
+export class BenchError extends Error {
+  readonly code: BenchErrorCode;
+
+  constructor(code: BenchErrorCode, message: string) {
+    super(message);
+    this.name = 'BenchError';
+    this.code = code;
+  }
+}

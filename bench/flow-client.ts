@@ -1,0 +1,61 @@
+/**
+ * The paced-flow benchmark's client, run as its own process (in the lab's player namespace, or
+ * beside a loopback server): opens every flow at once, lets them settle, then counts each flow's
+ * bytes over the window. Lines on stdout: `{"window":"start"}` and `{"window":"end"}` when counting
+ * starts and stops (the parent reads the server's CPU then), and a last line with every flow's bytes.
+ * `node flow-client.js '<json: { flows: [{ url, count }], settleSec, seconds }>'`
+ */
+import { Agent, request, type ClientRequest } from 'node:http';
+
+export interface FlowClientPlan {
+  readonly flows: readonly { readonly url: string; readonly count: number }[];
+  readonly settleSec: number;
+  readonly seconds: number;
+}
+
+export interface FlowClientResult {
+  readonly elapsedSec: number;
+  /** Bytes each flow received in the window, by url, in opening order. */
+  readonly bytesByUrl: Record<string, number[]>;
+  readonly failedFlows: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function run(plan: FlowClientPlan): Promise<void> {
+  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+  let counting = false;
+  let failedFlows = 0;
+  const bytesByUrl: Record<string, number[]> = {};
+  const requests: ClientRequest[] = [];
+  for (const { url, count } of plan.flows) {
+    const counters = (bytesByUrl[url] ??= []);
+    for (let i = 0; i < count; i++) {
+      const index = counters.push(0) - 1;
+      const req = request(url, { agent }, (res) => {
+        if (res.statusCode !== 200) failedFlows++;
+        res.on('data', (chunk: Buffer) => {
+          if (counting) counters[index]! += chunk.length;
+        });
+        res.on('error', () => undefined);
+      });
+      req.on('error', () => failedFlows++);
+      req.end();
+      requests.push(req);
+    }
+  }
+  await sleep(plan.settleSec * 1000);
+  counting = true;
+  const startMs = performance.now();
+  process.stdout.write(`${JSON.stringify({ window: 'start' })}\n`);
+  await sleep(plan.seconds * 1000);
+  counting = false;
+  const elapsedSec = (performance.now() - startMs) / 1000;
+  process.stdout.write(`${JSON.stringify({ window: 'end' })}\n`);
+  for (const req of requests) req.destroy();
+  agent.destroy();
+  const result: FlowClientResult = { elapsedSec, bytesByUrl, failedFlows };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+await run(JSON.parse(process.argv[2] ?? '{}') as FlowClientPlan);
