@@ -212,25 +212,25 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     return env.Undefined();
   }
 
-  // (cookie, baseAcked, throttleOffset, graceUs, gainMilli, minPackets, Uint32Array of (end, rate, due) triples)
+  // (cookie, mode, baseAcked, throttleOffset, graceUs, gainMilli, minPackets, Uint32Array of (end, rate, due) triples)
   Napi::Value BpfSetSchedule(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     uint64_t cookie = CookieArgument(info, 0);
-    if (info.Length() < 2 || !info[1].IsNumber()) throw ArgumentError(env, "baseAcked must be a number");
-    double base = info[1].As<Napi::Number>().DoubleValue();
+    uint32_t mode = U32Argument(info, 1, "mode");
+    if (info.Length() < 3 || !info[2].IsNumber()) throw ArgumentError(env, "baseAcked must be a number");
+    double base = info[2].As<Napi::Number>().DoubleValue();
     if (!std::isfinite(base) || base < 0 || base > 9007199254740991.0) throw ArgumentError(env, "baseAcked must be a byte count >= 0");
-    if (info.Length() < 7 || !info[6].IsTypedArray() || info[6].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
+    if (info.Length() < 8 || !info[7].IsTypedArray() || info[7].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
       throw ArgumentError(env, "expected a Uint32Array of (end, rate, due) triples");
     }
-    Napi::Uint32Array pieces = info[6].As<Napi::Uint32Array>();
+    Napi::Uint32Array pieces = info[7].As<Napi::Uint32Array>();
     const size_t count = pieces.ElementLength() / 3;
     if (pieces.ElementLength() % 3 != 0 || count == 0 || count > BpfClamp::kSchedulePieces) {
       throw ArgumentError(env, "a schedule has 1 to " + std::to_string(BpfClamp::kSchedulePieces) + " (end, rate, due) triples");
     }
-    clamp_.SetSchedule(env, cookie, static_cast<uint64_t>(base), U32Argument(info, 2, "throttleOffset"), U32Argument(info, 3, "graceUs"), U32Argument(info, 4, "gainMilli"), U32Argument(info, 5, "minPackets"), pieces.Data(), count);
+    clamp_.SetSchedule(env, cookie, mode, static_cast<uint64_t>(base), U32Argument(info, 3, "throttleOffset"), U32Argument(info, 4, "graceUs"), U32Argument(info, 5, "gainMilli"), U32Argument(info, 6, "minPackets"), pieces.Data(), count);
     return env.Undefined();
   }
-
 
   Napi::Value BpfSetInitialWindow(const Napi::CallbackInfo& info) {
     clamp_.SetInitialWindow(info.Env(), CookieArgument(info, 0), U32Argument(info, 1, "packets"));

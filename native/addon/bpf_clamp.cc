@@ -264,11 +264,12 @@ void BpfClamp::SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t
   if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0) throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
 }
 
-void BpfClamp::SetSchedule(Napi::Env env, uint64_t cookie, uint64_t baseAcked, uint32_t throttleOffset, uint32_t graceUs, uint32_t gainMilli, uint32_t minPackets, const uint32_t* pieces, size_t pieceCount) {
+void BpfClamp::SetSchedule(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t baseAcked, uint32_t throttleOffset, uint32_t graceUs, uint32_t gainMilli, uint32_t minPackets, const uint32_t* pieces, size_t pieceCount) {
   static_assert(kSchedulePieces == TRICKLE_SCHEDULE_PIECES, "the addon and the program agree on the schedule's length");
   RequireOpen(env);
+  if (mode != TRICKLE_MODE_SCHEDULE && mode != TRICKLE_MODE_PACE_SCHEDULE) throw ArgumentError(env, "a schedule's mode is TRICKLE_MODE_SCHEDULE or TRICKLE_MODE_PACE_SCHEDULE (got " + std::to_string(mode) + ")");
   trickle_clamp_target target = CarriedOver(targets_fd_, cookie);
-  target.mode = TRICKLE_MODE_SCHEDULE;
+  target.mode = mode;
   target.gain_milli = gainMilli;
   target.min_packets = minPackets;
   target.base_acked = baseAcked;
@@ -310,7 +311,7 @@ Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t cookie) {
   result.Set("initialWindowPackets", Napi::Number::New(env, target.initial_window_packets));
   result.Set("initialWindowResult", Napi::Number::New(env, target.initial_window_result));
   result.Set("pacingBytesPerSec", Napi::Number::New(env, static_cast<double>(target.pacing_bytes_per_sec)));
-  if (target.mode != TRICKLE_MODE_SCHEDULE) return result;
+  if (target.mode != TRICKLE_MODE_SCHEDULE && target.mode != TRICKLE_MODE_PACE_SCHEDULE) return result;
   Napi::Object schedule = Napi::Object::New(env);
   auto number = [&](const char* name, double value) { schedule.Set(name, Napi::Number::New(env, value)); };
   number("state", target.state);
@@ -388,7 +389,7 @@ bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string&, const std::strin
 void BpfClamp::OpenPinned(Napi::Env env, const std::string&) { NotCompiled(env); }
 void BpfClamp::Unpin(Napi::Env env, const std::string&) { NotCompiled(env); }
 void BpfClamp::SetTarget(Napi::Env env, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, uint32_t) { NotCompiled(env); }
-void BpfClamp::SetSchedule(Napi::Env env, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t, const uint32_t*, size_t) { NotCompiled(env); }
+void BpfClamp::SetSchedule(Napi::Env env, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t, const uint32_t*, size_t) { NotCompiled(env); }
 void BpfClamp::SetInitialWindow(Napi::Env env, uint64_t, uint32_t) { NotCompiled(env); }
 Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t) { NotCompiled(env); }
 bool BpfClamp::DeleteTarget(Napi::Env env, uint64_t) { NotCompiled(env); }

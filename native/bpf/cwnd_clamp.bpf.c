@@ -8,10 +8,10 @@
  * The same entry can carry an initial window (TCP_BPF_IW) chosen after the connection was
  * accepted (per A/B group, drawn at its first request): TCP_BPF_IW is only accepted before the
  * first data segment, so the program watches outgoing headers until data goes out and sets it
- * as the first one is being built, then stops watching. Outgoing headers are watched again while
- * a scheduled response's startup is within reach of its phase: the packet that carries the
- * phase's first byte holds the phase at once (RTT samples come about once per round trip, a
- * window too late).
+ * as the first one is being built, then stops watching. Outgoing headers are watched again through
+ * a scheduled response's startup: the packet that carries the phase's first byte holds the phase
+ * at once (RTT samples come about once per round trip, a window too late), and near the edges of
+ * a running phase's pieces: the packet carrying a piece's first byte sets the piece's pacing rate.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -180,23 +180,25 @@ static __always_inline void watch_headers(struct bpf_sock_ops *skops)
 		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
 }
 
-/* Within two windows of the phase's first byte (slow start doubles the window each round). */
-static __always_inline bool near_phase(const struct trickle_clamp_target *t, __u32 acked, __u32 cwnd, __u32 mss)
+static __always_inline bool scheduled(const struct trickle_clamp_target *t)
 {
-	return acked + 2 * (__u64)cwnd * mss > t->throttle_offset;
+	return t->mode == TRICKLE_MODE_SCHEDULE || t->mode == TRICKLE_MODE_PACE_SCHEDULE;
 }
 
 /* A scheduled response whose phase has not been held yet (its startup runs). */
 static __always_inline bool awaiting_phase(const struct trickle_clamp_target *t)
 {
-	return t->mode == TRICKLE_MODE_SCHEDULE && t->piece_count > 0 && t->state == TRICKLE_SCHEDULE_STARTUP && t->phase_start_ns == 0 && t->held_ns == 0;
+	return scheduled(t) && t->piece_count > 0 && t->state == TRICKLE_SCHEDULE_STARTUP && t->phase_start_ns == 0 && t->held_ns == 0;
 }
 
 /*
  * A data packet of a scheduled response's startup is being built. Returns whether to keep
  * watching: until the packet carrying the phase's first byte, which holds the phase at gain x R
  * in the pacer before it leaves (lowering the clamp does not lower cwnd at once; the RTT samples
- * take over from there). Far from the phase (more than two windows), the RTT samples watch instead.
+ * take over from there). Watched through the whole startup, not only near the phase: a window
+ * judged on an RTT sample can more than double before the next one (none come in loss recovery,
+ * and BBR's startup grows faster than slow start), and a hold missed so lets a window of the
+ * phase out at startup speed. One callback per packet of the startup only.
  */
 static __always_inline bool hold_at_phase(struct bpf_sock_ops *skops, struct trickle_clamp_target *t)
 {
@@ -207,7 +209,7 @@ static __always_inline bool hold_at_phase(struct bpf_sock_ops *skops, struct tri
 	__u32 rate;
 
 	if (sent + skops->skb_len <= t->throttle_offset)
-		return near_phase(t, acked, skops->snd_cwnd, skops->mss_cache);
+		return true;
 	rate = t->pieces[piece_at(t, t->throttle_offset) & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec;
 	set_pacing(skops, t, (__u64)rate * t->gain_milli / 1000);
 	t->held_ns = bpf_ktime_get_ns();
@@ -217,9 +219,58 @@ static __always_inline bool hold_at_phase(struct bpf_sock_ops *skops, struct tri
 	return false;
 }
 
+/* The pacing rate a running phase holds the piece of rate `rate` to: gain x R, or R at the clamp's floor. */
+static __always_inline __u64 phase_pacing_rate(const struct trickle_clamp_target *t, __u64 rate, __u32 srtt_us, __u32 mss)
+{
+	__u64 exact_bytes = rate * srtt_us / 1000000 * t->gain_milli / 1000;
+
+	if (t->mode == TRICKLE_MODE_SCHEDULE && exact_bytes < (__u64)t->min_packets * mss)
+		return rate;
+	return rate * t->gain_milli / 1000;
+}
+
 /*
- * Algorithm 1 on an RTT sample of a scheduled response. Positions are the response's own: bytes
- * taken by the path so far are acked + in flight (snd_nxt - snd_una), as the user-space meter counts them.
+ * Whether the piece holding byte `sent` ends within two round trips at its pace: RTT samples come
+ * about once per round trip, so a rate change found on them lets up to a round trip of the next
+ * piece out at the previous piece's rate (a 64 kB piece at 0.25 Mbit/s after one at 4.5 went out
+ * in 0.4 s instead of 1.7, and the phase ran 13 % ahead of its schedule). Near an edge each
+ * packet built is watched instead.
+ */
+static __always_inline bool near_edge(const struct trickle_clamp_target *t, __u32 piece, __u32 sent, __u64 pacing_bytes_per_sec, __u32 srtt_us, __u32 mss)
+{
+	if (piece + 1 >= t->piece_count)
+		return false;
+	return (__u64)sent + 2 * pacing_bytes_per_sec * srtt_us / 1000000 + 2 * (__u64)mss >= t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].end_offset;
+}
+
+/*
+ * A data packet of a running phase near a piece's edge is being built: the pacer takes the rate of
+ * the piece its first byte is in (the clamp follows on the next RTT sample). Returns whether to keep
+ * watching (still near an edge). Not while catching up: the pacer is lifted then.
+ */
+static __always_inline bool follow_edge(struct bpf_sock_ops *skops, struct trickle_clamp_target *t)
+{
+	__u64 acked_total = skops->bytes_acked;
+	__u32 acked = acked_total > t->base_acked ? (__u32)(acked_total - t->base_acked) : 0;
+	__u32 sent = acked + (skops->snd_nxt - skops->snd_una);
+	__u32 srtt_us = skops->srtt_us >> 3;
+	__u32 mss = skops->mss_cache;
+	__u32 piece;
+	__u64 pacing;
+
+	if (!scheduled(t) || t->piece_count == 0 || t->state == TRICKLE_SCHEDULE_DONE || t->state == TRICKLE_SCHEDULE_CATCHING_UP || mss == 0)
+		return false;
+	piece = piece_at(t, sent);
+	pacing = phase_pacing_rate(t, t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec, srtt_us, mss);
+	set_pacing(skops, t, pacing);
+	return near_edge(t, piece, sent, pacing, srtt_us, mss);
+}
+
+/*
+ * Algorithm 1 on an RTT sample of a scheduled response (in TRICKLE_MODE_PACE_SCHEDULE the same
+ * schedule and catch-up, with the pacer alone and no clamp). Positions are the response's own:
+ * bytes taken by the path so far are acked + in flight (snd_nxt - snd_una), as the user-space
+ * meter counts them.
  */
 static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 srtt_us, __u32 mss)
 {
@@ -236,6 +287,7 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	__u64 due;
 	__s64 lag_us;
 	struct path_view path;
+	bool clamps = t->mode == TRICKLE_MODE_SCHEDULE;
 
 	if (t->piece_count == 0 || t->state == TRICKLE_SCHEDULE_DONE)
 		return;
@@ -249,16 +301,18 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	 * what is still in flight, no more than the clamp's window (a startup window drains first,
 	 * or the phase's clock would start while none of its bytes can leave).
 	 */
-	if (t->phase_start_ns == 0 && (sent < t->throttle_offset || (acked < t->throttle_offset && skops->packets_out > clamp))) {
+	if (t->phase_start_ns == 0 && (sent < t->throttle_offset || (clamps && acked < t->throttle_offset && skops->packets_out > clamp))) {
 		/*
 		 * RTT samples come about once per round trip (stretch ACKs) and none in loss recovery
 		 * (Karn), so the hold below can be a round late: once the phase's bytes are leaving, the
 		 * pacer holds them to gain x R while the startup drains.
 		 */
 		set_pacing(skops, t, sent >= t->throttle_offset || t->held_ns != 0 ? rate * t->gain_milli / 1000 : 0);
-		/* near the phase: watch each packet built */
-		if (t->held_ns == 0 && sent < t->throttle_offset && near_phase(t, acked, skops->snd_cwnd, mss))
+		/* watch each packet built until the one carrying the phase's first byte (a keep-alive's earlier response may have stopped the watch) */
+		if (t->held_ns == 0 && sent < t->throttle_offset)
 			watch_headers(skops);
+		if (!clamps)
+			return;
 		/*
 		 * Hold what is in flight to the bytes before the phase once the window would carry
 		 * bytes past it, so none of the phase leaves at startup speed.
@@ -320,10 +374,19 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 			count(TRICKLE_STAT_CATCH_UPS);
 		}
 		set_pacing(skops, t, 0);
-		release_step(skops, t, srtt_us, now);
+		if (clamps)
+			release_step(skops, t, srtt_us, now);
 		return;
 	}
 
+	/* the next piece within reach: its first packet sets its rate */
+	if (near_edge(t, piece, sent, phase_pacing_rate(t, rate, srtt_us, mss), srtt_us, mss))
+		watch_headers(skops);
+	if (!clamps) {
+		t->state = TRICKLE_SCHEDULE_PACED;
+		set_pacing(skops, t, rate * t->gain_milli / 1000);
+		return;
+	}
 	if (exact_bytes < (__u64)t->min_packets * mss) {
 		/* at the floor the clamp alone would let the window out faster than R: pace at R */
 		t->state = TRICKLE_SCHEDULE_FLOOR;
@@ -386,6 +449,7 @@ static __always_inline void on_rtt(struct bpf_sock_ops *skops)
 		apply(skops, t, TRICKLE_CLAMP_UNLIMITED);
 		break;
 	case TRICKLE_MODE_SCHEDULE:
+	case TRICKLE_MODE_PACE_SCHEDULE:
 		on_schedule_rtt(skops, t, srtt_us, mss);
 		break;
 	}
@@ -412,6 +476,8 @@ static __always_inline void on_header(struct bpf_sock_ops *skops)
 	}
 	/* skb_len 0: an MSS computation, not a packet */
 	if (t && awaiting_phase(t) && (skops->skb_len == 0 || hold_at_phase(skops, t)))
+		return;
+	if (t && t->phase_start_ns != 0 && (skops->skb_len == 0 || follow_edge(skops, t)))
 		return;
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags & ~BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
 }

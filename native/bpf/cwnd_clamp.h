@@ -20,6 +20,12 @@ enum trickle_clamp_mode {
 	 * paced at R (SO_MAX_PACING_RATE) instead of a user-space write throttle.
 	 */
 	TRICKLE_MODE_SCHEDULE = 5,
+	/*
+	 * The same schedule with no clamp: kernel pacing (the `pacing` policy). SO_MAX_PACING_RATE at
+	 * gain * R of the bytes being sent, set when the piece changes; lifted while the phase is behind
+	 * its schedule. No floor: TCP's pacer spaces packets at any rate.
+	 */
+	TRICKLE_MODE_PACE_SCHEDULE = 6,
 };
 
 /* What the program is doing to a scheduled response (written by the program). */
@@ -29,6 +35,8 @@ enum trickle_schedule_state {
 	TRICKLE_SCHEDULE_FLOOR = 2,
 	TRICKLE_SCHEDULE_CATCHING_UP = 3,
 	TRICKLE_SCHEDULE_DONE = 4,
+	/* TRICKLE_MODE_PACE_SCHEDULE: paced at gain * R */
+	TRICKLE_SCHEDULE_PACED = 5,
 };
 
 #define TRICKLE_SCHEDULE_PIECES 32

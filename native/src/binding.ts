@@ -69,7 +69,7 @@ export interface NativeBinding {
   bpfSetTarget(cookie: bigint, mode: number, rateBytesPerSec: number, gainMilli: number, minPackets: number, fixedPackets: number): void;
   bpfGetTarget(cookie: bigint): RawTarget | undefined;
   bpfSetInitialWindow(cookie: bigint, packets: number): void;
-  bpfSetSchedule(cookie: bigint, baseAcked: number, throttleOffset: number, graceUs: number, gainMilli: number, minPackets: number, pieces: Uint32Array): void;
+  bpfSetSchedule(cookie: bigint, mode: number, baseAcked: number, throttleOffset: number, graceUs: number, gainMilli: number, minPackets: number, pieces: Uint32Array): void;
   bpfDeleteTarget(cookie: bigint): boolean;
   bpfStats(): RawBpfStats;
 }

@@ -5,10 +5,10 @@ import type { RawScheduleState } from '../binding.js';
 import { checkClampRate, checkPackets, scheduleTriples, type ClampBackend, type ClampRate, type ClampSchedule, type ClampSocketState, type ClampStats, type InitialWindowState, type ReleaseOptions, type ScheduleState } from './clamp-backend.js';
 
 /** Mirrors enum trickle_clamp_mode in bpf/cwnd_clamp.h. */
-export const clampMode = { rate: 1, packets: 2, releaseGradual: 3, releaseImmediate: 4, schedule: 5 } as const;
+export const clampMode = { rate: 1, packets: 2, releaseGradual: 3, releaseImmediate: 4, schedule: 5, paceSchedule: 6 } as const;
 
 /** Mirrors enum trickle_schedule_state. */
-const scheduleStates = ['startup', 'clamped', 'floor', 'catching-up', 'done'] as const;
+const scheduleStates = ['startup', 'clamped', 'floor', 'catching-up', 'done', 'paced'] as const;
 
 function scheduleState(raw: RawScheduleState): ScheduleState {
   return {
@@ -65,7 +65,7 @@ export class BpfClampBackend implements ClampBackend {
     const triples = scheduleTriples(schedule);
     socketFd(socket);
     try {
-      this.native.bpfSetSchedule(this.cookieOf(socket), schedule.baseBytes, schedule.throttleOffsetBytes, schedule.graceUs, Math.round(gain * 1000), minPackets, triples);
+      this.native.bpfSetSchedule(this.cookieOf(socket), schedule.limit === 'pacing' ? clampMode.paceSchedule : clampMode.schedule, schedule.baseBytes, schedule.throttleOffsetBytes, schedule.graceUs, Math.round(gain * 1000), minPackets, triples);
     } catch (error) {
       this.errors++;
       throw error;

@@ -38,7 +38,9 @@ export interface SchedulePiece {
 /**
  * One response's whole throttling phase, handed to the kernel at once: the program runs Algorithm 1
  * itself (clamp from R of the bytes being sent and the live srtt, catch-up while the phase is behind
- * its schedule, pacing at R at the floor). Offsets are the response's own, from its first byte on the wire.
+ * its schedule, pacing at R at the floor), or with `limit: 'pacing'` kernel pacing on the same
+ * schedule (SO_MAX_PACING_RATE at gain x R, no clamp). Offsets are the response's own, from its
+ * first byte on the wire.
  */
 export interface ClampSchedule {
   /** Bytes the connection carried before this response (what the kernel's bytes_acked reads when all of them are acknowledged). */
@@ -51,11 +53,13 @@ export interface ClampSchedule {
   readonly graceUs: number;
   readonly gain?: number;
   readonly minPackets?: number;
+  /** What holds the phase to its schedule: the cwnd clamp (Algorithm 1, the default) or the pacer alone. */
+  readonly limit?: 'clamp' | 'pacing';
 }
 
 /** What the program did to a scheduled response so far. */
 export interface ScheduleState {
-  readonly state: 'startup' | 'clamped' | 'floor' | 'catching-up' | 'done';
+  readonly state: 'startup' | 'clamped' | 'floor' | 'catching-up' | 'done' | 'paced';
   readonly catchUps: number;
   /** When the phase began (CLOCK_MONOTONIC, as process.hrtime, ms; 0: not yet), with bytes_acked, retransmissions, data segments and srtt then. */
   readonly phaseStartMonotonicMs: number;

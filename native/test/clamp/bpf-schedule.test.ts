@@ -3,7 +3,9 @@
  * line and TBF bottleneck -- client, 40 ms RTT): a low-R flow sits at the 10-packet floor and the
  * program paces it at R (goodput at R, no train of more than 10 back-to-back packets in a capture);
  * a flow whose link drops below R falls behind its schedule, the program lifts the clamp, and once
- * the link is back the flow catches up and is clamped again. Needs root (CI runs it).
+ * the link is back the flow catches up and is clamped again. Kernel pacing on the same schedule
+ * (TRICKLE_MODE_PACE_SCHEDULE): no clamp, SO_MAX_PACING_RATE at gain x R of each piece as the
+ * bytes being sent reach it, and goodput at that rate. Needs root (CI runs it).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -69,11 +71,15 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
 
   it('lifts the clamp while a slow link holds the flow behind its schedule, and clamps again once it has caught up', async () => {
     const rateBytesPerSec = 500_000; // 4 Mbit/s: a clamp of ~17 packets at 40 ms
-    const slow = setTimeout(() => path.setRateMbit(2), 2000);
-    const fast = setTimeout(() => path.setRateMbit(50), 5000);
+    // On the samples' clock (from the server's accept): the server's start (loading the BPF program) takes a varying while.
+    let slow: NodeJS.Timeout | undefined;
+    let fast: NodeJS.Timeout | undefined;
     let run;
     try {
-      run = await runStream(path, { port: 5204, durationMs: 12_000, sampleMs: 50, backend: 'bpf', cgroup, pinDir, steps: [{ atMs: 0, action: 'schedule', pieces: [{ sizeBytes: 100e6, rateBytesPerSec }] }] });
+      run = await runStream(path, { port: 5204, durationMs: 12_000, sampleMs: 50, backend: 'bpf', cgroup, pinDir, steps: [{ atMs: 0, action: 'schedule', pieces: [{ sizeBytes: 100e6, rateBytesPerSec }] }] }, () => {
+        slow = setTimeout(() => path.setRateMbit(2), 2000);
+        fast = setTimeout(() => path.setRateMbit(50), 5000);
+      });
     } finally {
       clearTimeout(slow);
       clearTimeout(fast);
@@ -125,5 +131,24 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
     console.log(`# startup ${startupBytes} B acknowledged by ${crossed.tMs} ms; phase held by the packet carrying its first byte; ${first.bytesSent - startupBytes} B of the phase sent ${first.tMs - before.tMs} ms after the last sample before it; over ${elapsedSec.toFixed(2)} s ${sentBytes} B (1.2 R: ${Math.round(elapsedSec * 1.2 * rateBytesPerSec)} B); worst sample ${Math.round(worst.overBytes)} B over the bound at ${worst.s.tMs - before.tMs} ms; cwnd then ${later.cwnd}`);
     assert.ok(worst.overBytes <= 0, `${Math.round(worst.overBytes)} B more of the phase than 1.2 R allows had left ${worst.s.tMs - before.tMs} ms after its first byte`);
     assert.ok(sentBytes >= elapsedSec * rateBytesPerSec * 0.95, `and at least R: ${sentBytes} B`);
+  });
+
+  it('paces a schedule without a clamp: the pacing rate follows each piece at gain x R, and so does goodput', async () => {
+    // 2 Mbit/s then 6 Mbit/s: at 1.25 x, 312.5 kB/s and 937.5 kB/s, both far under the 50 Mbit/s link.
+    const pieces = [{ sizeBytes: 1_500_000, rateBytesPerSec: 250_000 }, { sizeBytes: 100e6, rateBytesPerSec: 750_000 }];
+    const run = await runStream(path, { port: 5206, durationMs: 9000, sampleMs: 100, backend: 'bpf', cgroup, pinDir, steps: [{ atMs: 0, action: 'schedule', limit: 'pacing', gain: 1.25, pieces }] });
+    assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason})`);
+    assert.ok(run.samples.every((s) => s.appliedPackets === undefined), `no clamp: ${run.samples.map((s) => s.appliedPackets).join(',')}`);
+    // The first piece takes 1.5 MB / 312.5 kB/s = 4.8 s; judged away from its edges.
+    const first = run.samples.filter((s) => s.tMs > 1000 && s.tMs < 4000);
+    const second = run.samples.filter((s) => s.tMs > 6000);
+    assert.ok(first.length > 10 && second.length > 10, 'samples in both pieces');
+    for (const sample of first) assert.equal(sample.pacingBytesPerSec, 312_500, `t=${sample.tMs} ms: pacing ${sample.pacingBytesPerSec} (state ${sample.schedule?.state})`);
+    for (const sample of second) assert.equal(sample.pacingBytesPerSec, 937_500, `t=${sample.tMs} ms: pacing ${sample.pacingBytesPerSec} (state ${sample.schedule?.state})`);
+    assert.equal(run.samples.at(-1)!.schedule?.state, 'paced');
+    const firstGoodput = goodputBps(run.samples, 1000, 4000) / 8;
+    const secondGoodput = goodputBps(run.samples, 6000, 9000) / 8;
+    assert.ok(Math.abs(firstGoodput / 312_500 - 1) < 0.05, `goodput in the first piece ${Math.round(firstGoodput)} B/s, aim 312,500`);
+    assert.ok(Math.abs(secondGoodput / 937_500 - 1) < 0.05, `goodput in the second piece ${Math.round(secondGoodput)} B/s, aim 937,500`);
   });
 });

@@ -14,7 +14,8 @@ export interface StreamRun {
   readonly stats: Record<string, number | string>;
 }
 
-export async function runStream(path: NetPath, schedule: Omit<Schedule, 'host' | 'port'> & { port?: number }): Promise<StreamRun> {
+/** `onAccepted` runs when the server accepts the client: the moment its samples' tMs counts from. */
+export async function runStream(path: NetPath, schedule: Omit<Schedule, 'host' | 'port'> & { port?: number }, onAccepted?: () => void): Promise<StreamRun> {
   const full: Schedule = { host: path.serverAddress, port: schedule.port ?? 5201, ...schedule };
   const server = spawn('ip', ['netns', 'exec', path.serverNs, process.execPath, peer, 'server', JSON.stringify(full)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const samples: Sample[] = [];
@@ -27,6 +28,7 @@ export async function runStream(path: NetPath, schedule: Omit<Schedule, 'host' |
   lines.on('line', (line) => {
     const message = JSON.parse(line) as Record<string, unknown>;
     if (message.listening === true) listening();
+    else if (message.accepted === true) onAccepted?.();
     else if (typeof message.attached === 'string') {
       attached = message.attached;
       reason = message.reason as string | null;

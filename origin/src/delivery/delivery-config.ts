@@ -58,6 +58,11 @@ export const deliverySchema = z.strictObject({
   rateWindowSec: z.number().positive().max(60).default(2),
   /** Goodput is judged against the schedule (catch-up) only after this many RTTs of throttling (acknowledgements lag one RTT behind writes). */
   goodputGraceRtts: z.number().min(0).max(1000).default(10),
+  /**
+   * The slot of the one timer every paced body waits on (a timer wheel): waits due in the same slot
+   * wake together, and none wakes before it is due (a token bucket's saved bytes keep its mean rate).
+   */
+  pacingTickMs: z.number().min(0.5).max(50).default(4),
   clamp: z
     .strictObject({
       /** The backend wanted for the cwnd clamp; weaker ones are used (and named in records) when it cannot be. */
@@ -97,8 +102,16 @@ export const deliverySchema = z.strictObject({
     .strictObject({
       headroom: headroom.default(1.25),
       blockBytes: blockBytes.default(65_536),
-      /** Below this many packets per srtt the kernel paces at the floor and writes are throttled at the rate. */
+      /** Below this many packets per srtt the kernel paces at the floor and writes are throttled at the rate (block by block only). */
       floorPackets: z.number().int().min(1).max(1000).default(10),
+      /**
+       * Hand the phase to the sock_ops program (bpf backend): the response is written at once and
+       * the program sets the pacing rate per piece of the schedule and catches up. false: block by
+       * block from user space (also the path without the program).
+       */
+      inKernel: z.boolean().default(true),
+      /** As trickle's: the kernel phase's send buffer in seconds of its highest rate (0: autotuning). */
+      sendBufferSeconds: z.number().min(0).max(60).default(4),
     })
     .prefault({}),
   /** The ABR-aware rate rule (trickle-abr, cmcd). */

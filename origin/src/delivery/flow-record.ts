@@ -111,7 +111,7 @@ export interface FlowRecord {
   readonly throttledWriteBlocks: number;
   /** The cwnd clamp: whether Algorithm 1 ran in the kernel's sock_ops program or block by block in user space (null: no clamp). */
   readonly trickleIn: 'kernel' | 'user-space' | null;
-  /** Algorithm 1 in the kernel: ms at the floor paced at R, ms catching up, the furthest behind the schedule (ms), the state at the end. */
+  /** The phase in the kernel (trickle's Algorithm 1, or kernel pacing): whether it began and was held at its first byte, ms at the floor paced at R, ms catching up, the furthest behind the schedule (ms), the state at the end. */
   readonly kernelPhase: EnforcerReport['kernelPhase'] | null;
   readonly cmcd: Record<string, unknown> | null;
   readonly congestionControl: string | null;

@@ -55,8 +55,10 @@ describe('the policy catalogue', () => {
     assert.deepEqual(Object.keys(policyCatalogue), Object.keys(table));
   });
 
-  it('asks for the BPF program only where an enforcer clamps or initial windows are set', () => {
-    assert.equal(deliveryNeedsClamp(config({ policy: 'pacing' })), false);
+  it('asks for the BPF program only where an enforcer runs in it (a clamp, or pacing in the kernel) or initial windows are set', () => {
+    assert.equal(deliveryNeedsClamp(config({ policy: 'pacing' })), true, 'pacing runs its phase in the kernel');
+    assert.equal(deliveryNeedsClamp(config({ policy: 'pacing', pacing: { inKernel: false } })), false);
+    assert.equal(deliveryNeedsClamp(config({ policy: 'app-pacing' })), false);
     assert.equal(deliveryNeedsClamp(config({ policy: 'pacing', rules: [{ role: 'segment', policy: 'trickle-abr' }] })), true);
     assert.equal(deliveryNeedsClamp(config({ policy: 'bulk', ab: 'a=bulk:1,b=trickle:1' })), true);
     assert.equal(deliveryNeedsClamp(config({ policy: 'bulk', transport: { initialWindowPackets: 40 } })), true);

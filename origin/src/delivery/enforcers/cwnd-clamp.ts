@@ -5,12 +5,12 @@
  * blocks). Goodput behind the schedule lifts the clamp (catch-up) until it is back; a clamp below
  * the floor is held at the floor and writes are throttled at R, on the phase's schedule.
  */
-import type { ClampBackend, ScheduleState, TcpInfo } from '@trickle/native';
-import type { TcpSnapshot } from '../flow-record.js';
+import type { ClampBackend, TcpInfo } from '@trickle/native';
 import { RateStats, RunningStats } from '../running-stats.js';
 import { trickleDecision } from '../trickle-algorithm.js';
-import { setNotsentLowat, type Enforcer, type KernelEnforcement, type KernelPhase, type UnsentStartup } from './enforcer.js';
+import { setNotsentLowat, type Enforcer, type EnforcerReport, type UnsentStartup } from './enforcer.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
+import { kernelPhaseReason, kernelPhaseRun } from './kernel-phase.js';
 
 export interface CwndClampOptions {
   readonly gain: number;
@@ -19,17 +19,6 @@ export interface CwndClampOptions {
   readonly release: 'gradual' | 'immediate';
   readonly inKernel: boolean;
   readonly sendBufferSeconds: number;
-}
-
-/** The kernel's record of a phase's start as a TCP_INFO snapshot on the engine's clock (performance.now()). */
-function phaseStartSnapshot(state: ScheduleState): TcpSnapshot | undefined {
-  if (state.phaseStartMonotonicMs === 0) return undefined;
-  const agoMs = Number(process.hrtime.bigint()) / 1e6 - state.phaseStartMonotonicMs;
-  return {
-    atMs: performance.now() - agoMs,
-    // Not a TCP_INFO reading: the program's counters when the phase began.
-    info: { kernelLengthBytes: 0, bytesAcked: state.phaseStartAckedBytes, totalRetrans: state.phaseStartRetransmits, dataSegsOut: state.phaseStartSegmentsOut, rttUs: state.phaseStartSrttUs },
-  };
 }
 
 export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
@@ -51,11 +40,7 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
       const writeThrottle = new FloorWriteThrottle();
       let reason = 'startup';
       let unsentStartup: UnsentStartup | undefined;
-      // In the kernel: the phase handed over, and what the program did, read once at the end.
-      let handedOver = false;
-      let phaseMaxRateBytesPerSec = 0;
-      let sendBufferBytes: number | null = null;
-      let kernelState: ScheduleState | undefined;
+      const inKernel = options.inKernel ? kernelPhaseRun(port, { limit: 'clamp', gain: options.gain, floorPackets: options.floorPackets, sendBufferSeconds: options.sendBufferSeconds, release: options.release }, paceRates) : undefined;
 
       const release = () => {
         if (clampedRate === undefined) return;
@@ -89,50 +74,8 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
         }
       };
 
-      const kernel: KernelEnforcement | undefined =
-        options.inKernel && clamp.backend === 'bpf'
-          ? {
-              handOver(phase: KernelPhase) {
-                try {
-                  clamp.setSchedule(port.socket, { ...phase, gain: options.gain, minPackets: options.floorPackets });
-                } catch (error) {
-                  port.socketError('clamp.setSchedule', error);
-                  return false;
-                }
-                handedOver = true;
-                phaseMaxRateBytesPerSec = Math.max(...phase.pieces.map((piece) => piece.rateBytesPerSec));
-                let start = phase.throttleOffsetBytes;
-                for (const piece of phase.pieces) {
-                  paceRates.add(options.gain * piece.rateBytesPerSec * 8, piece.endOffsetBytes - start);
-                  start = piece.endOffsetBytes;
-                }
-                return true;
-              },
-              phaseStart: () => (kernelState === undefined ? undefined : phaseStartSnapshot(kernelState)),
-              phaseWriting(restBytes: number) {
-                if (options.sendBufferSeconds <= 0 || sendBufferBytes !== null) return;
-                try {
-                  sendBufferBytes = port.control.raiseSendBuffer(port.socket, Math.ceil(Math.min(restBytes, phaseMaxRateBytesPerSec * options.sendBufferSeconds)));
-                } catch (error) {
-                  port.socketError('raiseSendBuffer', error);
-                }
-              },
-            }
-          : undefined;
-      const endInKernel = () => {
-        try {
-          const state = clamp.state(port.socket);
-          kernelState = state?.schedule;
-          // The next response on the connection must not start paced at this one's R.
-          if (state?.pacingRateBytesPerSec != null) port.control.setMaxPacingRate(port.socket, null);
-          clamp.release(port.socket, { mode: options.release });
-        } catch (error) {
-          port.socketError('clamp.state', error);
-        }
-      };
-
       return {
-        ...(kernel === undefined ? {} : { kernel }),
+        ...(inKernel === undefined ? {} : { kernel: inKernel.kernel }),
         blockBytes: options.blockBytes,
         readAheadBlocks: 0,
         limitsInSocket: clamp.backend !== 'none',
@@ -182,8 +125,8 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
           writeThrottle.written();
         },
         end(info) {
-          if (handedOver) {
-            endInKernel();
+          if (inKernel?.handedOver === true) {
+            inKernel.end();
             return;
           }
           // A response of one throttled block has no later block to sample the kernel's clamp at.
@@ -191,7 +134,7 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
           release();
           if (throttling) setNotsentLowat(port, 0);
         },
-        report: () => (handedOver ? kernelReport() : {
+        report: () => (inKernel?.handedOver === true ? kernelReport() : {
           backend: clampFailed && computed.size === 0 ? 'none' : clamp.backend,
           fallbackReason: clampFailed ? 'setting the clamp failed: served unclamped' : clamp.fallbackReason,
           paceRateBps: paceRates.summary(),
@@ -204,10 +147,11 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
         }),
       };
 
-      function kernelReport() {
-        const state = kernelState;
+      function kernelReport(): EnforcerReport {
+        const state = inKernel?.state;
         const clampPackets = state?.clampPackets ?? null;
         const summary = clampPackets === null ? null : { min: clampPackets.min, mean: Math.round(clampPackets.mean), max: clampPackets.max };
+        const kernelPhase = inKernel?.phaseReport();
         return {
           backend: clamp.backend,
           fallbackReason: undefined,
@@ -215,14 +159,9 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
           clamp: { computedPackets: summary, appliedPackets: summary, cwndWhileClampedPackets: state?.cwndPackets == null ? null : { min: state.cwndPackets.min, mean: Math.round(state.cwndPackets.mean), max: state.cwndPackets.max } },
           catchUps: state?.catchUps ?? 0,
           throttledWriteBlocks: 0,
-          reason:
-            state === undefined
-              ? 'Algorithm 1 in the kernel: its state was gone at the end (the socket closed)'
-              : state.phaseStartMonotonicMs === 0 && state.state === 'done'
-                ? 'Algorithm 1 in the kernel: the response was acknowledged before its phase began (it fit the windows of its first round trips): nothing to throttle'
-                : `Algorithm 1 in the kernel: ${state.state} at the end; ${state.catchUps} catch-up(s), ${Math.round(state.floorMs)} ms at the floor paced at R, max ${Math.round(state.maxLagMs)} ms behind the schedule`,
-          trickleIn: 'kernel' as const,
-          ...(state === undefined ? {} : { kernelPhase: { started: state.phaseStartMonotonicMs !== 0, floorMs: Math.round(state.floorMs), catchingUpMs: Math.round(state.catchingUpMs), maxLagMs: Math.round(state.maxLagMs), stateAtEnd: state.state, sendBufferBytes } }),
+          reason: kernelPhaseReason('Algorithm 1', state),
+          trickleIn: 'kernel',
+          ...(kernelPhase === undefined ? {} : { kernelPhase }),
         };
       }
     },

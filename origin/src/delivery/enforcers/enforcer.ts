@@ -84,8 +84,8 @@ export interface EnforcerReport {
   readonly throttledWriteBlocks?: number;
   /** The cwnd clamp: where Algorithm 1 ran (null: no clamp). */
   readonly trickleIn?: 'kernel' | 'user-space' | null;
-  /** Algorithm 1 in the kernel: time at the floor (paced at R), catching up, the furthest behind the schedule, its state at the end, and the send buffer the phase had (sk_sndbuf; null: autotuned). */
-  readonly kernelPhase?: { readonly started: boolean; readonly floorMs: number; readonly catchingUpMs: number; readonly maxLagMs: number; readonly stateAtEnd: string; readonly sendBufferBytes: number | null };
+  /** The phase in the kernel: whether it began and was held by the packet carrying its first byte (else on an RTT sample, up to a round late), time at the floor (paced at R), catching up, the furthest behind the schedule, its state at the end, and the send buffer the phase had (sk_sndbuf; null: autotuned). */
+  readonly kernelPhase?: { readonly started: boolean; readonly heldAtFirstByte: boolean; readonly floorMs: number; readonly catchingUpMs: number; readonly maxLagMs: number; readonly stateAtEnd: string; readonly sendBufferBytes: number | null };
 }
 
 /** A response's throttling phase as the kernel takes it: offsets are the response's own (its first byte on the wire is 0). */

@@ -14,23 +14,36 @@
  * is that slow (pacing-limited samples are not app-limited), and it then takes seconds to grow
  * back once the media rate rises; an idle socket between floor-paced blocks is app-limited, which
  * BBR discounts.
+ *
+ * In the kernel (bpf backend, `inKernel`): the phase's schedule goes to the sock_ops program once,
+ * the response is written at once, and the program sets SO_MAX_PACING_RATE at headroom x R when
+ * the bytes being sent reach a piece of another rate, lifts it while the phase is behind its
+ * schedule, and holds the phase from the packet that carries its first byte: no per-block write,
+ * timer or setsockopt in user space. No floor there: the pacer spaces packets at any rate, as
+ * Trickle's floor branch does in the kernel.
  */
 import { RateStats } from '../running-stats.js';
-import { setNotsentLowat, type Block, type Enforcer, type Observation } from './enforcer.js';
+import { setNotsentLowat, type Block, type Enforcer, type EnforcerReport, type Observation } from './enforcer.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
+import { kernelPhaseReason, kernelPhaseRun } from './kernel-phase.js';
 
 export interface KernelPacingOptions {
   readonly headroom: number;
   readonly blockBytes: number;
   /** Packets per srtt below which writes, not the kernel, pace (as the clamp's floor). */
   readonly floorPackets: number;
+  /** Hand the phase to the sock_ops program (bpf backend) instead of pacing it block by block. */
+  readonly inKernel: boolean;
+  /** The kernel phase's send buffer in seconds of its highest rate (0: autotuning). */
+  readonly sendBufferSeconds: number;
 }
 
 export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
   return {
     name: 'kernel-pacing',
     paced: true,
-    usesClamp: false,
+    // The program carries the in-kernel phase; without it (not root, no BPF) pacing goes block by block.
+    usesClamp: options.inKernel,
     headroom: options.headroom,
     start(port) {
       /** The pacing rate in force (bytes/s); null: lifted for catch-up; undefined: never set. */
@@ -44,6 +57,7 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
       const paceRates = new RateStats();
       /** Startup bytes unsent when throttling began: they leave under the first rate set. */
       let unsentStartupBytes = 0;
+      const inKernel = options.inKernel ? kernelPhaseRun(port, { limit: 'pacing', gain: options.headroom, floorPackets: options.floorPackets, sendBufferSeconds: options.sendBufferSeconds, release: 'gradual' }, paceRates) : undefined;
 
       const apply = (rate: number | null): boolean => {
         if (rate === appliedBytesPerSec) return true;
@@ -98,7 +112,20 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
         return waitMs;
       };
 
+      const kernelReport = (): EnforcerReport => {
+        const kernelPhase = inKernel?.phaseReport();
+        return {
+          backend: 'kernel-pacing',
+          paceRateBps: paceRates.summary(),
+          catchUps: inKernel?.state?.catchUps ?? 0,
+          throttledWriteBlocks: 0,
+          reason: kernelPhaseReason(`SO_MAX_PACING_RATE at ${options.headroom} x R`, inKernel?.state),
+          ...(kernelPhase === undefined ? {} : { kernelPhase }),
+        };
+      };
+
       return {
+        ...(inKernel === undefined ? {} : { kernel: inKernel.kernel }),
         blockBytes: options.blockBytes,
         readAheadBlocks: 0,
         limitsInSocket: true,
@@ -113,6 +140,10 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
           if (typeof appliedBytesPerSec === 'number' && aimedBytesPerSec !== undefined) paceRates.add(aimedBytesPerSec * 8, block.sizeBytes);
         },
         end() {
+          if (inKernel?.handedOver === true) {
+            inKernel.end();
+            return;
+          }
           if (appliedBytesPerSec === undefined) return;
           try {
             port.control.setMaxPacingRate(port.socket, null);
@@ -121,7 +152,7 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
             port.socketError('resetPacing', error);
           }
         },
-        report: () => ({
+        report: () => (inKernel?.handedOver === true ? kernelReport() : {
           backend: appliedBytesPerSec === undefined ? 'none' : 'kernel-pacing',
           fallbackReason: failed ? 'SO_MAX_PACING_RATE failed: served unpaced' : undefined,
           paceRateBps: paceRates.summary(),

@@ -21,7 +21,7 @@ function recordingClamp() {
     setPackets: (_socket, packets) => void calls.push(`packets ${packets}`),
     release: (_socket, options) => void calls.push(`release ${options?.mode}`),
     setInitialWindow: () => undefined,
-    setSchedule: (_socket, schedule) => void calls.push(`schedule ${schedule.throttleOffsetBytes} ${schedule.pieces.map((p) => `${p.endOffsetBytes}@${p.rateBytesPerSec}`).join(',')} gain ${schedule.gain} min ${schedule.minPackets}`),
+    setSchedule: (_socket, schedule) => void calls.push(`schedule ${schedule.throttleOffsetBytes} ${schedule.pieces.map((p) => `${p.endOffsetBytes}@${p.rateBytesPerSec}`).join(',')} gain ${schedule.gain} min ${schedule.minPackets} limit ${schedule.limit}`),
     forget: () => undefined,
     state: () => ({ backend: 'bpf', appliedPackets: 42 }),
     stats: () => ({ backend: 'bpf', entries: 0, updatesApplied: 0, errors: 0 }),
@@ -123,7 +123,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
     assert.ok(enforcement.kernel !== undefined);
     assert.equal(enforcement.kernel.handOver({ baseBytes: 5000, throttleOffsetBytes: 100_000, pieces: [{ endOffsetBytes: 200_000, rateBytesPerSec: 250_000 }, { endOffsetBytes: 400_000, rateBytesPerSec: 500_000 }], graceUs: 400_000 }), true);
-    assert.deepEqual(calls, ['schedule 100000 200000@250000,400000@500000 gain 1.2 min 10']);
+    assert.deepEqual(calls, ['schedule 100000 200000@250000,400000@500000 gain 1.2 min 10 limit clamp']);
     // The phase's writes: the buffer holds what is left (less than 4 s at the highest rate, 500 kB/s), once.
     enforcement.kernel.phaseWriting(300_000);
     enforcement.kernel.phaseWriting(200_000);
@@ -136,7 +136,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     assert.equal(report.catchUps, 2);
     assert.deepEqual(report.clamp?.appliedPackets, { min: 10, mean: 17, max: 21 });
     assert.deepEqual(report.clamp?.cwndWhileClampedPackets, { min: 9, mean: 17, max: 22 });
-    assert.deepEqual(report.kernelPhase, { started: true, floorMs: 120, catchingUpMs: 80, maxLagMs: 61, stateAtEnd: 'clamped', sendBufferBytes: 600_000 });
+    assert.deepEqual(report.kernelPhase, { started: true, heldAtFirstByte: false, floorMs: 120, catchingUpMs: 80, maxLagMs: 61, stateAtEnd: 'clamped', sendBufferBytes: 600_000 });
     // Aimed at gain x R, byte-weighted over the pieces: 300,000 bytes over 0.8 s = 375 kB/s.
     assert.ok(Math.abs(report.paceRateBps!.mean - 1.2 * 375_000 * 8) < 1);
     const start = enforcement.kernel.phaseStart();

@@ -2,11 +2,12 @@
  * The kernel-pacing enforcer's decisions through a recording SocketControl port (the real port and
  * kernel are measured through the lab in e2e/test/policies): the rate asked for covers the
  * previous block's unsent rest, rates below the floor go to writes, goodput behind the schedule
- * lifts the cap until it is back, failures leave the response unpaced.
+ * lifts the cap until it is back, failures leave the response unpaced. In the kernel: the phase
+ * goes to the program once as a pacing schedule, and the end reads it and undoes its rate.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SocketControl, TcpInfo } from '@trickle/native';
+import type { ClampBackend, ClampSchedule, ScheduleState, SocketControl, TcpInfo } from '@trickle/native';
 import type { Enforcement, ScheduleProgress } from '../../../src/delivery/enforcers/enforcer.js';
 import { kernelPacingEnforcer } from '../../../src/delivery/enforcers/kernel-pacing.js';
 import { drive } from './schedule-harness.js';
@@ -46,7 +47,7 @@ function recordingControl(options: { failPacing?: boolean } = {}): Recorded {
 
 /** The enforcer at 1.25 x R, driven with R values such that its aims are round numbers. */
 function pacer(recorded: Recorded): { kernel: Enforcement; start: (unsent?: { sizeBytes: number; rateBytesPerSec: number }) => void; pace: (aimBytesPerSec: number, nowMs: number, progress?: ScheduleProgress) => number; written: (nowMs: number) => void } {
-  const kernel = kernelPacingEnforcer({ headroom: 1.25, blockBytes: 65_536, floorPackets: 10 }).start({ socket: 3, control: recorded.control, socketError: (operation) => void recorded.errors.push(operation) });
+  const kernel = kernelPacingEnforcer({ headroom: 1.25, blockBytes: 65_536, floorPackets: 10, inKernel: false, sendBufferSeconds: 4 }).start({ socket: 3, control: recorded.control, socketError: (operation) => void recorded.errors.push(operation) });
   const run = drive(kernel, () => recorded.control.tcpInfo(3));
   const block = (aimBytesPerSec: number, nowMs: number) => ({ offset: 0, sizeBytes: 65_536, rateBytesPerSec: aimBytesPerSec / 1.25, nowMs });
   let last = block(1, 0);
@@ -151,5 +152,40 @@ describe('kernel-pacing enforcer', () => {
     assert.equal(report.backend, 'none');
     assert.match(report.fallbackReason!, /served unpaced/);
     assert.equal(report.paceRateBps, null);
+  });
+
+  it('in the kernel: hands the phase over as a pacing schedule at the headroom, and at the end reads what the program did and lifts its rate', () => {
+    const recorded = recordingControl();
+    const schedules: ClampSchedule[] = [];
+    const releases: string[] = [];
+    const schedule: ScheduleState = { state: 'paced', catchUps: 1, phaseStartMonotonicMs: Number(process.hrtime.bigint()) / 1e6 - 300, phaseStartAckedBytes: 2000, phaseStartRetransmits: 1, phaseStartSegmentsOut: 30, phaseStartSrttUs: 40_000, floorMs: 0, catchingUpMs: 45, clampPackets: null, cwndPackets: null, maxLagMs: 52, heldMonotonicMs: 0 };
+    const clamp = { backend: 'bpf', fallbackReason: undefined, setSchedule: (_socket: unknown, s: ClampSchedule) => void schedules.push(s), release: (_socket: unknown, options?: { mode?: string }) => void releases.push(options?.mode ?? ''), state: () => ({ backend: 'bpf' as const, pacingRateBytesPerSec: 312_500, schedule }) } as unknown as ClampBackend;
+    const control = { ...recorded.control, clamp, raiseSendBuffer: (_socket: unknown, bytes: number) => 2 * bytes };
+    const enforcement = kernelPacingEnforcer({ headroom: 1.25, blockBytes: 65_536, floorPackets: 10, inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control, socketError: (operation) => void recorded.errors.push(operation) });
+    assert.ok(enforcement.kernel !== undefined);
+    assert.equal(enforcement.kernel.handOver({ baseBytes: 0, throttleOffsetBytes: 50_000, pieces: [{ endOffsetBytes: 300_000, rateBytesPerSec: 250_000 }], graceUs: 400_000 }), true);
+    assert.equal(schedules.length, 1);
+    assert.equal(schedules[0]!.limit, 'pacing');
+    assert.equal(schedules[0]!.gain, 1.25);
+    enforcement.kernel.phaseWriting(250_000);
+    enforcement.end(undefined);
+    // No per-block rate from user space: only the end's lift of what the program set.
+    assert.deepEqual(recorded.rates, [null]);
+    assert.deepEqual(releases, ['gradual']);
+    const report = enforcement.report();
+    assert.equal(report.backend, 'kernel-pacing');
+    assert.equal(report.catchUps, 1);
+    assert.equal(report.throttledWriteBlocks, 0);
+    assert.deepEqual(report.kernelPhase, { started: true, heldAtFirstByte: false, floorMs: 0, catchingUpMs: 45, maxLagMs: 52, stateAtEnd: 'paced', sendBufferBytes: 500_000 });
+    assert.match(report.reason, /in the kernel: paced at the end; 1 catch-up/);
+    assert.equal(report.paceRateBps!.mean, 1.25 * 250_000 * 8);
+    assert.deepEqual(recorded.errors, []);
+  });
+
+  it('without the bpf backend the phase stays in user space', () => {
+    const recorded = recordingControl();
+    const control = { ...recorded.control, clamp: { backend: 'pacing-rate' } as unknown as ClampBackend };
+    const enforcement = kernelPacingEnforcer({ headroom: 1.25, blockBytes: 65_536, floorPackets: 10, inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control, socketError: assert.fail });
+    assert.equal(enforcement.kernel, undefined);
   });
 });

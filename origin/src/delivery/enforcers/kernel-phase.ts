@@ -1,0 +1,118 @@
+/**
+ * A response's throttling phase run by the sock_ops program (bpf backend), shared by the enforcers
+ * that can hand their phase over: cwnd-clamp (Algorithm 1: clamp, catch-up, pacing at the floor)
+ * and kernel-pacing (the same schedule and catch-up with the pacer alone). User space writes the
+ * schedule once, raises the send buffer once the phase's bytes are being written, and reads what
+ * the program did once at the end.
+ */
+import type { ScheduleState } from '@trickle/native';
+import type { TcpSnapshot } from '../flow-record.js';
+import type { RateStats } from '../running-stats.js';
+import type { EnforcerReport, KernelEnforcement, KernelPhase, SocketPort } from './enforcer.js';
+
+export interface KernelPhaseOptions {
+  /** What holds the phase to its schedule in the kernel. */
+  readonly limit: 'clamp' | 'pacing';
+  /** The multiple of R aimed at (the clamp's gain, or the pacing headroom). */
+  readonly gain: number;
+  readonly floorPackets: number;
+  /** The phase's send buffer in seconds of its highest rate (0: autotuning). */
+  readonly sendBufferSeconds: number;
+  /** How the clamp is lifted at the end (nothing to lift under `pacing`). */
+  readonly release: 'gradual' | 'immediate';
+}
+
+export interface KernelPhaseRun {
+  readonly kernel: KernelEnforcement;
+  /** Whether a phase was handed over (the response then never goes block by block). */
+  readonly handedOver: boolean;
+  /** Reads what the program did, then undoes its limits so the next response on the connection starts unpaced. */
+  end(): void;
+  /** What the program did, once `end` has read it (undefined: the socket's entry was gone). */
+  readonly state: ScheduleState | undefined;
+  /** The kernelPhase part of the record. */
+  phaseReport(): NonNullable<EnforcerReport['kernelPhase']> | undefined;
+}
+
+/** The kernel's record of a phase's start as a TCP_INFO snapshot on the engine's clock (performance.now()). */
+function phaseStartSnapshot(state: ScheduleState): TcpSnapshot | undefined {
+  if (state.phaseStartMonotonicMs === 0) return undefined;
+  const agoMs = Number(process.hrtime.bigint()) / 1e6 - state.phaseStartMonotonicMs;
+  return {
+    atMs: performance.now() - agoMs,
+    // Not a TCP_INFO reading: the program's counters when the phase began.
+    info: { kernelLengthBytes: 0, bytesAcked: state.phaseStartAckedBytes, totalRetrans: state.phaseStartRetransmits, dataSegsOut: state.phaseStartSegmentsOut, rttUs: state.phaseStartSrttUs },
+  };
+}
+
+/** The phase in the kernel for one response, or undefined when the clamp backend is not bpf (the enforcer then works block by block). */
+export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, paceRates: RateStats): KernelPhaseRun | undefined {
+  const clamp = port.control.clamp;
+  if (clamp.backend !== 'bpf') return undefined;
+  let handedOver = false;
+  let phaseMaxRateBytesPerSec = 0;
+  let sendBufferBytes: number | null = null;
+  let state: ScheduleState | undefined;
+
+  const kernel: KernelEnforcement = {
+    handOver(phase: KernelPhase) {
+      try {
+        clamp.setSchedule(port.socket, { ...phase, gain: options.gain, minPackets: options.floorPackets, limit: options.limit });
+      } catch (error) {
+        port.socketError('clamp.setSchedule', error);
+        return false;
+      }
+      handedOver = true;
+      phaseMaxRateBytesPerSec = Math.max(...phase.pieces.map((piece) => piece.rateBytesPerSec));
+      let start = phase.throttleOffsetBytes;
+      for (const piece of phase.pieces) {
+        paceRates.add(options.gain * piece.rateBytesPerSec * 8, piece.endOffsetBytes - start);
+        start = piece.endOffsetBytes;
+      }
+      return true;
+    },
+    phaseStart: () => (state === undefined ? undefined : phaseStartSnapshot(state)),
+    phaseWriting(restBytes: number) {
+      if (options.sendBufferSeconds <= 0 || sendBufferBytes !== null) return;
+      try {
+        sendBufferBytes = port.control.raiseSendBuffer(port.socket, Math.ceil(Math.min(restBytes, phaseMaxRateBytesPerSec * options.sendBufferSeconds)));
+      } catch (error) {
+        port.socketError('raiseSendBuffer', error);
+      }
+    },
+  };
+
+  return {
+    kernel,
+    get handedOver() {
+      return handedOver;
+    },
+    get state() {
+      return state;
+    },
+    end() {
+      try {
+        const socketState = clamp.state(port.socket);
+        state = socketState?.schedule;
+        // The next response on the connection must not start paced at this one's R.
+        if (socketState?.pacingRateBytesPerSec != null) port.control.setMaxPacingRate(port.socket, null);
+        // Leaves the schedule: a clamp (if any) is lifted, the program stops pacing.
+        clamp.release(port.socket, { mode: options.release });
+      } catch (error) {
+        port.socketError('clamp.state', error);
+      }
+    },
+    phaseReport: () =>
+      state === undefined
+        ? undefined
+        : { started: state.phaseStartMonotonicMs !== 0, heldAtFirstByte: state.heldMonotonicMs !== 0, floorMs: Math.round(state.floorMs), catchingUpMs: Math.round(state.catchingUpMs), maxLagMs: Math.round(state.maxLagMs), stateAtEnd: state.state, sendBufferBytes },
+  };
+}
+
+/** Why the kernel's phase ended as it did, for the record's reason (`what` names what ran: "Algorithm 1", "kernel pacing"). */
+export function kernelPhaseReason(what: string, state: ScheduleState | undefined): string {
+  if (state === undefined) return `${what} in the kernel: its state was gone at the end (the socket closed)`;
+  if (state.phaseStartMonotonicMs === 0 && state.state === 'done') return `${what} in the kernel: the response was acknowledged before its phase began (it fit the windows of its first round trips): nothing to throttle`;
+  const floor = state.floorMs > 0 ? `, ${Math.round(state.floorMs)} ms at the floor paced at R` : '';
+  return `${what} in the kernel: ${state.state} at the end; ${state.catchUps} catch-up(s)${floor}, max ${Math.round(state.maxLagMs)} ms behind the schedule`;
+}
