@@ -8,8 +8,9 @@
  *   2.4 Mbit/s, so the clamp sits above the floor for two thirds of them and at it for the rest.
  * - `loopback`: MSS 64 kB, RTT ~50 us, one 0.8 Mbit/s asset: every trickle flow is at its floor.
  * The figure is the server process's CPU per delivered Gbit/s (CPU seconds from /proc/<pid>/stat
- * over the measurement window, bytes counted by the client); trickle's sock_ops program's own run
- * time (kernel.bpf_stats_enabled) is shown beside it and counted in its cost. Every flow's rate
+ * over the measurement window, bytes counted by the client); the sock_ops program's own run time
+ * (kernel.bpf_stats_enabled) under trickle and pacing, whose phases run in it, is shown beside it
+ * and counted in their cost. Every flow's rate
  * is compared with the rate its policy aims at (accuracy).
  * `npx trickle bench pacing [--regimes lab,loopback --flows 200 --loopback-flows 500 --seconds 20]`
  * or `npm run bench:paced`; writes bench/results/paced-flows.md.
@@ -188,7 +189,7 @@ async function runRegime(regime: Regime, servers: readonly ServerRun[], seconds:
       const running = await server.start(regime);
       let result: Measured;
       try {
-        result = await measure(regime, running, (asset) => server.aimBytesPerSec(asset, regime), seconds, server.name === 'trickle trickle');
+        result = await measure(regime, running, (asset) => server.aimBytesPerSec(asset, regime), seconds, server.name === 'trickle trickle' || server.name === 'trickle pacing');
       } finally {
         await running.stop();
       }

@@ -58,11 +58,6 @@ export const deliverySchema = z.strictObject({
   rateWindowSec: z.number().positive().max(60).default(2),
   /** Goodput is judged against the schedule (catch-up) only after this many RTTs of throttling (acknowledgements lag one RTT behind writes). */
   goodputGraceRtts: z.number().min(0).max(1000).default(10),
-  /**
-   * The slot of the one timer every paced body waits on (a timer wheel): waits due in the same slot
-   * wake together, and none wakes before it is due (a token bucket's saved bytes keep its mean rate).
-   */
-  pacingTickMs: z.number().min(0.5).max(50).default(4),
   clamp: z
     .strictObject({
       /** The backend wanted for the cwnd clamp; weaker ones are used (and named in records) when it cannot be. */

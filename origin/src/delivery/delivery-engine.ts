@@ -20,7 +20,6 @@ import { enforcers } from './enforcers/registry.js';
 import type { InitialWindowRecord, TcpSnapshot } from './flow-record.js';
 import type { FlowLog } from './flow-log.js';
 import type { DeliveryMetrics } from './metrics.js';
-import { PacingClock } from './pacing-clock.js';
 import { PolicySelector, type Selection, type SelectionResult } from './policy-selection.js';
 import { vbrBlocksOf } from './rate-plan.js';
 import type { MediaResponse, RateRule } from './rates/rate-rule.js';
@@ -112,7 +111,6 @@ export class DeliveryEngine {
       metrics: options.metrics,
       flowLog: options.flowLog,
       goodputGraceRtts: options.delivery.goodputGraceRtts,
-      pacingClock: new PacingClock(options.delivery.pacingTickMs),
       readRange: options.readRange,
       tcpInfo: (socket) => this.tcpInfo(socket),
       socketError: (operation, error) => this.socketError(operation, error),

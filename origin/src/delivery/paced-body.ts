@@ -1,11 +1,10 @@
 /**
  * The body of a paced response: a Readable that produces one block at a time when its driver lets
  * it, and (unless the driver reads ahead) only when the socket has taken the previous one.
- * Destroying it (client abort) cancels its wake-up at once; nothing is left behind.
+ * Destroying it (client abort) clears its timer at once; nothing is left behind.
  */
 import { Readable } from 'node:stream';
 import type { Block } from './enforcers/enforcer.js';
-import type { PacingClock, Wake } from './pacing-clock.js';
 
 export interface BlockSource {
   /** `sizeBytes` bytes of the file from `offset`. */
@@ -31,26 +30,16 @@ export interface BlockDriver {
 /** Startup goes at full speed: larger blocks cost fewer calls and change nothing on the wire. */
 const startupBlockBytes = 256 * 1024;
 
-/**
- * Driven by callbacks, not promises: a block that must wait registers one wake-up on the shared
- * pacing clock (no timer, promise or closure of its own), and a block held in memory is pushed in
- * the same call that decided it.
- */
 export class PacedBody extends Readable {
   private offset: number;
   private throttling = false;
-  private wake: Wake | undefined;
-  private readonly onWake = (): void => {
-    this.wake = undefined;
-    this.step();
-  };
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly source: BlockSource,
     rangeStart: number,
     private readonly rangeEnd: number,
     private readonly driver: BlockDriver,
-    private readonly clock: PacingClock,
     private readonly now: () => number = () => performance.now(),
   ) {
     super({ highWaterMark: driver.readAheadBlocks * driver.blockBytes });
@@ -58,18 +47,16 @@ export class PacedBody extends Readable {
   }
 
   override _read(): void {
-    if (this.wake === undefined) this.step();
+    this.next().catch((error: unknown) => this.destroy(error as Error));
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.wake?.cancel();
-    this.wake = undefined;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
     callback(error);
   }
 
-  /** Decides the next block: pushes it, or waits on the clock and decides again then. */
-  private step(): void {
-    if (this.destroyed) return;
+  private async next(): Promise<void> {
     if (this.offset > this.rangeEnd) {
       this.push(null);
       return;
@@ -79,33 +66,34 @@ export class PacedBody extends Readable {
     // Startup blocks end where the throttling phase begins, so phase lengths are exact to the byte.
     const limit = inStartup ? Math.min(this.rangeEnd + 1, driver.startupEndOffset) : this.rangeEnd + 1;
     const sizeBytes = Math.min(inStartup ? Math.max(startupBlockBytes, driver.blockBytes) : driver.blockBytes, limit - this.offset);
-    const block: Block = { offset: this.offset, sizeBytes, rateBytesPerSec: driver.rateAt(this.offset, sizeBytes), nowMs: this.now() };
+    let block: Block = { offset: this.offset, sizeBytes, rateBytesPerSec: driver.rateAt(this.offset, sizeBytes), nowMs: this.now() };
     if (!inStartup) {
       if (!this.throttling) {
         this.throttling = true;
         driver.startThrottling(block.nowMs, block.offset);
       }
-      // Asked again after the wait, with the time then.
-      const waitMs = driver.beforeBlock(block);
-      if (waitMs > 0) {
-        this.wake = this.clock.after(waitMs, this.onWake);
-        return;
+      let waitMs = driver.beforeBlock(block);
+      while (waitMs > 0) {
+        await this.sleep(waitMs);
+        if (this.destroyed) return;
+        block = { ...block, nowMs: this.now() };
+        waitMs = driver.beforeBlock(block);
       }
     }
-    const chunk = this.source.read(block.offset, block.sizeBytes);
-    if (Buffer.isBuffer(chunk)) this.deliver(block, chunk, inStartup);
-    else chunk.then((bytes) => this.deliver(block, bytes, inStartup), (error: unknown) => this.destroy(error as Error));
+    const chunk = await this.source.read(block.offset, block.sizeBytes);
+    if (this.destroyed) return;
+    if (chunk.length !== block.sizeBytes) throw new Error(`short read: ${chunk.length} of ${block.sizeBytes} bytes at offset ${block.offset}`);
+    this.offset += block.sizeBytes;
+    driver.written(block, inStartup ? 'startup' : 'throttling');
+    this.push(chunk);
   }
 
-  private deliver(block: Block, chunk: Buffer, inStartup: boolean): void {
-    if (this.destroyed) return;
-    if (chunk.length !== block.sizeBytes) {
-      this.destroy(new Error(`short read: ${chunk.length} of ${block.sizeBytes} bytes at offset ${block.offset}`));
-      return;
-    }
-    this.offset += block.sizeBytes;
-    this.driver.written(block, inStartup ? 'startup' : 'throttling');
-    // push() may call _read() again synchronously (room left under the high-water mark): step() then runs from there.
-    this.push(chunk);
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        resolve();
+      }, ms);
+    });
   }
 }

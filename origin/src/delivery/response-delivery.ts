@@ -14,7 +14,6 @@ import { wholeRangeMaxBytes, type MediaFile } from '../media/library.js';
 import { schedulePieces } from '@trickle/native';
 import type { Block, Enforcement, Enforcer, KernelEnforcement } from './enforcers/enforcer.js';
 import { kernelSchedule } from './kernel-schedule.js';
-import type { PacingClock } from './pacing-clock.js';
 import { FlowMeter, minimumGoodputWindowMs } from './flow-meter.js';
 import { buildFlowRecord, type InitialWindowRecord, type ResponseFacts, type TcpSnapshot } from './flow-record.js';
 import type { FlowLog } from './flow-log.js';
@@ -36,8 +35,6 @@ export interface ResponseServices {
   readonly metrics: DeliveryMetrics;
   readonly flowLog: FlowLog;
   readonly goodputGraceRtts: number;
-  /** The one coalescing timer every paced body of the engine waits on. */
-  readonly pacingClock: PacingClock;
   readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer>;
   /** TCP_INFO now; a failure is logged once, counted, and gives undefined. */
   tcpInfo(socket: Socket): TcpInfo | undefined;
@@ -179,7 +176,7 @@ export class ResponseDelivery implements BlockDriver {
       this.writeWhole(this.enforcement.kernel);
       return;
     }
-    void reply.send(new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, this, this.services.pacingClock));
+    void reply.send(new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, this));
   }
 
   /**
@@ -241,7 +238,7 @@ export class ResponseDelivery implements BlockDriver {
         if (block.offset + block.sizeBytes > throttleOffset) kernel.phaseWriting(range.end + 1 - block.offset);
       },
     };
-    void reply.send(new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, unpaced, this.services.pacingClock));
+    void reply.send(new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, unpaced));
   }
 
   private read(offset: number, sizeBytes: number): Buffer | Promise<Buffer> {

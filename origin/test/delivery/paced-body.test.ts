@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Block } from '../../src/delivery/enforcers/enforcer.js';
 import { PacedBody, type BlockDriver } from '../../src/delivery/paced-body.js';
-import { PacingClock } from '../../src/delivery/pacing-clock.js';
 
 interface Log {
   readonly events: string[];
@@ -39,7 +38,7 @@ describe('paced body', () => {
     const bytes = Buffer.from(Array.from({ length: 700_000 }, (_, i) => i % 251));
     const log: Log = { events: [] };
     let clock = 0;
-    const body = new PacedBody(source(bytes), 100_000, 699_999, driver(log, { startupEndOffset: 400_000, blockBytes: 65_536, waits: [0, 5, 0] }), new PacingClock(1), () => (clock += 1));
+    const body = new PacedBody(source(bytes), 100_000, 699_999, driver(log, { startupEndOffset: 400_000, blockBytes: 65_536, waits: [0, 5, 0] }), () => (clock += 1));
     const sent = await drain(body);
     assert.deepEqual(sent, bytes.subarray(100_000));
     assert.deepEqual(log.events, [
@@ -64,30 +63,27 @@ describe('paced body', () => {
 
   it('never throttles a range that ends before the startup boundary', async () => {
     const log: Log = { events: [] };
-    const body = new PacedBody(source(Buffer.alloc(300_000)), 0, 299_999, driver(log, { startupEndOffset: 300_000, blockBytes: 65_536 }), new PacingClock(1));
+    const body = new PacedBody(source(Buffer.alloc(300_000)), 0, 299_999, driver(log, { startupEndOffset: 300_000, blockBytes: 65_536 }));
     assert.equal((await drain(body)).length, 300_000);
     assert.deepEqual(log.events, ['startup 0+262144 R=262144', 'startup 262144+37856 R=300000']);
   });
 
   it('leaves no timer behind when destroyed while a block waits', async () => {
     const log: Log = { events: [] };
-    const clock = new PacingClock(4);
-    const body = new PacedBody(source(Buffer.alloc(200_000)), 0, 199_999, driver(log, { startupEndOffset: 0, blockBytes: 65_536, waits: [0, 60_000] }), clock);
+    const body = new PacedBody(source(Buffer.alloc(200_000)), 0, 199_999, driver(log, { startupEndOffset: 0, blockBytes: 65_536, waits: [0, 60_000] }));
     const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     body.on('data', () => undefined);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length, before + 1, 'the second block waits on the clock\'s timer');
-    assert.equal(clock.pending, 1);
+    assert.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length, before + 1, 'the second block waits on a timer');
     body.destroy();
     await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(clock.pending, 0);
     assert.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length, before);
     assert.deepEqual(log.events.filter((e) => /^throttling \d/.test(e)), ['throttling 0+65536 R=65536']);
   });
 
   it('fails loudly on a short read', async () => {
     const log: Log = { events: [] };
-    const body = new PacedBody({ read: () => Buffer.alloc(10) }, 0, 99, driver(log, { startupEndOffset: 100, blockBytes: 65_536 }), new PacingClock(1));
+    const body = new PacedBody({ read: () => Buffer.alloc(10) }, 0, 99, driver(log, { startupEndOffset: 100, blockBytes: 65_536 }));
     await assert.rejects(drain(body), /short read: 10 of 100 bytes at offset 0/);
   });
 });
