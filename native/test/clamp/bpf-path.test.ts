@@ -24,8 +24,8 @@ function expectedClamp(rateBytesPerSec: number, rttUs: number, mss: number): num
 
 describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
   let path: NetPath;
-  const stream = (steps: ScheduleStep[], durationMs = 6000, bufferNote = '') =>
-    runStream(path, { durationMs, sampleMs: 50, backend: 'bpf', cgroup, pinDir, congestionControl: 'cubic', steps }).then((run) => {
+  const stream = (steps: ScheduleStep[], durationMs = 6000, bufferNote = '', onAccepted?: () => void) =>
+    runStream(path, { durationMs, sampleMs: 50, backend: 'bpf', cgroup, pinDir, congestionControl: 'cubic', steps }, onAccepted).then((run) => {
       assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason}) ${bufferNote}`);
       return run;
     });
@@ -68,9 +68,12 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
 
   it('follows an RTT change without a user-space update', async () => {
     const rateBytesPerSec = 1_250_000;
-    const change = setTimeout(() => void path.setOneWayDelayMs(2 * oneWayDelayMs), 2500);
+    // On the samples' clock (from the server's accept): the server's start (loading the BPF program) takes a varying while.
+    let change: NodeJS.Timeout | undefined;
     try {
-      const run = await stream([{ atMs: 0, action: 'rate', rateBytesPerSec }], 6000);
+      const run = await stream([{ atMs: 0, action: 'rate', rateBytesPerSec }], 6000, '', () => {
+        change = setTimeout(() => void path.setOneWayDelayMs(2 * oneWayDelayMs), 2500);
+      });
       const before = run.samples.filter((s) => s.tMs > 1000 && s.tMs < 1800);
       const afterChange = run.samples.filter((s) => s.tMs > 4500);
       const clampBefore = before.at(-1)!.appliedPackets!;

@@ -14,6 +14,9 @@ export interface FilePiece {
   readonly rateBytesPerSec: number;
 }
 
+/** Relative difference under which neighbouring blocks' rates are the same rate. */
+const sameRateTolerance = 1e-9;
+
 /** The plan's pieces over [throttleOffset, rangeEnd], at most `maxPieces` of them; empty when nothing is throttled. */
 export function kernelSchedule(plan: Pick<RatePlan, 'rateAt'>, throttleOffset: number, rangeEnd: number, blockBytes: number, maxPieces: number): FilePiece[] {
   const blocks: FilePiece[] = [];
@@ -21,8 +24,12 @@ export function kernelSchedule(plan: Pick<RatePlan, 'rateAt'>, throttleOffset: n
     const endOffset = Math.min(rangeEnd + 1, offset + blockBytes);
     const rateBytesPerSec = plan.rateAt(offset, endOffset - offset);
     const last = blocks.at(-1);
-    if (last !== undefined && last.rateBytesPerSec === rateBytesPerSec) blocks[blocks.length - 1] = { ...last, endOffset };
-    else blocks.push({ startOffset: offset, endOffset, rateBytesPerSec });
+    // Equal up to float noise (one media block's bytes over its seconds, cut at different offsets):
+    // merged at the bytes over the time both take, so the merge changes no time.
+    if (last !== undefined && Math.abs(last.rateBytesPerSec - rateBytesPerSec) <= sameRateTolerance * rateBytesPerSec) {
+      const lastSeconds = (last.endOffset - last.startOffset) / last.rateBytesPerSec;
+      blocks[blocks.length - 1] = { ...last, endOffset, rateBytesPerSec: (endOffset - last.startOffset) / (lastSeconds + (endOffset - offset) / rateBytesPerSec) };
+    } else blocks.push({ startOffset: offset, endOffset, rateBytesPerSec });
   }
   if (blocks.length <= maxPieces) return blocks;
   const perPiece = Math.ceil(blocks.length / maxPieces);

@@ -23,6 +23,16 @@ describe('kernelSchedule', () => {
     assert.equal(merged.at(-1)!.endOffset, 65_536 * 200);
   });
 
+  it('merges neighbours whose rates differ only by float noise, keeping the time', () => {
+    // One media block's rate computed over 64 kB cuts at different offsets (seen on the demo: 364369.0000000002 and 364368.99999999924).
+    const rateAt = (offset: number) => (offset < 65_536 * 3 ? (offset % 131_072 === 0 ? 364369.0000000002 : 364368.99999999924) : 30_948);
+    const pieces = kernelSchedule({ rateAt }, 0, 65_536 * 4 - 1, 65_536, 32);
+    assert.equal(pieces.length, 2);
+    assert.deepEqual(pieces.map((p) => p.endOffset), [65_536 * 3, 65_536 * 4]);
+    const exact = (65_536 * 2) / 364369.0000000002 + 65_536 / 364368.99999999924 + 65_536 / 30_948;
+    assert.ok(Math.abs(seconds(pieces) - exact) < 1e-12, `${seconds(pieces)} s vs ${exact} s`);
+  });
+
   it('is empty when the throttling phase begins past the range', () => {
     assert.deepEqual(kernelSchedule({ rateAt: () => 1 }, 5000, 4999, 65_536, 32), []);
   });
