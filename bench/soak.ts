@@ -47,10 +47,10 @@ function metric(text: string, name: string): number {
 async function sampleOrigin(lab: Lab, url: string): Promise<Omit<Sample, 'minute' | 'sessions' | 'playerErrors'>> {
   const text = await lab.output('player', ['curl', '-sf', '--max-time', '5', url]);
   return {
-    rssMB: metric(text, 'trickle_process_process_resident_memory_bytes') / 1e6,
-    loopDelayP99Ms: Math.max(0, metric(text, 'trickle_process_nodejs_eventloop_lag_p99_seconds') * 1000 - eventLoopResolutionMs),
-    loopDelayMaxMs: Math.max(0, metric(text, 'trickle_process_nodejs_eventloop_lag_max_seconds') * 1000 - eventLoopResolutionMs),
-    openFds: metric(text, 'trickle_process_process_open_fds'),
+    rssMB: metric(text, 'process_resident_memory_bytes') / 1e6,
+    loopDelayP99Ms: Math.max(0, metric(text, 'nodejs_eventloop_lag_p99_seconds') * 1000 - eventLoopResolutionMs),
+    loopDelayMaxMs: Math.max(0, metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000 - eventLoopResolutionMs),
+    openFds: metric(text, 'process_open_fds'),
     activePacedFlows: metric(text, 'trickle_active_paced_flows'),
     socketErrors: metric(text, 'trickle_socket_errors_total') || 0,
   };

@@ -3,7 +3,7 @@ import { Argument, Command } from 'commander';
 
 const benchmarks: Readonly<Record<string, { readonly description: string; readonly load: () => Promise<{ main(argv: readonly string[]): Promise<void> }> }>> = {
   origin: { description: 'serving speed against nginx (wrk): manifests, segments, 64 kB ranges', load: () => import('../bench/origin-vs-nginx.js') },
-  pacing: { description: '500 and 1,000 paced 1 Mbit/s flows per policy against nginx limit_rate: CPU per delivered Gbit/s', load: () => import('../bench/paced-flows.js') },
+  pacing: { description: 'paced flows per policy beside nginx limit_rate, in the lab (MSS 1448, 100 ms RTT) and on loopback: CPU per delivered Gbit/s and each flow\'s rate against its aim (root)', load: () => import('../bench/paced-flows.js') },
   qoe: { description: 'the QoE matrix: dash.js, hls.js and simulated players through the lab per link, policy and CMCD, with intervals (root)', load: () => import('../bench/qoe-matrix.js') },
   soak: { description: 'live simulated players through the lab for a long time: origin RSS and event-loop delay over time (root)', load: () => import('../bench/soak.js') },
 };
@@ -12,11 +12,22 @@ export function registerBenchCommands(program: Command): void {
   program
     .command('bench')
     .description(`run a benchmark: ${Object.entries(benchmarks).map(([name, b]) => `${name} (${b.description})`).join('; ')}; options after the name, e.g. "trickle bench soak --minutes 60 --players 1000"`)
-    .addArgument(new Argument('<name>', 'the benchmark').choices(Object.keys(benchmarks)))
+    // Not .choices(): with the help option off (a benchmark's own --help passes through), a bare
+    // `trickle bench --help` would be refused as a benchmark's name.
+    .addArgument(new Argument('[name]', `the benchmark: ${Object.keys(benchmarks).join(', ')}`))
     .argument('[options...]', "the benchmark's own options (--help lists them)")
     .helpOption(false)
+    .allowUnknownOption()
     .passThroughOptions()
-    .action(async (name: string, options: string[]) => {
-      await (await benchmarks[name]!.load()).main(options);
+    .action(async (name: string | undefined, options: string[], _flags: unknown, command: Command) => {
+      if (name === '--help' || name === '-h') {
+        command.outputHelp();
+        return;
+      }
+      const benchmark = name === undefined ? undefined : benchmarks[name];
+      if (benchmark === undefined) {
+        command.error(`error: ${name === undefined ? 'missing argument \'name\'' : `argument 'name' is invalid`}. Allowed choices are ${Object.keys(benchmarks).join(', ')}.`);
+      }
+      await (await benchmark.load()).main(options);
     });
 }

@@ -2,7 +2,7 @@
  * The `trickle` command line. Each command validates its flags, calls a package's public API and
  * prints errors as one clear line (with the error code), never a stack trace for a user error.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, policyNames, startOrigin } from '@trickle/origin';
@@ -41,6 +41,7 @@ interface ServeFlags {
 export function buildProgram(): Command {
   const program = new Command('trickle')
     .description('Trickle: a DASH/HLS origin that paces responses like Google\'s Trickle, and a QoE lab')
+    .version((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version, '-V, --version', 'the version of Trickle')
     .showHelpAfterError()
     .configureOutput({ outputError: (text, write) => write(text) });
 

@@ -32,6 +32,20 @@ describe('trickle CLI', () => {
     for (const command of ['media', 'package', 'serve', 'native', 'lab', 'router', 'sim', 'e2e', 'experiment', 'bench', 'traces']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
   });
 
+  it('says its version, and lists the benchmarks on `bench --help`', async () => {
+    const version = trickle(['--version']);
+    assert.equal(version.status, 0);
+    const { version: expected } = JSON.parse(await readFile(resolve(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    assert.equal(version.stdout.trim(), expected);
+    const help = trickle(['bench', '--help']);
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /origin \(serving speed/);
+    assert.match(help.stdout, /pacing \(paced flows/);
+    const missing = trickle(['bench']);
+    assert.notEqual(missing.status, 0);
+    assert.match(missing.stderr, /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak/);
+  });
+
   it('says which benchmark or experiment file it does not know', () => {
     const bench = trickle(['bench', 'nothing']);
     assert.notEqual(bench.status, 0);

@@ -158,6 +158,10 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     return summarizeIndex(state.index, { includeSegments: request.query.segments !== '0' });
   });
 
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.httpResponse(request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+  });
+
   app.get('/metrics', async (_request, reply) => {
     const text = await metrics.registry.metrics();
     return reply.type(metrics.registry.contentType).send(text);

@@ -1,7 +1,10 @@
 /**
  * Prometheus metrics of delivery (prom-client), in the app's own registry: per policy and group,
  * histograms of retransmission rate, srtt and throttled goodput / target, counters of responses
- * and bytes, a gauge of active paced flows, and failed socket calls (served unpaced, counted).
+ * and bytes, a gauge of active paced flows, failed socket calls (served unpaced, counted), HTTP
+ * response durations by route and status, and prom-client's default process and Node.js metrics
+ * under their standard names (process_cpu_seconds_total, nodejs_eventloop_lag_p99_seconds, ...), so
+ * stock dashboards read them.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FlowRecord } from './flow-record.js';
@@ -18,14 +21,15 @@ export class DeliveryMetrics {
   private readonly activeFlows: Gauge<'policy' | 'group'>;
   private readonly socketErrors: Counter<'operation' | 'code'>;
   private readonly catchUps: Counter<'policy' | 'group'>;
+  private readonly httpDuration: Histogram<'route' | 'status_code'>;
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'trickle_process_' });
+    collectDefaultMetrics({ register: this.registry });
     const registers = [this.registry];
     this.responses = new Counter({ name: 'trickle_responses_total', help: 'Media responses by policy, A/B group, role and outcome (completed, aborted)', labelNames: [...labelNames, 'role', 'outcome'], registers });
     this.bytes = new Counter({ name: 'trickle_response_bytes_total', help: 'Body bytes written to media responses', labelNames, registers });
     this.retransmissionRate = new Histogram({
-      name: 'trickle_retransmission_rate',
+      name: 'trickle_retransmission_ratio',
       help: 'Retransmitted / data segments sent, per response',
       labelNames,
       buckets: [0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2],
@@ -42,6 +46,19 @@ export class DeliveryMetrics {
     this.activeFlows = new Gauge({ name: 'trickle_active_paced_flows', help: 'Responses being delivered under a paced policy', labelNames, registers });
     this.socketErrors = new Counter({ name: 'trickle_socket_errors_total', help: 'Socket option or TCP_INFO calls that failed (the response went on unpaced)', labelNames: ['operation', 'code'], registers });
     this.catchUps = new Counter({ name: 'trickle_clamp_catchups_total', help: 'Times trickle lifted the clamp because goodput fell below R', labelNames, registers });
+    this.httpDuration = new Histogram({
+      name: 'trickle_http_request_duration_seconds',
+      // A paced media response lasts as long as its pacing: seconds to minutes.
+      help: 'Time from request to the last byte handed to the socket, by route (its pattern) and status code',
+      labelNames: ['route', 'status_code'],
+      buckets: [0.001, 0.005, 0.025, 0.1, 0.25, 1, 2.5, 10, 30, 120],
+      registers,
+    });
+  }
+
+  /** A response ended: `route` is its route pattern (not the URL, which would make a series per file). */
+  httpResponse(route: string, statusCode: number, seconds: number): void {
+    this.httpDuration.observe({ route, status_code: String(statusCode) }, seconds);
   }
 
   flowStarted(policy: string, group: string): void {

@@ -305,6 +305,13 @@ describe('delivery policies over loopback', { skip }, () => {
     }
     assert.match(metrics, /trickle_srtt_seconds_bucket\{le="0\.001",policy="app-pacing",group="app-pacing"\} 1/);
     assert.match(metrics, /trickle_throttled_goodput_ratio_count\{policy="app-pacing",group="app-pacing"\} 1/);
+    assert.match(metrics, /^trickle_retransmission_ratio_count\{policy="app-pacing",group="app-pacing"\} 1$/m);
+    // Routes by their pattern (one series per route, not per file), with the status.
+    assert.match(metrics, /^trickle_http_request_duration_seconds_count\{route="\/media\/:asset\/\*",status_code="206"\} 1$/m);
+    assert.match(metrics, /^trickle_http_request_duration_seconds_count\{route="\/api\/flows",status_code="400"\} 1$/m);
+    // prom-client's defaults under their standard names, as stock Node.js dashboards expect.
+    assert.match(metrics, /^process_cpu_seconds_total \d/m);
+    assert.match(metrics, /^nodejs_eventloop_lag_p99_seconds \d/m);
   });
 
   it('answers an unknown ?policy= with 400 when overrides are allowed, ignores it otherwise', async () => {
