@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { checkDemoMedia, generateDemoMedia, isOriginError, loadConfig, packageInput, policyNames, startOrigin } from '@trickle/origin';
+import { checkDemoMedia, generateDemoMedia, isOriginError, OriginError, loadConfig, makeDevCertificates, packageInput, policyNames, startOrigin } from '@trickle/origin';
 import { registerBenchCommands } from './bench-command.js';
 import { registerE2eCommands } from './e2e-command.js';
 import { registerExperimentCommands } from './experiment-command.js';
@@ -36,6 +36,10 @@ interface ServeFlags {
   congestionControl?: string;
   initialWindow?: number;
   flows?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  adminPort?: number;
+  adminHost?: string;
 }
 
 export function buildProgram(): Command {
@@ -107,7 +111,12 @@ export function buildProgram(): Command {
     .option('--congestion-control <name>', 'TCP congestion control for every connection (bbr, cubic, reno, ...)')
     .addOption(new Option('--initial-window <packets>', 'initial congestion window of every connection (TCP_BPF_IW; needs root for the BPF program)').argParser(positiveInteger('initial-window')))
     .option('--flows <dest>', 'flow records as JSON lines: none, stdout or a file path (default none; GET /api/flows always has recent ones)')
+    .option('--tls-cert <file>', 'serve HTTPS (HTTP/1.1) with this PEM certificate chain; re-read on SIGHUP')
+    .option('--tls-key <file>', 'the PEM private key of --tls-cert')
+    .addOption(new Option('--admin-port <port>', 'serve /metrics and /api/flows (client addresses) on this port only, with /healthz and /readyz').argParser(port))
+    .option('--admin-host <address>', 'address of the admin listener (default 127.0.0.1)')
     .action(async (opts: ServeFlags) => {
+      if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined)) throw new OriginError('ORIGIN_ERR_CONFIG', '--tls-cert and --tls-key go together: HTTPS needs the certificate and its key');
       const config = await loadConfig({
         file: opts.config,
         env: process.env,
@@ -126,10 +135,24 @@ export function buildProgram(): Command {
             transport: { congestionControl: opts.congestionControl, initialWindowPackets: opts.initialWindow },
           },
           flows: opts.flows === undefined ? undefined : { log: opts.flows },
+          tls: opts.tlsCert === undefined && opts.tlsKey === undefined ? undefined : { cert: opts.tlsCert, key: opts.tlsKey },
+          admin: opts.adminPort === undefined && opts.adminHost === undefined ? undefined : { port: opts.adminPort, host: opts.adminHost },
         },
       });
       if (opts.media === undefined && process.env.TRICKLE_MEDIA === undefined) await checkDemoMedia(config.media);
       await startOrigin(config, { handleSignals: true });
+    });
+
+  program
+    .command('tls')
+    .description('HTTPS helpers')
+    .command('dev-cert')
+    .description('make a throwaway CA and a server certificate it signs, for HTTPS in development and tests (never production)')
+    .option('--out <dir>', 'where to write ca.pem, chain.pem and key.pem', '.cache/tls')
+    .option('--host <names...>', 'DNS names and IP addresses the certificate is for', ['localhost', '127.0.0.1'])
+    .action(async (opts: { out: string; host: string[] }) => {
+      const made = await makeDevCertificates(resolve(opts.out), opts.host);
+      process.stdout.write(`serve with:  npx trickle serve --tls-cert ${made.cert} --tls-key ${made.key}\ntrust:       ${made.caCert} (curl --cacert; a browser's or system's trust store)\n`);
     });
 
   registerNativeCommands(program);

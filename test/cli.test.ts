@@ -29,7 +29,7 @@ describe('trickle CLI', () => {
   it('lists its commands', () => {
     const { status, stdout } = trickle(['--help']);
     assert.equal(status, 0);
-    for (const command of ['media', 'package', 'serve', 'native', 'lab', 'router', 'sim', 'e2e', 'experiment', 'bench', 'traces']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['media', 'package', 'serve', 'tls', 'native', 'lab', 'router', 'sim', 'e2e', 'experiment', 'bench', 'traces']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
   });
 
   it('says its version, and lists the benchmarks on `bench --help`', async () => {
@@ -44,6 +44,17 @@ describe('trickle CLI', () => {
     const missing = trickle(['bench']);
     assert.notEqual(missing.status, 0);
     assert.match(missing.stderr, /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak/);
+  });
+
+  it('makes a development CA and a server chain it signs, for the names given', async () => {
+    const out = join(work, 'tls');
+    const { status, stdout } = trickle(['tls', 'dev-cert', '--out', out, '--host', 'media.test', '10.1.2.3']);
+    assert.equal(status, 0);
+    assert.match(stdout, new RegExp(`--tls-cert ${join(out, 'chain.pem')} --tls-key ${join(out, 'key.pem')}`));
+    const verified = await exec('openssl', ['verify', '-CAfile', join(out, 'ca.pem'), join(out, 'server.pem')]);
+    assert.match(verified.stdout, /: OK/);
+    const { stdout: text } = await exec('openssl', ['x509', '-in', join(out, 'chain.pem'), '-noout', '-ext', 'subjectAltName']);
+    assert.match(text, /DNS:media\.test, IP Address:10\.1\.2\.3/);
   });
 
   it('says which benchmark or experiment file it does not know', () => {

@@ -3,7 +3,8 @@
  * available on these machines). Flags from the platform notes: no background networking (the
  * machine's network is closed), autoplay without a gesture, a fresh profile per launch.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash, X509Certificate } from 'node:crypto';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
@@ -36,6 +37,26 @@ export interface LaunchOptions {
   readonly headless?: boolean;
   /** A network namespace to run the browser in (the lab's player side), so every byte crosses the emulated link. Needs root. */
   readonly namespace?: string;
+  /**
+   * PEM files of certificates (a test CA) whose keys Chromium trusts in a served chain, by their
+   * SPKI hashes (--ignore-certificate-errors-spki-list): HTTPS tests without a system trust store.
+   */
+  readonly trustCertificates?: readonly string[];
+}
+
+/** Base64 SHA-256 of each certificate's SubjectPublicKeyInfo, as Chromium's SPKI list wants. */
+async function spkiHashes(files: readonly string[]): Promise<string[]> {
+  const hashes: string[] = [];
+  for (const file of files) {
+    const pem = await readFile(file, 'utf8').catch((error: unknown) => {
+      throw new E2eError('E2E_ERR_BROWSER_LAUNCH', `cannot read the certificate to trust ${file}: ${(error as Error).message}`);
+    });
+    for (const block of pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? []) {
+      const spki = new X509Certificate(block).publicKey.export({ type: 'spki', format: 'der' });
+      hashes.push(createHash('sha256').update(spki).digest('base64'));
+    }
+  }
+  return hashes;
 }
 
 /**
@@ -59,7 +80,9 @@ export async function launchChromium(options: LaunchOptions = {}): Promise<Launc
     const launcher = options.namespace === undefined ? executablePath : await namespaceLauncher(workDir, options.namespace, executablePath);
     // Loaded here, not at the top: every `trickle` command imports this package, few launch a browser.
     const { chromium } = await import('playwright-core');
-    context = await chromium.launchPersistentContext(profileDir, { executablePath: launcher, headless: options.headless ?? true, args: [...chromiumArgs] });
+    const trusted = await spkiHashes(options.trustCertificates ?? []);
+    const trustArgs = trusted.length === 0 ? [] : [`--ignore-certificate-errors-spki-list=${trusted.join(',')}`];
+    context = await chromium.launchPersistentContext(profileDir, { executablePath: launcher, headless: options.headless ?? true, args: [...chromiumArgs, ...trustArgs] });
   } catch (error) {
     await rm(workDir, { recursive: true, force: true });
     if (error instanceof E2eError) throw error;

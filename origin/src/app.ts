@@ -2,12 +2,14 @@
  * buildApp(): the origin as a fastify instance that is not listening yet, so tests can use
  * inject() where sockets do not matter and listen() where they do.
  */
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import type https from 'node:https';
+import Fastify, { LogController, type FastifyHttpsOptions, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import type { SocketControl } from '@trickle/native';
 import type { OriginConfig } from './config/config.js';
 import type { MediaLibrary } from './media/library.js';
 import { errorBody } from './errors.js';
 import { trickleOrigin, type OriginHandles } from './plugin.js';
+import { serverTlsOptions, type TlsMaterial } from './tls.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,11 +25,13 @@ export interface BuildAppOptions {
   readonly library?: MediaLibrary;
   /** How delivery policies reach sockets (with the clamp backend startOrigin attached). */
   readonly socketControl?: SocketControl;
+  /** Serve HTTPS with this certificate and key (see tls.ts); plain HTTP without. */
+  readonly tls?: TlsMaterial;
 }
 
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config } = options;
-  const app = Fastify({
+  const serverOptions: FastifyServerOptions = {
     ...(options.logger === undefined
       ? { logger: { level: config.logLevel } }
       : options.logger === false
@@ -44,7 +48,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     return503OnClosing: true,
     keepAliveTimeout: 65_000,
     requestTimeout: 120_000,
-  });
+  };
+  // The HTTPS server's requests carry TLSSockets, which are net.Sockets: the rest is the same.
+  const app = (options.tls === undefined ? Fastify(serverOptions) : Fastify({ ...(serverOptions as FastifyHttpsOptions<https.Server>), https: serverTlsOptions(options.tls) })) as unknown as FastifyInstance;
 
   app.addHook('onResponse', async (request, reply) => {
     const length = reply.getHeader('content-length');

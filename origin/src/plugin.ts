@@ -1,7 +1,7 @@
 /**
  * The origin as a fastify plugin: `app.register(trickleOrigin, { media: '/srv/media' })` inside any
  * fastify app, or through `buildApp()`. Routes: /media/<asset>/<file>, /api/assets,
- * /api/assets/<asset>, /player/, /healthz.
+ * /api/assets/<asset>, /player/, /healthz, /readyz, and /metrics and /api/flows (see ops-routes.ts).
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -18,6 +18,7 @@ import { registerPlayerRoutes, type PlayerFiles } from './player/routes.js';
 import { DeliveryEngine } from './delivery/delivery-engine.js';
 import { FlowLog } from './delivery/flow-log.js';
 import { DeliveryMetrics } from './delivery/metrics.js';
+import { registerOpsRoutes, type IndexingOutcome, type OpsParts } from './ops-routes.js';
 
 /** The origin's delivery parts, for the app that embeds it (stats, tests, shutdown checks). */
 export interface OriginHandles {
@@ -25,6 +26,8 @@ export interface OriginHandles {
   readonly metrics: DeliveryMetrics;
   readonly flows: FlowLog;
   readonly clamp: ClampBackend;
+  /** What the operator's routes read (for an admin listener beside the app). */
+  readonly ops: OpsParts;
 }
 
 export interface TrickleOriginOptions {
@@ -84,7 +87,6 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
   const metrics = new DeliveryMetrics();
   const flows = new FlowLog(config.flows.keep, config.flows.log, (error) => app.log.error({ err: error }, `flow log ${config.flows.log}: ${error.message}`));
   const engine = new DeliveryEngine({ delivery: config.delivery, drainTimeoutMs: config.flows.drainTimeoutMs, control: socketControl, log: app.log, metrics, flowLog: flows, readRange: (file, range) => library.readRange(file, range) });
-  options.onHandles?.({ engine, metrics, flows, clamp: socketControl.clamp });
   app.addHook('onClose', async () => flows.close());
 
   const sendOptions: SendFileOptions = {
@@ -162,26 +164,11 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     metrics.httpResponse(request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
 
-  app.get('/metrics', async (_request, reply) => {
-    const text = await metrics.registry.metrics();
-    return reply.type(metrics.registry.contentType).send(text);
-  });
-
-  app.get('/api/flows', async (request: FastifyRequest<{ Querystring: { since?: string; limit?: string } }>, reply) => {
-    const since = parseSince(request.query.since);
-    const limit = request.query.limit === undefined ? 1000 : Number(request.query.limit);
-    if (since === undefined || !Number.isInteger(limit) || limit < 1 || limit > 100_000) {
-      return reply.code(statusOf('ORIGIN_ERR_BAD_QUERY')).send(errorBody('ORIGIN_ERR_BAD_QUERY', 'since must be epoch milliseconds or an ISO date; limit an integer from 1 to 100000'));
-    }
-    return { flows: flows.since(since, limit), clamp: { backend: socketControl.clamp.backend, fallbackReason: socketControl.clamp.fallbackReason ?? null } };
-  });
-
-  app.get('/healthz', async () => ({
-    status: 'ok',
-    media: library.root,
-    cache: library.cacheStats(),
-    delivery: { ...engine.stats(), clamp: { ...socketControl.clamp.stats(), fallbackReason: socketControl.clamp.fallbackReason ?? null } },
-  }));
+  let indexing: IndexingOutcome | undefined;
+  const ops: OpsParts = { config, library, engine, metrics, flows, socketControl, indexing: () => indexing };
+  // With an admin listener, metrics and flow records (client addresses) are served only there.
+  registerOpsRoutes(app, ops, config.admin === undefined ? 'all' : 'probes');
+  options.onHandles?.({ engine, metrics, flows, clamp: socketControl.clamp, ops });
 
   await registerPlayerRoutes(app, playerFiles());
 
@@ -191,23 +178,20 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
   app.addHook('onReady', async () => {
     const assets = await library.listAssets();
     if (assets.length === 0) app.log.warn({ media: library.root }, `no assets found under ${library.root}`);
+    let readyAssets = 0;
+    const brokenAssets: string[] = [];
     for (const asset of assets) {
       const state = await library.indexState(asset.name);
       if (state?.status === 'ready') {
+        readyAssets++;
         app.log.info({ asset: asset.name, renditions: state.index.renditions.length, durationSec: state.index.durationSec }, `indexed asset "${asset.name}"`);
-      }
+      } else brokenAssets.push(asset.name);
     }
+    indexing = { readyAssets, brokenAssets };
   });
 };
 
 /** `since` as epoch milliseconds or an ISO 8601 date; absent means everything kept. */
-function parseSince(value: string | undefined): number | undefined {
-  if (value === undefined || value === '') return 0;
-  if (/^\d+$/.test(value)) return Number(value);
-  const parsed = Date.parse(value);
-  return Number.isNaN(parsed) ? undefined : parsed;
-}
-
 /**
  * The /player/ page's files: page and script live in the origin package (static/ and the compiled
  * dist/player/), the libraries in node_modules. Public so that a harness can serve the same page.

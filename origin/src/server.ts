@@ -1,17 +1,28 @@
 /** Runs the origin: listen, report where, and drain on SIGTERM/SIGINT within the grace period. */
 import { access } from 'node:fs/promises';
+import type https from 'node:https';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { attachClamp, clampBackends, createSocketControl } from '@trickle/native';
 import { buildApp } from './app.js';
 import { deliveryNeedsClamp, deliveryWantsInitialWindow } from './delivery/delivery-engine.js';
 import type { OriginConfig } from './config/config.js';
-import { OriginError } from './errors.js';
+import Fastify from 'fastify';
+import { OriginError, errorBody } from './errors.js';
+import { registerOpsRoutes } from './ops-routes.js';
+import { loadTlsMaterial, serverTlsOptions } from './tls.js';
 
 export interface RunningOrigin {
   readonly app: FastifyInstance;
   readonly url: string;
+  /** The admin listener's address, when config has one. */
+  readonly adminUrl: string | undefined;
   close(): Promise<void>;
+  /**
+   * Re-reads the TLS certificate and key (what SIGHUP does): new connections get the new pair,
+   * open ones keep theirs. A pair that fails to load is logged and the old one stays.
+   */
+  reloadTls(): Promise<boolean>;
 }
 
 /** When the demo is expected but absent, say exactly how to create it. */
@@ -32,12 +43,22 @@ export async function startOrigin(config: OriginConfig, options: { handleSignals
   const clamp = needsClamp
     ? await attachClamp({ prefer: config.delivery.clamp.backend, cgroupPath: config.delivery.clamp.cgroup, pinDir: config.delivery.clamp.pinDir, join: true })
     : clampBackends.none({ native: undefined, fallbackReason: 'no configured policy uses the clamp' });
-  const app = await buildApp({ config, socketControl: createSocketControl(clamp) });
+  const tlsFiles = config.tls;
+  const tls = tlsFiles === undefined ? undefined : await loadTlsMaterial(tlsFiles).catch(async (error: unknown) => {
+    await clamp.close();
+    throw error;
+  });
+  const app = await buildApp({ config, socketControl: createSocketControl(clamp), ...(tls === undefined ? {} : { tls }) });
+  if (tls !== undefined) app.log.info({ certificate: tls.summary }, `TLS: ${tls.summary.subject}, valid to ${tls.summary.validTo} (HTTP/1.1 only)`);
   if (clamp.fallbackReason !== undefined && needsClamp) app.log.warn({ backend: clamp.backend, reason: clamp.fallbackReason }, `trickle clamp backend: ${clamp.backend} (${clamp.fallbackReason})`);
   else app.log.info({ backend: clamp.backend }, `trickle clamp backend: ${clamp.backend}`);
   if (deliveryWantsInitialWindow(config.delivery) && clamp.backend !== 'bpf') app.log.warn({ backend: clamp.backend }, `initial windows are configured but need the bpf clamp backend (this one is ${clamp.backend}): connections keep the kernel's, and flow records say "unsupported"`);
   app.addHook('onClose', async () => clamp.close());
   const address = await app.listen({ port: config.port, host: config.host });
+  const admin = config.admin === undefined ? undefined : await startAdmin(app, config.admin).catch(async (error: unknown) => {
+    await app.close();
+    throw error;
+  });
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
@@ -46,12 +67,26 @@ export async function startOrigin(config: OriginConfig, options: { handleSignals
         app.server.closeAllConnections();
       }, config.shutdownGraceMs);
       timer.unref();
+      await admin?.server.close();
       await app.close();
       clearTimeout(timer);
     })();
     return closing;
   };
+  const reloadTls = async (): Promise<boolean> => {
+    if (tlsFiles === undefined) return false;
+    try {
+      const material = await loadTlsMaterial(tlsFiles);
+      (app.server as unknown as https.Server).setSecureContext(serverTlsOptions(material));
+      app.log.info({ certificate: material.summary }, `TLS certificate reloaded: ${material.summary.subject}, valid to ${material.summary.validTo}`);
+      return true;
+    } catch (error) {
+      app.log.error({ err: error }, `TLS reload failed, the previous certificate stays: ${(error as Error).message}`);
+      return false;
+    }
+  };
   if (options.handleSignals === true) {
+    if (tlsFiles !== undefined) process.on('SIGHUP', () => void reloadTls());
     const onSignal = (signal: NodeJS.Signals) => {
       app.log.info({ signal }, `${signal}: draining in-flight responses`);
       close().then(
@@ -66,5 +101,14 @@ export async function startOrigin(config: OriginConfig, options: { handleSignals
     process.once('SIGINT', onSignal);
   }
   app.log.info({ url: address, media: config.media }, `Trickle origin listening on ${address} (player: ${address}/player/)`);
-  return { app, url: address, close };
+  if (admin !== undefined) app.log.info({ url: admin.url }, `admin listener on ${admin.url} (/metrics, /api/flows, /healthz, /readyz)`);
+  return { app, url: address, adminUrl: admin?.url, close, reloadTls };
+}
+
+/** The admin listener: the operator's routes on their own port. */
+async function startAdmin(app: FastifyInstance, admin: NonNullable<OriginConfig['admin']>): Promise<{ server: FastifyInstance; url: string }> {
+  const server = Fastify({ loggerInstance: app.log.child({ listener: 'admin' }) });
+  server.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('ORIGIN_ERR_NOT_FOUND', `no admin route for ${request.method} ${request.url.split('?')[0]}`)));
+  registerOpsRoutes(server, app.trickle.ops, 'all');
+  return { server, url: await server.listen({ port: admin.port, host: admin.host }) };
 }

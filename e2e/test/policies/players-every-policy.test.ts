@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { teardownClamp } from '@trickle/native';
 import type { FlowRecord } from '@trickle/origin';
 import { labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
+import { playToEnd, type PlayedSession } from '../helpers/player-page.js';
 import { skipUnless } from '../helpers/requirements.js';
 
 const media = process.env.TRICKLE_TEST_MEDIA;
@@ -27,43 +28,13 @@ const clampPinDir = '/run/trickle/bpf-test-players';
 const startupSeconds = 5;
 const demoSegments = 12;
 
-interface Snapshot {
-  startupMs: number | null;
-  rebuffers: unknown[];
-  stalls: unknown[];
-  ended: boolean;
-  errors: string[];
-  switches: unknown[];
-}
-
 describe('dash.js and hls.js from `trickle serve --ab` under every policy, through the lab', { skip }, () => {
   let lab: Lab;
   let base: string;
   let chromium: LaunchedChromium;
-  const sessions = new Map<string, Snapshot>();
+  const sessions = new Map<string, PlayedSession>();
   let flows: FlowRecord[] = [];
   let metrics = '';
-
-  async function playToEnd(query: string): Promise<Snapshot> {
-    const page = await chromium.context.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    try {
-      await page.goto(`${base}/player/?asset=demo&${query}`);
-      await page.waitForFunction(
-        () => {
-          const snapshot = (window as unknown as { trickle?: Snapshot }).trickle;
-          return snapshot !== undefined && (snapshot.ended || snapshot.errors.length > 0);
-        },
-        undefined,
-        { timeout: 90_000, polling: 500 },
-      );
-      const snapshot = await page.evaluate(() => (window as unknown as { trickle: Snapshot }).trickle);
-      return { ...snapshot, errors: [...snapshot.errors, ...pageErrors] };
-    } finally {
-      await page.close();
-    }
-  }
 
   before(async () => {
     lab = await labUp('tply', symmetricLink({ rateBps: 20e6, rttMs: 40, bufferBdp: 2 }));
@@ -79,7 +50,7 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
     const runs: [string, string][] = policies.map((policy) => [policy, `player=dashjs&policy=${policy}${policy === 'cmcd' ? '&cmcd=1' : ''}`]);
     runs.push(['hlsjs-ab', 'player=hlsjs']);
     for (const round of [runs.slice(0, 4), runs.slice(4)]) {
-      const results = await Promise.all(round.map(([, query]) => playToEnd(query)));
+      const results = await Promise.all(round.map(([, query]) => playToEnd(chromium.context, base, 'demo', resolve(media!, 'demo'), query)));
       round.forEach(([name], i) => sessions.set(name, results[i]!));
     }
     flows = (JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows`])) as { flows: FlowRecord[] }).flows;
@@ -95,6 +66,8 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
   for (const policy of policies) {
     it(`dash.js plays the demo to the end under ${policy}, and the flow records show ${policy} served it`, () => {
       const session = sessions.get(policy)!;
+      assert.deepEqual(session.corrupt, [], 'every media body equals its file');
+      assert.ok(session.bodiesChecked >= demoSegments, `${session.bodiesChecked} media bodies checked`);
       assert.deepEqual(session.errors, []);
       assert.equal(session.ended, true);
       assert.ok(session.startupMs !== null && session.startupMs < 10_000, `startup ${session.startupMs} ms`);
@@ -131,6 +104,7 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
 
   it('hls.js without a pin is served by its connections’ A/B groups, and /metrics has each group', () => {
     const session = sessions.get('hlsjs-ab')!;
+    assert.deepEqual(session.corrupt, [], 'every media body equals its file');
     assert.deepEqual(session.errors, []);
     assert.equal(session.ended, true);
     const byGroup = flows.filter((f) => f.reason.startsWith('A/B group'));

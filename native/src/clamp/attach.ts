@@ -58,7 +58,8 @@ export async function attachClamp(options: AttachOptions = {}): Promise<Attached
     } else {
       return fallback(`no pinned clamp maps in ${pinDir} and this process is not root: run "npx trickle native setup --cgroup ${cgroupPath} --pin ${pinDir}" as root first`);
     }
-    if (options.join === true) await joinCgroup(cgroupPath);
+    // Already there (started in it, as a systemd unit's processes are): no write, which a read-only cgroupfs would refuse.
+    if (options.join === true && !isInCgroup(cgroupPath)) await joinCgroup(cgroupPath);
   } catch (error) {
     binding.bpfClose();
     return fallback((error as Error).message);

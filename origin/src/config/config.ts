@@ -47,6 +47,16 @@ export const originConfigSchema = z.strictObject({
   maxRanges: z.number().int().min(1).max(1000).default(16),
   /** After SIGTERM, in-flight responses get this long before connections are closed. */
   shutdownGraceMs: z.number().int().min(0).default(10_000),
+  /**
+   * HTTPS (HTTP/1.1 only, ALPN "http/1.1"): PEM files, re-read on SIGHUP. TLS ends in this process
+   * because the clamp acts on the socket facing the viewer.
+   */
+  tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
+  /**
+   * An admin listener for /metrics, /api/flows and the probes; when set, metrics and flow records
+   * (client addresses) are no longer on the public port.
+   */
+  admin: z.strictObject({ port: z.number().int().min(0).max(65535), host: z.string().min(1).default('127.0.0.1') }).optional(),
   delivery: deliverySchema.prefault({}),
   flows: flowsSchema.prefault({}),
 });

@@ -77,6 +77,12 @@ interface ConnectionState {
   /** The client closed its side (FIN) or reset the connection. */
   peerLeft: boolean;
   /**
+   * The client's FIN came with every byte in the kernel acknowledged and none unsent, before the
+   * response's 'finish' (read when the FIN came). With the response ended (every byte handed
+   * over) and the FIN clean, the client had it all: TLS completes writes after the bytes left.
+   */
+  peerEndedWithAll: { readonly atMs: number; readonly info: TcpInfo } | undefined;
+  /**
    * The reading that found the previous response fully acknowledged, and the socket's byte count
    * then: while nothing more was written, TCP_INFO's counters cannot have moved, so it is also the
    * next response's start (one TCP_INFO read per keep-alive response instead of two).
@@ -116,6 +122,7 @@ export class DeliveryEngine {
       socketError: (operation, error) => this.socketError(operation, error),
       awaitDrain: (socket, done, paceFloorBytesPerSec) => this.awaitDrain(socket, done, paceFloorBytesPerSec),
       initialWindow: (socket) => this.initialWindowOf(socket),
+      peerEndedWithAll: (socket) => this.connections.get(socket)?.peerEndedWithAll,
       nextFlowId: () => this.flowIds++,
       countActive: (delta) => {
         this.activeResponses += delta;
@@ -243,12 +250,18 @@ export class DeliveryEngine {
         initialWindow = { packets: initialWindowPackets, status: (error as { code?: unknown }).code === 'NATIVE_ERR_UNSUPPORTED' ? 'unsupported' : 'failed' };
       }
     }
-    const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, initialWindow, settlePrevious: undefined, idleReading: undefined, peerLeft: false };
+    const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, initialWindow, settlePrevious: undefined, idleReading: undefined, peerLeft: false, peerEndedWithAll: undefined };
     state = created;
     this.connections.set(socket, state);
     // A client that got everything closes: its FIN arrives after its last ACKs, and the fd is still open at 'end'.
     socket.once('end', () => {
       created.peerLeft = true;
+      // Over TLS a client that had everything can close before the response's 'finish' (its writes
+      // complete after encryption), or before its 'close' even reports one.
+      if (created.settlePrevious === undefined) {
+        const info = this.tcpInfo(socket);
+        if (info !== undefined && info.unacked === 0 && (info.notsentBytes ?? 0) === 0) created.peerEndedWithAll = { atMs: performance.now(), info };
+      }
       created.settlePrevious?.('end');
     });
     socket.once('close', (hadError: boolean) => {
@@ -301,9 +314,17 @@ export class DeliveryEngine {
     };
     // Closed by the server itself (Connection: close) the kernel still delivers what the socket holds.
     const closedOutcome = (): DrainOutcome => (connection.peerLeft ? 'client-left' : 'server-closed');
+    /**
+     * The response's last byte in the TCP stream, read when it was handed over. Acknowledged up to
+     * it counts as drained even with bytes in flight after it: a TLS peer's close_notify is answered
+     * by the server's own before 'end' is seen.
+     */
+    let responseEndBytes: number | undefined;
+    const acknowledgedAll = (info: TcpInfo) =>
+      (info.unacked === 0 && (info.notsentBytes ?? 0) === 0) || (responseEndBytes !== undefined && info.bytesAcked !== undefined && info.bytesAcked >= responseEndBytes);
     connection.settlePrevious = (cause) => {
       const info = socket.destroyed ? lastInfo : (this.tcpInfo(socket) ?? lastInfo);
-      const drained = info !== undefined && info.unacked === 0 && (info.notsentBytes ?? 0) === 0;
+      const drained = info !== undefined && acknowledgedAll(info);
       settle(drained ? 'drained' : cause === 'next-request' ? 'next-request' : closedOutcome(), info);
     };
     const poll = () => {
@@ -312,7 +333,9 @@ export class DeliveryEngine {
       const info = this.tcpInfo(socket);
       if (info === undefined) return settle(closedOutcome(), lastInfo);
       lastInfo = info;
-      if (info.unacked === 0 && (info.notsentBytes ?? 0) === 0) return settle('drained', info);
+      // Sent bytes count retransmissions again.
+      if (first && info.bytesSent !== undefined) responseEndBytes = info.bytesSent - (info.bytesRetrans ?? 0) + (info.notsentBytes ?? 0);
+      if (acknowledgedAll(info)) return settle('drained', info);
       const restBytes = (info.unacked ?? 0) * (info.mss ?? 0) + (info.notsentBytes ?? 0);
       const restMs = paceFloorBytesPerSec !== undefined && paceFloorBytesPerSec > 0 ? (restBytes / paceFloorBytesPerSec) * 1000 : 0;
       if (first) timeoutMs += restMs;
@@ -321,7 +344,9 @@ export class DeliveryEngine {
       const waitMs = restMs > 0 ? Math.min(pacedDrainPollMaxMs, Math.max(drainPollMaxMs, restMs / 2)) : Math.min(drainPollMaxMs, Math.max(drainPollMinMs, (info.rttUs ?? 0) / 4000));
       timer = setTimeout(poll, waitMs);
     };
-    poll();
+    const peerEnd = connection.peerEndedWithAll;
+    if (peerEnd !== undefined) settle('drained', peerEnd.info);
+    else poll();
   }
 
   private tcpInfo(socket: Socket): TcpInfo | undefined {

@@ -46,6 +46,11 @@ export class PacedBody extends Readable {
     this.offset = rangeStart;
   }
 
+  /** Every byte of the range has been pushed (the stream may not have emitted 'end' yet). */
+  get allPushed(): boolean {
+    return this.offset > this.rangeEnd;
+  }
+
   override _read(): void {
     this.next().catch((error: unknown) => this.destroy(error as Error));
   }
@@ -86,6 +91,8 @@ export class PacedBody extends Readable {
     this.offset += block.sizeBytes;
     driver.written(block, inStartup ? 'startup' : 'throttling');
     this.push(chunk);
+    // The end goes with the last block, not on a later read after the socket has taken it.
+    if (this.offset > this.rangeEnd) this.push(null);
   }
 
   private sleep(ms: number): Promise<void> {

@@ -7,6 +7,7 @@
  * the enforcer's report and the response's facts.
  */
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { FastifyReply } from 'fastify';
 import type { SocketControl, TcpInfo } from '@trickle/native';
 import type { ByteRange } from '../http/range.js';
@@ -19,6 +20,7 @@ import { buildFlowRecord, type InitialWindowRecord, type ResponseFacts, type Tcp
 import type { FlowLog } from './flow-log.js';
 import type { DeliveryMetrics } from './metrics.js';
 import { PacedBody, type BlockDriver } from './paced-body.js';
+import { tlsRecordOverheadBytes, tlsWireOffset } from './tls-records.js';
 import type { MediaResponse, RatePlan } from './rates/rate-rule.js';
 
 /** What a response needs from the engine that runs it. */
@@ -45,6 +47,8 @@ export interface ResponseServices {
    * schedule the kernel paces): the wait allows for them and polls as they go.
    */
   awaitDrain(socket: Socket, done: (end: TcpSnapshot, outcome: DrainOutcome) => void, paceFloorBytesPerSec?: number): void;
+  /** The reading at the client's FIN if it came with every byte written acknowledged (see the engine). */
+  peerEndedWithAll(socket: Socket): { readonly atMs: number; readonly info: TcpInfo } | undefined;
   /** The connection's initial window and what became of it, read back from the clamp backend. */
   initialWindow(socket: Socket): InitialWindowRecord | undefined;
   nextFlowId(): number;
@@ -69,6 +73,24 @@ export interface ResponseSpec {
   readonly startReading: TcpInfo | undefined;
 }
 
+/**
+ * Where a response's bytes are in the TCP stream the program counts: before it (`baseBytes`) and
+ * each body offset on the wire. Plain HTTP: the bytes written. HTTPS: the stream carries TLS
+ * records (the handshake, tickets, a header and tag per record), so the base comes from the
+ * kernel's own count (sent, less retransmitted, plus not yet sent) and offsets grow by each full
+ * record's overhead (writes are large: records are full). Undefined: the kernel does not say.
+ */
+export function transportBytes(socket: Socket, tcpInfo: (socket: Socket) => TcpInfo | undefined): { baseBytes: number; onWire: (offset: number) => number } | undefined {
+  if (!(socket instanceof TLSSocket)) return { baseBytes: socket.bytesWritten, onWire: (offset) => offset };
+  const info = tcpInfo(socket);
+  if (info?.bytesSent === undefined) return undefined;
+  const overheadBytes = tlsRecordOverheadBytes(socket.getProtocol(), socket.getCipher()?.name);
+  return {
+    baseBytes: info.bytesSent - (info.bytesRetrans ?? 0) + (info.notsentBytes ?? 0),
+    onWire: (offset) => tlsWireOffset(offset, overheadBytes),
+  };
+}
+
 /** The program's offsets are 32-bit: larger responses go block by block. */
 const maxKernelResponseBytes = 0xffff_ffff;
 
@@ -79,6 +101,8 @@ export class ResponseDelivery implements BlockDriver {
   private readonly client: { readonly address: string | undefined; readonly port: number | undefined };
   private readonly startedAtEpochMs = Date.now();
   private ended = false;
+  /** The body, when it goes block by block. */
+  private body: PacedBody | undefined;
   /** The throttling phase runs in the kernel: the record takes the phase's start from it. */
   private kernel: KernelEnforcement | undefined;
   /** The schedule's lowest rate: the socket's rest leaves at least this fast. */
@@ -133,6 +157,12 @@ export class ResponseDelivery implements BlockDriver {
     const timing = [`policy;desc="${policy.name}${detail === undefined ? '' : ` (${detail})`}"`, plan.headers['server-timing'], connection.group === undefined ? undefined : `ab;desc="${connection.group}"`];
     for (const [name, value] of Object.entries(plan.headers)) if (name !== 'server-timing') reply.header(name, value);
     reply.header('server-timing', timing.filter((entry) => entry !== undefined).join(', '));
+    // Headers about this viewer (its A/B group, a rate from its buffer, a ?policy= pin) must not be
+    // replayed by a shared cache to others: qualified private (RFC 9111 5.2.2.7) keeps the body
+    // cacheable; a cache that ignores the qualifier treats the response as private.
+    if (connection.group !== undefined || plan.headers['server-timing'] !== undefined || plan.headers['cmsd-dynamic'] !== undefined || this.spec.reason.startsWith('?policy=')) {
+      reply.header('cache-control', `${String(reply.getHeader('cache-control') ?? 'public')}, private="server-timing, cmsd-dynamic"`);
+    }
 
     const raw = reply.raw;
     // The enforcer's socket limits stay until the last bytes are acknowledged, not just handed to
@@ -151,6 +181,15 @@ export class ResponseDelivery implements BlockDriver {
     });
     const onClose = () => {
       if (raw.writableFinished) return;
+      // Every byte handed to the socket and acknowledged when the client closed, before 'finish'
+      // (TLS completes writes after the bytes have left, and a paused pipe never ends the response).
+      const handedOver = raw.writableEnded || (this.body !== undefined && this.body.allPushed && this.body.readableLength === 0);
+      const peerEnd = handedOver ? services.peerEndedWithAll(socket) : undefined;
+      if (peerEnd !== undefined) {
+        this.end(peerEnd.info);
+        this.record({ end: peerEnd, completed: true, drained: true });
+        return;
+      }
       const end: TcpSnapshot = socket.destroyed ? (this.meter.facts().lastReading ?? { atMs: performance.now(), info: undefined }) : { atMs: performance.now(), info: this.meter.read(performance.now()) };
       this.end(end.info);
       this.record({ end, completed: false, drained: false });
@@ -176,7 +215,8 @@ export class ResponseDelivery implements BlockDriver {
       this.writeWhole(this.enforcement.kernel);
       return;
     }
-    void reply.send(new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, this));
+    this.body = new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, this);
+    void reply.send(this.body);
   }
 
   /**
@@ -188,11 +228,13 @@ export class ResponseDelivery implements BlockDriver {
     const throttleOffset = Math.max(range.start, Math.min(plan.startupEndOffset, range.end + 1));
     const pieces = kernelSchedule(plan, throttleOffset, range.end, this.enforcement.blockBytes, schedulePieces);
     if (pieces.length === 0 || range.end - range.start + 1 > maxKernelResponseBytes) return false;
+    const transport = transportBytes(socket, this.services.tcpInfo);
+    if (transport === undefined) return false;
     const rttUs = this.spec.startReading?.rttUs ?? 0;
     const taken = kernel.handOver({
-      baseBytes: socket.bytesWritten,
-      throttleOffsetBytes: throttleOffset - range.start,
-      pieces: pieces.map((piece) => ({ endOffsetBytes: piece.endOffset - range.start, rateBytesPerSec: piece.rateBytesPerSec })),
+      baseBytes: transport.baseBytes,
+      throttleOffsetBytes: transport.onWire(throttleOffset - range.start),
+      pieces: pieces.map((piece) => ({ endOffsetBytes: transport.onWire(piece.endOffset - range.start), rateBytesPerSec: piece.rateBytesPerSec })),
       graceUs: Math.round(Math.max(minimumGoodputWindowMs * 1000, this.services.goodputGraceRtts * rttUs)),
     });
     if (!taken) return false;
@@ -238,7 +280,8 @@ export class ResponseDelivery implements BlockDriver {
         if (block.offset + block.sizeBytes > throttleOffset) kernel.phaseWriting(range.end + 1 - block.offset);
       },
     };
-    void reply.send(new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, unpaced));
+    this.body = new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, unpaced);
+    void reply.send(this.body);
   }
 
   private read(offset: number, sizeBytes: number): Buffer | Promise<Buffer> {

@@ -339,6 +339,16 @@ describe('delivery policies over loopback', { skip }, () => {
     assert.ok(etpKbps > 400 * 1.5, `etp ${etpKbps} kbit/s lets the ABR see above 1.5 x 400 kbit/s`);
     assert.equal(steady.headers['cmsd-static'], 'ot=v,st=v');
     assert.match(String(steady.headers['server-timing']), /next rung/);
+    // The viewer's own headers are kept from a shared cache's other viewers; the body stays cacheable.
+    assert.match(String(steady.headers['cache-control']), /^public, max-age=\d+, immutable, private="server-timing, cmsd-dynamic"$/);
+  });
+
+  it('keeps a segment fully cacheable when nothing in it is about the viewer', async () => {
+    const { app, url } = await startApp({ policy: 'bulk' });
+    apps.push(app);
+    const index = (await (await fetch(`${url}/api/assets/demo`)).json()) as { renditions: { kind: string; segments: { file: string }[] }[] };
+    const response = await download(`${url}/media/demo/${index.renditions[0]!.segments[0]!.file}`);
+    assert.match(String(response.headers['cache-control']), /^public, max-age=\d+, immutable$/);
   });
 
   it('gives every paced policy a throttling phase of the media seconds it carries over the policy\'s headroom (±5 %)', async () => {

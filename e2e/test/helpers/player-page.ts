@@ -1,0 +1,76 @@
+/**
+ * One session of the origin's player page in a browser context, played to its end (or its first
+ * error), with every media body the browser got checked byte for byte against its file: a pacing
+ * origin must not change a byte, and a decode error then says whether the bytes or the decoder
+ * were at fault. On an error the media requests in order and the page's events are printed.
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import type { BrowserContext } from 'playwright-core';
+
+export interface PlayedSession {
+  startupMs: number | null;
+  rebuffers: unknown[];
+  stalls: unknown[];
+  ended: boolean;
+  errors: string[];
+  switches: unknown[];
+  /** Media bodies that differ from their file, and how many were checked. */
+  corrupt: string[];
+  bodiesChecked: number;
+}
+
+async function checkBody(assetDir: string, url: string, status: number, contentRange: string | undefined, body: Buffer): Promise<string | undefined> {
+  const name = basename(new URL(url).pathname);
+  const file = await readFile(join(assetDir, name));
+  const range = /^bytes (\d+)-(\d+)\//.exec(contentRange ?? '');
+  const expected = status === 206 && range !== null ? file.subarray(Number(range[1]), Number(range[2]) + 1) : file;
+  const digest = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex').slice(0, 16);
+  return digest(body) === digest(expected) ? undefined : `${name}: ${body.length} B received differ from the file's ${expected.length} B (sha256 ${digest(body)} vs ${digest(expected)})`;
+}
+
+/** Plays `${base}/player/?asset=${asset}&${query}`; `assetDir` holds the asset's files. */
+export async function playToEnd(context: BrowserContext, base: string, asset: string, assetDir: string, query: string): Promise<PlayedSession> {
+  const page = await context.newPage();
+  const pageErrors: string[] = [];
+  const bodyChecks: Promise<string | undefined>[] = [];
+  const requests: string[] = [];
+  const startedMs = Date.now();
+  const isMedia = (url: string) => new URL(url).pathname.startsWith(`/media/${asset}/`);
+  const name = (url: string) => basename(new URL(url).pathname);
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('request', (request) => {
+    if (isMedia(request.url())) requests.push(`${Date.now() - startedMs} ms ${name(request.url())}`);
+  });
+  page.on('requestfinished', (request) => {
+    if (isMedia(request.url())) requests.push(`${Date.now() - startedMs} ms ${name(request.url())} done`);
+  });
+  page.on('requestfailed', (request) => requests.push(`${Date.now() - startedMs} ms ${name(request.url())} failed: ${request.failure()?.errorText}`));
+  page.on('response', (response) => {
+    if (!isMedia(response.url()) || !/\.(m4s|mp4)$/.test(new URL(response.url()).pathname) || response.status() >= 300) return;
+    // An abandoned request has no body to check.
+    bodyChecks.push(response.body().then((body) => checkBody(assetDir, response.url(), response.status(), response.headers()['content-range'], body), () => undefined));
+  });
+  try {
+    await page.goto(`${base}/player/?asset=${asset}&${query}`);
+    await page.waitForFunction(
+      () => {
+        const snapshot = (window as unknown as { trickle?: { ended: boolean; errors: string[] } }).trickle;
+        return snapshot !== undefined && (snapshot.ended || snapshot.errors.length > 0);
+      },
+      undefined,
+      { timeout: 90_000, polling: 500 },
+    );
+    const snapshot = await page.evaluate(() => (window as unknown as { trickle: Omit<PlayedSession, 'corrupt' | 'bodiesChecked'> }).trickle);
+    const corrupt = (await Promise.all(bodyChecks)).filter((problem) => problem !== undefined);
+    const errors = [...snapshot.errors, ...pageErrors];
+    if (errors.length > 0) {
+      const events = await page.evaluate(() => (window as unknown as { trickleEvents: unknown[] }).trickleEvents);
+      console.log(`# ${query}: ${errors.join('; ')}\n# media requests: ${requests.join(' | ')}\n# page events: ${JSON.stringify(events)}`);
+    }
+    return { ...snapshot, errors, corrupt, bodiesChecked: bodyChecks.length };
+  } finally {
+    await page.close();
+  }
+}

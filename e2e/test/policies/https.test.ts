@@ -1,0 +1,92 @@
+/**
+ * HTTPS through the lab (root): `trickle serve --tls-cert --tls-key` with a throwaway CA, in the
+ * origin namespace; curl (told to trust the CA) and Debian's Chromium (trusting the CA's key) in
+ * the player namespace, over 20 Mbit/s with a 40 ms RTT. TLS ends in the origin, so the BPF clamp
+ * and the kernel's schedule act on the viewer's own TCP connection: a progressive response under
+ * the default policy is clamped and its throttled goodput lies in Algorithm 1's band, its schedule
+ * placed on the TCP stream's bytes (TLS records and all). dash.js plays the demo over HTTPS to the
+ * end, every body equal to its file. ALPN offers HTTP/1.1 only.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { teardownClamp } from '@trickle/native';
+import { makeDevCertificates, type DevCertificates, type FlowRecord } from '@trickle/origin';
+import { labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
+import { playToEnd } from '../helpers/player-page.js';
+import { skipUnless } from '../helpers/requirements.js';
+
+const media = process.env.TRICKLE_TEST_MEDIA;
+const skip = skipUnless('the HTTPS tests', { root: true, chromium: true, media: true });
+const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
+const clampCgroup = 'trickle-test-https';
+const clampPinDir = '/run/trickle/bpf-test-https';
+/** Trickle's gain over R: its throttled goodput lies between R (catch-up) and gain x R (the clamp). */
+const gain = 1.2;
+
+describe('HTTPS from the origin through the lab', { skip }, () => {
+  let lab: Lab;
+  let base: string;
+  let certificates: DevCertificates;
+  let certificateDir: string;
+  let chromium: LaunchedChromium | undefined;
+
+  const curl = (args: readonly string[]) => lab.output('player', ['curl', '-sf', '--cacert', certificates.caCert, ...args]);
+  const flows = async () => (JSON.parse(await curl([`${base}/api/flows`])) as { flows: FlowRecord[] }).flows;
+
+  before(async () => {
+    lab = await labUp('thttps', symmetricLink({ rateBps: 20e6, rttMs: 40, bufferBdp: 2 }));
+    base = `https://${lab.address('origin')}:8443`;
+    certificateDir = await mkdtemp(join(tmpdir(), 'trickle-https-'));
+    certificates = await makeDevCertificates(certificateDir, [lab.address('origin')]);
+    lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8443', '--tls-cert', certificates.cert, '--tls-key', certificates.key, '--startup-seconds', '5', '--log-level', 'warn'], {
+      stdio: 'inherit',
+      env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir },
+    });
+    // Until the origin listens (curl --cacert: the CA is the only one trusted).
+    for (let attempt = 0; ; attempt++) {
+      const ok = await curl([`${base}/healthz`]).then(() => true, () => false);
+      if (ok) break;
+      if (attempt > 100) throw new Error(`the HTTPS origin did not answer at ${base}/healthz`);
+      await new Promise((done) => setTimeout(done, 200));
+    }
+  });
+
+  after(async () => {
+    await chromium?.close();
+    await labDown('thttps');
+    await teardownClamp({ cgroup: clampCgroup, pinDir: clampPinDir });
+    if (certificateDir !== undefined) await rm(certificateDir, { recursive: true, force: true });
+  });
+
+  it('speaks HTTP/1.1 over TLS, to a client offering h2 as well', async () => {
+    const version = await curl(['--http2', '-o', '/dev/null', '-w', '%{http_version}', `${base}/media/demo/manifest.mpd`]);
+    assert.equal(version, '1.1');
+  });
+
+  it('clamps a progressive response over HTTPS with the BPF program, within Algorithm 1\'s band', async () => {
+    await curl(['-o', '/dev/null', '-r', '0-4499999', `${base}/media/demo/progressive.mp4`]);
+    const record = (await flows()).find((flow) => flow.role === 'progressive');
+    assert.ok(record !== undefined && record.completed && record.throttling !== null, `a completed, throttled flow: ${JSON.stringify(record?.throttling)}`);
+    const overR = record.throttling.goodputBps! / record.targetRateBps!.mean;
+    console.log(`# https ${record.policy}: throttled goodput ${(record.throttling.goodputBps! / 1e6).toFixed(2)} Mbit/s = ${overR.toFixed(3)} x R over ${record.throttling.durationMs} ms; backend ${record.backend}; kernel phase ${JSON.stringify(record.kernelPhase)}; clamp ${JSON.stringify(record.appliedClampPackets)}, cwnd then ${JSON.stringify(record.cwndWhileClampedPackets)}`);
+    assert.equal(record.backend, 'bpf');
+    assert.equal(record.kernelPhase?.started, true, `the phase ran in the kernel: ${JSON.stringify(record.kernelPhase)}`);
+    assert.equal(record.kernelPhase?.heldAtFirstByte, true);
+    assert.ok(overR >= 0.95 && overR <= gain * 1.05, `goodput ${overR.toFixed(3)} x R, outside [0.95, ${gain} x 1.05]`);
+  });
+
+  it('plays the demo in dash.js over HTTPS to the end, every body equal to its file, segments clamped', async () => {
+    chromium = await launchChromium({ namespace: lab.namespace('player'), trustCertificates: [certificates.caCert] });
+    const session = await playToEnd(chromium.context, base, 'demo', resolve(media!, 'demo'), 'player=dashjs');
+    assert.deepEqual(session.errors, []);
+    assert.deepEqual(session.corrupt, [], 'every media body equals its file');
+    assert.ok(session.bodiesChecked >= 12, `${session.bodiesChecked} media bodies checked`);
+    assert.equal(session.ended, true);
+    const segments = (await flows()).filter((flow) => flow.role === 'segment' && flow.completed && flow.throttling !== null && flow.kernelPhase?.started === true);
+    assert.ok(segments.length > 0, 'throttled segments in the kernel');
+    for (const flow of segments) assert.equal(flow.backend, 'bpf', `segment ${flow.segmentNumber}: ${flow.reason}`);
+  });
+});

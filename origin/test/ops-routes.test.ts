@@ -1,0 +1,94 @@
+/**
+ * The operator's routes: /readyz says ready only with an asset indexed and the clamp backend config
+ * demands (and why not otherwise); /healthz shows no paths; an admin listener takes /metrics and
+ * /api/flows off the public port.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config/config.js';
+import { startOrigin, type RunningOrigin } from '../src/server.js';
+import { copyDemo } from './helpers/media.js';
+
+async function readyz(media: string, flags: Record<string, unknown>): Promise<{ status: number; body: { status: string; reasons: string[]; assets: { ready: number; broken: string[] } | null } }> {
+  const app = await buildApp({ config: await loadConfig({ flags: { media, logLevel: 'silent', ...flags } }), logger: false });
+  try {
+    await app.ready();
+    const response = await app.inject({ url: '/readyz' });
+    return { status: response.statusCode, body: response.json() };
+  } finally {
+    await app.close();
+  }
+}
+
+describe('operator routes', () => {
+  let media: string;
+  let empty: string;
+
+  before(async () => {
+    media = await copyDemo();
+    empty = await mkdtemp(join(tmpdir(), 'trickle-empty-'));
+  });
+
+  after(async () => {
+    await rm(media, { recursive: true, force: true });
+    await rm(empty, { recursive: true, force: true });
+  });
+
+  it('/readyz: ready with an indexed asset and the clamp backend config demands', async () => {
+    const ready = await readyz(media, { delivery: { clamp: { backend: 'none' } } });
+    assert.equal(ready.status, 200);
+    assert.deepEqual(ready.body.reasons, []);
+    assert.deepEqual(ready.body.assets, { ready: 1, broken: [] });
+  });
+
+  it('/readyz: 503 with the reasons when no asset is ready or the clamp fell back', async () => {
+    const noAssets = await readyz(empty, { delivery: { clamp: { backend: 'none' } } });
+    assert.equal(noAssets.status, 503);
+    assert.deepEqual(noAssets.body.reasons, ['no assets in the media root']);
+    // buildApp alone attaches no clamp: trickle wants bpf and has none.
+    const fellBack = await readyz(media, {});
+    assert.equal(fellBack.status, 503);
+    assert.match(fellBack.body.reasons.join('; '), /the clamp backend is none, config demands bpf/);
+  });
+
+  it('/healthz answers without the media path', async () => {
+    const app = await buildApp({ config: await loadConfig({ flags: { media, logLevel: 'silent' } }), logger: false });
+    const response = await app.inject({ url: '/healthz' });
+    await app.close();
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.json<{ status: string }>().status, 'ok');
+    assert.ok(!response.body.includes(media), 'no path in /healthz');
+  });
+
+  describe('with an admin listener', () => {
+    let origin: RunningOrigin;
+
+    before(async () => {
+      const config = await loadConfig({ flags: { media, port: 0, logLevel: 'silent', admin: { port: 0 }, delivery: { clamp: { backend: 'none' } } } });
+      origin = await startOrigin(config);
+    });
+
+    after(async () => origin?.close());
+
+    it('serves /metrics and /api/flows there only; the probes on both', async () => {
+      assert.ok(origin.adminUrl !== undefined && origin.adminUrl !== origin.url);
+      for (const path of ['/metrics', '/api/flows']) {
+        assert.equal((await fetch(`${origin.adminUrl}${path}`)).status, 200, `admin ${path}`);
+        const publicResponse = await fetch(`${origin.url}${path}`);
+        assert.equal(publicResponse.status, 404, `public ${path}`);
+        assert.equal((await publicResponse.json() as { error: { code: string } }).error.code, 'ORIGIN_ERR_NOT_FOUND');
+      }
+      for (const base of [origin.url, origin.adminUrl]) {
+        assert.equal((await fetch(`${base}/healthz`)).status, 200);
+        assert.equal((await fetch(`${base}/readyz`)).status, 200);
+      }
+      // Responses on the public port are counted in the admin's metrics.
+      await (await fetch(`${origin.url}/media/demo/manifest.mpd`)).arrayBuffer();
+      assert.match(await (await fetch(`${origin.adminUrl}/metrics`)).text(), /trickle_http_request_duration_seconds_count\{[^}]*route="\/media\/:asset\/\*"/);
+    });
+  });
+});
