@@ -23,6 +23,7 @@ export const originErrorCodes = {
   ORIGIN_ERR_FFMPEG_FAILED: { message: 'ffmpeg exited with an error', status: null },
   ORIGIN_ERR_INPUT_UNREADABLE: { message: 'input media cannot be read', status: null },
   ORIGIN_ERR_LADDER: { message: 'invalid or impossible encoding ladder', status: null },
+  ORIGIN_ERR_PLAYER_MISSING: { message: 'a player library of /player/ is not installed', status: 404 },
   ORIGIN_ERR_TLS: { message: 'TLS certificate or key missing, unreadable or not a matching pair', status: null },
 } as const satisfies Record<string, { readonly message: string; readonly status: number | null }>;
 

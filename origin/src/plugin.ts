@@ -202,7 +202,16 @@ export function playerFiles(): PlayerFiles {
   return {
     indexHtml: join(packageRoot, 'static', 'player', 'index.html'),
     playerJs: join(packageRoot, 'dist', 'player', 'player.js'),
-    dashjs: require.resolve('dashjs'),
-    hlsjs: join(dirname(require.resolve('hls.js')), 'hls.min.js'),
+    dashjs: resolveOptional(() => require.resolve('dashjs')),
+    hlsjs: resolveOptional(() => join(dirname(require.resolve('hls.js')), 'hls.min.js')),
   };
+}
+
+/** The players are optional dependencies: an origin embedded without them still serves media. */
+function resolveOptional(resolvePath: () => string): string | undefined {
+  try {
+    return resolvePath();
+  } catch {
+    return undefined;
+  }
 }

@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import type { BrowserContext } from 'playwright-core';
 import { playerFiles } from '@trickle/origin';
+import { E2eError } from '../errors.js';
 import type { PlayerKind } from './session-record.js';
 
 /** `.localhost` is a secure context that never leaves the browser; nothing listens there. */
@@ -40,6 +41,7 @@ export function playerPageUrl(query: PageQuery): string {
 
 export async function routePlayerPage(context: BrowserContext): Promise<void> {
   const paths = playerFiles();
+  if (paths.dashjs === undefined || paths.hlsjs === undefined) throw new E2eError('E2E_ERR_HARNESS', 'the browser harness plays with dash.js and hls.js: install them (npm install dashjs hls.js)');
   const files = new Map<string, { path: string; type: string }>([
     ['/player/', { path: paths.indexHtml, type: 'text/html; charset=utf-8' }],
     ['/player/player.js', { path: paths.playerJs, type: 'text/javascript; charset=utf-8' }],
