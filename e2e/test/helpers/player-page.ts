@@ -54,17 +54,21 @@ export async function playToEnd(context: BrowserContext, base: string, asset: st
   });
   try {
     await page.goto(`${base}/player/?asset=${asset}&${query}`);
-    await page.waitForFunction(
-      () => {
-        const snapshot = (window as unknown as { trickle?: { ended: boolean; errors: string[] } }).trickle;
-        return snapshot !== undefined && (snapshot.ended || snapshot.errors.length > 0);
-      },
-      undefined,
-      { timeout: 90_000, polling: 500 },
-    );
-    const snapshot = await page.evaluate(() => (window as unknown as { trickle: Omit<PlayedSession, 'corrupt' | 'bodiesChecked'> }).trickle);
-    const corrupt = (await Promise.all(bodyChecks)).filter((problem) => problem !== undefined);
-    const errors = [...snapshot.errors, ...pageErrors];
+    // A session that neither ends nor fails in time is this session's error, with its story, not
+    // a timeout that cancels every other session's test.
+    const ended = await page
+      .waitForFunction(
+        () => {
+          const snapshot = (window as unknown as { trickle?: { ended: boolean; errors: string[] } }).trickle;
+          return snapshot !== undefined && (snapshot.ended || snapshot.errors.length > 0);
+        },
+        undefined,
+        { timeout: 90_000, polling: 500 },
+      )
+      .then(() => true, () => false);
+    const snapshot = await page.evaluate(() => (window as unknown as { trickle: Omit<PlayedSession, 'corrupt' | 'bodiesChecked'> & { playedSeconds?: number } }).trickle);
+    const corrupt = (await Promise.all(bodyChecks.map((check) => Promise.race([check, new Promise<undefined>((done) => setTimeout(() => done(undefined), 5_000))])))).filter((problem) => problem !== undefined);
+    const errors = [...snapshot.errors, ...pageErrors, ...(ended ? [] : [`did not end within 90 s (played to ${snapshot.playedSeconds ?? '?'} s)`])];
     if (errors.length > 0) {
       const events = await page.evaluate(() => (window as unknown as { trickleEvents: unknown[] }).trickleEvents);
       console.log(`# ${query}: ${errors.join('; ')}\n# media requests: ${requests.join(' | ')}\n# page events: ${JSON.stringify(events)}`);
