@@ -24,7 +24,7 @@ import { PolicySelector, type Selection, type SelectionResult } from './policy-s
 import { vbrBlocksOf } from './rate-plan.js';
 import type { MediaResponse, RateRule } from './rates/rate-rule.js';
 import { rateRules } from './rates/registry.js';
-import { ResponseDelivery, type DrainOutcome, type ResponseServices } from './response-delivery.js';
+import { nothingInFlight, ResponseDelivery, streamBytesTaken, type DrainOutcome, type ResponseServices } from './response-delivery.js';
 import { ViewerRuns } from './viewer-runs.js';
 
 export interface DeliveryEngineOptions {
@@ -260,7 +260,7 @@ export class DeliveryEngine {
       // complete after encryption), or before its 'close' even reports one.
       if (created.settlePrevious === undefined) {
         const info = this.tcpInfo(socket);
-        if (info !== undefined && info.unacked === 0 && (info.notsentBytes ?? 0) === 0) created.peerEndedWithAll = { atMs: performance.now(), info };
+        if (info !== undefined && nothingInFlight(info)) created.peerEndedWithAll = { atMs: performance.now(), info };
       }
       created.settlePrevious?.('end');
     });
@@ -321,7 +321,7 @@ export class DeliveryEngine {
      */
     let responseEndBytes: number | undefined;
     const acknowledgedAll = (info: TcpInfo) =>
-      (info.unacked === 0 && (info.notsentBytes ?? 0) === 0) || (responseEndBytes !== undefined && info.bytesAcked !== undefined && info.bytesAcked >= responseEndBytes);
+      nothingInFlight(info) || (responseEndBytes !== undefined && info.bytesAcked !== undefined && info.bytesAcked >= responseEndBytes);
     connection.settlePrevious = (cause) => {
       const info = socket.destroyed ? lastInfo : (this.tcpInfo(socket) ?? lastInfo);
       const drained = info !== undefined && acknowledgedAll(info);
@@ -333,8 +333,7 @@ export class DeliveryEngine {
       const info = this.tcpInfo(socket);
       if (info === undefined) return settle(closedOutcome(), lastInfo);
       lastInfo = info;
-      // Sent bytes count retransmissions again.
-      if (first && info.bytesSent !== undefined) responseEndBytes = info.bytesSent - (info.bytesRetrans ?? 0) + (info.notsentBytes ?? 0);
+      if (first) responseEndBytes = streamBytesTaken(info);
       if (acknowledgedAll(info)) return settle('drained', info);
       const restBytes = (info.unacked ?? 0) * (info.mss ?? 0) + (info.notsentBytes ?? 0);
       const restMs = paceFloorBytesPerSec !== undefined && paceFloorBytesPerSec > 0 ? (restBytes / paceFloorBytesPerSec) * 1000 : 0;

@@ -80,15 +80,23 @@ export interface ResponseSpec {
  * kernel's own count (sent, less retransmitted, plus not yet sent) and offsets grow by each full
  * record's overhead (writes are large: records are full). Undefined: the kernel does not say.
  */
-export function transportBytes(socket: Socket, tcpInfo: (socket: Socket) => TcpInfo | undefined): { baseBytes: number; onWire: (offset: number) => number } | undefined {
+function transportBytes(socket: Socket, tcpInfo: (socket: Socket) => TcpInfo | undefined): { baseBytes: number; onWire: (offset: number) => number } | undefined {
   if (!(socket instanceof TLSSocket)) return { baseBytes: socket.bytesWritten, onWire: (offset) => offset };
   const info = tcpInfo(socket);
-  if (info?.bytesSent === undefined) return undefined;
+  const baseBytes = info === undefined ? undefined : streamBytesTaken(info);
+  if (baseBytes === undefined) return undefined;
   const overheadBytes = tlsRecordOverheadBytes(socket.getProtocol(), socket.getCipher()?.name);
-  return {
-    baseBytes: info.bytesSent - (info.bytesRetrans ?? 0) + (info.notsentBytes ?? 0),
-    onWire: (offset) => tlsWireOffset(offset, overheadBytes),
-  };
+  return { baseBytes, onWire: (offset) => tlsWireOffset(offset, overheadBytes) };
+}
+
+/** Data bytes the kernel has taken on this connection: sent (less retransmissions, counted again) plus not yet sent. */
+export function streamBytesTaken(info: TcpInfo): number | undefined {
+  return info.bytesSent === undefined ? undefined : info.bytesSent - (info.bytesRetrans ?? 0) + (info.notsentBytes ?? 0);
+}
+
+/** Every byte the kernel has taken is acknowledged: none in flight, none waiting to be sent. */
+export function nothingInFlight(info: TcpInfo): boolean {
+  return info.unacked === 0 && (info.notsentBytes ?? 0) === 0;
 }
 
 /** The program's offsets are 32-bit: larger responses go block by block. */
