@@ -284,7 +284,7 @@ video.addEventListener('playing', () => {
   const open = openEpisode(snapshot.rebuffers);
   if (open !== undefined) {
     open.durationMs = nowMs - open.startMs;
-    emit('rebuffer-end', { durationMs: Math.round(open.durationMs) });
+    emit('rebuffer-end', { durationMs: Math.round(open.durationMs), currentTime: video.currentTime });
   }
 });
 video.addEventListener('waiting', () => {
