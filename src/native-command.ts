@@ -1,4 +1,5 @@
 /** `trickle native ...`: host capabilities and the privileged clamp setup. */
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { nativeInfo, setupClamp, teardownClamp, defaultCgroupName, defaultPinDir, type NativeInfo } from '@trickle/native';
 
@@ -12,6 +13,12 @@ function describe(info: NativeInfo): string {
     `${'congestion control'.padEnd(20)} default ${info.congestionControl.default ?? '?'}; available ${info.congestionControl.available.join(', ')}; settable here ${info.congestionControl.settable.join(', ')}`,
     line('BPF cwnd clamp', info.bpfClamp),
   ].join('\n');
+}
+
+/** Whether this process already lives in `cgroupPath` (a container's entrypoint setting up its own cgroup). */
+function insideCgroup(cgroupPath: string): boolean {
+  const own = /^0::(.+)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
+  return own !== undefined && own !== '/' && cgroupPath.replace(/\/+$/, '').endsWith(own.replace(/\/+$/, ''));
 }
 
 export function registerNativeCommands(program: Command): void {
@@ -34,7 +41,7 @@ export function registerNativeCommands(program: Command): void {
       const result = await setupClamp({ cgroup: opts.cgroup, pinDir: opts.pin, ...(opts.user === undefined ? {} : { user: opts.user }) });
       process.stdout.write(
         `clamp ${result.attachedNow ? 'attached' : 'already attached'} to cgroup ${result.cgroupPath}; maps pinned in ${result.pinDir}${result.owner === undefined ? '' : ` for uid ${result.owner.uid}`}\n` +
-          `start the origin inside the cgroup (before it listens), e.g. echo $$ > ${result.cgroupPath}/cgroup.procs in its launcher\n`,
+          (insideCgroup(result.cgroupPath) ? '' : `start the origin inside the cgroup (before it listens), e.g. echo $$ > ${result.cgroupPath}/cgroup.procs in its launcher\n`),
       );
     });
   native

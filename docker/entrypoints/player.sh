@@ -17,6 +17,11 @@ run_as=""
 if [ "$(id -u)" -eq 0 ] && [ -n "${RUN_AS:-}" ]; then
   mkdir -p "$out" && chown "$RUN_AS" "$out"
   run_as="setpriv --reuid=$RUN_AS --regid=$RUN_AS --init-groups --inh-caps=-all --reset-env"
+  # shellcheck disable=SC2086 # run_as is a command prefix, split on purpose
+  if ! $run_as test -w "$out"; then
+    echo "player: E_REPORTS $RUN_AS cannot write $out: the mounted reports directory must be searchable by others (chmod o+x it on the host)" >&2
+    exit 1
+  fi
 fi
 # shellcheck disable=SC2086 # run_as is a command prefix, split on purpose
 exec $run_as trickle e2e --url "$origin/media/${ASSET:-demo}/$manifest" --player "${PLAYER:-dashjs}" \

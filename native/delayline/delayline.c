@@ -31,6 +31,7 @@
 #define PACKET_IGNORE_OUTGOING 23
 #endif
 
+/* an Ethernet frame up to 1514 bytes (offloads are off) behind its 10-byte virtio-net header */
 #define FRAME_MAX 2048
 
 struct frame {
@@ -123,6 +124,17 @@ static int open_interface(const char *name)
 		/* Frames waiting in the egress qdisc count against the send buffer: keep it larger than any bottleneck buffer. */
 		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof(bytes)) != 0)
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+	}
+	/*
+	 * A frame from a host whose NIC offloads checksums carries an unfinished one (the sender's
+	 * kernel leaves it to the "hardware"). The virtio-net header, read with each frame and handed
+	 * back with it, tells the kernel to finish it on the way out: without it the far host drops
+	 * every TCP segment while ICMP, never offloaded, gets through.
+	 */
+	if (setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) != 0) {
+		fprintf(stderr, "delayline: PACKET_VNET_HDR on %s: %s\n", name, strerror(errno));
+		close(fd);
+		return -1;
 	}
 	/* Frames we send out of this interface must not come back to us as input. */
 	if (setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) != 0) {

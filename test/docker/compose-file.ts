@@ -41,7 +41,14 @@ export function interpolate(value: string, env: Readonly<Record<string, string |
 }
 
 export function readCompose(): ComposeFile {
-  return parseYaml(readComposeText()) as ComposeFile;
+  return parseYaml(readComposeText(), { merge: true }) as ComposeFile;
+}
+
+/** A service's fixed address on one of its networks. */
+export function addressOf(service: string, network: string): string {
+  const address = readCompose().services[service]?.networks?.[network]?.ipv4_address;
+  if (address === undefined) throw new Error(`${service} has no fixed address on ${network}`);
+  return address;
 }
 
 /** A service's environment as the container would get it (interpolated with `env` or the defaults). */
@@ -51,8 +58,8 @@ export function serviceEnvironment(service: string, env: Readonly<Record<string,
   return Object.fromEntries(Object.entries(definition.environment ?? {}).map(([name, value]) => [name, interpolate(String(value), env)]));
 }
 
-/** The repository file a service's entrypoint runs (the image keeps the repository at /app). */
-export function serviceEntrypoint(service: string): string {
+/** The repository file a service's entrypoint runs (the image keeps the repository at /app), or null for a packaged program. */
+export function serviceEntrypoint(service: string): string | null {
   const compose = readCompose();
   const definition = compose.services[service]!;
   const explicit = definition.entrypoint?.[0];
@@ -60,7 +67,16 @@ export function serviceEntrypoint(service: string): string {
   const dockerfile = readFileSync(join(repoRoot, definition.build!.context, definition.build!.dockerfile), 'utf8');
   // The ENTRYPOINT of the service's build target.
   const stage = dockerfile.split(/^FROM /m).find((part) => new RegExp(`\\bAS ${definition.build!.target}\\s`).test(part.split('\n')[0]! + '\n'));
-  const match = /^ENTRYPOINT \["([^"]+)"\]/m.exec(stage ?? '');
+  const match = /^ENTRYPOINT \["([^"]+)"/m.exec(stage ?? '');
   if (match === null) throw new Error(`no ENTRYPOINT for service ${service}`);
-  return join(repoRoot, match[1]!.replace(/^\/app\//, ''));
+  // A packaged program (Prometheus) is not a repository file.
+  return match[1]!.startsWith('/app/') ? join(repoRoot, match[1]!.replace(/^\/app\//, '')) : null;
+}
+
+/** The document as Compose validates it: every `${NAME:-default}` resolved (with `env` or the defaults). */
+export function interpolateDocument(node: unknown, env: Readonly<Record<string, string | undefined>> = {}): unknown {
+  if (typeof node === 'string') return interpolate(node, env);
+  if (Array.isArray(node)) return node.map((item) => interpolateDocument(item, env));
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, interpolateDocument(value, env)]));
 }

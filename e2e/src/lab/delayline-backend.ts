@@ -22,7 +22,7 @@ export class DelaylineBackend implements LinkBackend {
   readonly name = 'delayline';
 
   async apply(ports: RouterPorts, spec: LinkSpec): Promise<number[]> {
-    if (ports.forwarding === 'routed') throw new E2eError('E2E_ERR_LAB', 'the delay line forwards frames between two interfaces of one subnet (bridge forwarding); routed forwarding needs the netem backend');
+    if (ports.forwarding === 'routed') throw new E2eError('E2E_ERR_LAB', 'the delay line forwards frames between two interfaces of one subnet (bridge forwarding); for routed forwarding the router gives it an inner veth pair (routed-line.ts)');
     inNs(ports.routerNs, ['tc', 'qdisc', 'replace', 'dev', ports.accessSide, 'root', ...tbfArgs(spec.down)]);
     inNs(ports.routerNs, ['tc', 'qdisc', 'replace', 'dev', ports.originSide, 'root', ...tbfArgs(spec.up)]);
     const control = join(ports.stateDir, 'delayline.control');

@@ -11,6 +11,7 @@ import type { LinkBackend, LinkBackendName, RouterPorts } from './link-backend.j
 import type { LinkSpec } from './link-spec.js';
 import { netemAvailableHere } from './netem-backend.js';
 import { inNs, run } from './shell.js';
+import { routeThroughLine } from './routed-line.js';
 import { replayTrace } from './trace-replay.js';
 
 export interface RouterOptions {
@@ -18,7 +19,7 @@ export interface RouterOptions {
   readonly accessSide: string;
   readonly forwarding: 'bridge' | 'routed';
   readonly spec: LinkSpec;
-  /** `auto`: netem where this kernel has it, else the delay line (bridge forwarding only). */
+  /** `auto`: netem where this kernel has it, else the delay line (routed through an inner veth pair, see routed-line.ts). */
   readonly backend?: 'auto' | LinkBackendName;
   readonly stateDir: string;
 }
@@ -34,9 +35,7 @@ function chooseBackend(options: RouterOptions): LinkBackendName {
   const requested = options.backend ?? 'auto';
   const netem = requested === 'delayline' ? { available: false } : netemAvailableHere();
   if (requested === 'netem' && !netem.available) throw new E2eError('E2E_ERR_LAB', `the netem backend is not available here (${netem.reason ?? 'unknown'}); on a Docker host load sch_netem (modprobe sch_netem)`);
-  if (netem.available) return 'netem';
-  if (options.forwarding === 'routed') throw new E2eError('E2E_ERR_LAB', `routed forwarding needs netem, which this kernel lacks (${netem.reason ?? 'delay line requested'})`);
-  return 'delayline';
+  return netem.available ? 'netem' : 'delayline';
 }
 
 function checkInterface(name: string): void {
@@ -49,11 +48,22 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   if (options.originSide === options.accessSide) throw new E2eError('E2E_ERR_LAB', 'the origin side and the access side must be two interfaces');
   const backendName = chooseBackend(options);
   const backend: LinkBackend = linkBackends[backendName]();
-  const ports: RouterPorts = { routerNs: null, forwarding: options.forwarding, originSide: options.originSide, accessSide: options.accessSide, stateDir: options.stateDir };
   await mkdir(options.stateDir, { recursive: true });
   // Offloads off, as in the lab: shaped and forwarded frames must be MTU-sized with complete checksums.
-  for (const dev of [ports.originSide, ports.accessSide]) run(['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
-  const pids = await backend.apply(ports, options.spec);
+  for (const dev of [options.originSide, options.accessSide]) run(['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
+  // The delay line bridges frames: routed, it bridges an inner veth end to the access side.
+  const routedLine = options.forwarding === 'routed' && backendName === 'delayline' ? routeThroughLine(options.accessSide) : null;
+  const ports: RouterPorts =
+    routedLine === null
+      ? { routerNs: null, forwarding: options.forwarding, originSide: options.originSide, accessSide: options.accessSide, stateDir: options.stateDir }
+      : { routerNs: null, forwarding: 'bridge', originSide: routedLine.lineEnd, accessSide: options.accessSide, stateDir: options.stateDir };
+  let pids: number[];
+  try {
+    pids = await backend.apply(ports, options.spec);
+  } catch (error) {
+    routedLine?.remove();
+    throw error;
+  }
   await writeFile(`${options.stateDir}/state.json`, JSON.stringify({ pids: { ...(pids[0] === undefined ? {} : { delayline: pids[0] }) } }));
   const trace = options.spec.trace;
   const stopReplay =
@@ -77,6 +87,7 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
       }
       for (const dev of [ports.originSide, ports.accessSide]) inNs(null, ['tc', 'qdisc', 'del', 'dev', dev, 'root'], { allowFailure: true });
       if (options.forwarding === 'bridge' && backendName === 'netem') inNs(null, ['ip', 'link', 'del', 'br0'], { allowFailure: true });
+      routedLine?.remove();
     },
   };
 }

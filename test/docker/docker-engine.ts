@@ -1,0 +1,84 @@
+/**
+ * A Docker engine for the demo stack's test: the one that answers already, or one this test
+ * installs (Debian's docker.io, docker-compose, debootstrap; CI or TRICKLE_TEST_DOCKER_INSTALL=1)
+ * and starts itself. A daemon started here changes the host (iptables FORWARD policy DROP, its
+ * chains and NAT rules, net.ipv4.ip_forward=1, docker0): stop() stops it by pid and puts the
+ * iptables rules and the sysctl back as they were.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface Engine {
+  /** Whether this test started the daemon (and so stops it). */
+  readonly started: boolean;
+  readonly logPath: string | null;
+  stop(): Promise<void>;
+}
+
+function quiet(command: string, args: readonly string[], input?: string): { ok: boolean; stdout: string; stderr: string } {
+  const result = spawnSync(command, args, { encoding: 'utf8', input, timeout: 120_000 });
+  return { ok: result.status === 0, stdout: result.stdout ?? '', stderr: result.stderr ?? result.error?.message ?? '' };
+}
+
+export function hasCommand(name: string): boolean {
+  return quiet('sh', ['-c', `command -v ${name}`]).ok;
+}
+
+const tools = ['dockerd', 'docker', 'docker-compose', 'debootstrap'] as const;
+
+export function missingTools(): string[] {
+  return tools.filter((tool) => !hasCommand(tool));
+}
+
+/** Installs the engine, Compose v1 and debootstrap from Debian (root). */
+export function installEngine(): void {
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [['update', '-qq', '-o', 'DPkg::Lock::Timeout=600'], ['install', '-y', '-qq', '-o', 'DPkg::Lock::Timeout=600', 'docker.io', 'docker-compose', 'debootstrap']]) {
+    const result = spawnSync('apt-get', args, { encoding: 'utf8', env });
+    if (result.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed: ${(result.stderr || result.error?.message || '').trim().split('\n').slice(-3).join(' / ')}`);
+  }
+}
+
+export function engineAnswers(): boolean {
+  return quiet('docker', ['info', '--format', '{{.ServerVersion}}']).ok;
+}
+
+export async function startEngine(stateDir: string): Promise<Engine> {
+  if (engineAnswers()) return { started: false, logPath: null, async stop() {} };
+  const savedRules = hasCommand('iptables-save') ? quiet('iptables-save', []).stdout : null;
+  const savedForwarding = quiet('sysctl', ['-n', 'net.ipv4.ip_forward']).stdout.trim();
+  const logPath = join(stateDir, 'dockerd.log');
+  const log = openSync(logPath, 'a');
+  const daemon = spawn('dockerd', ['--pidfile', join(stateDir, 'dockerd.pid')], { detached: true, stdio: ['ignore', log, log] });
+  closeSync(log);
+  const exited = new Promise<void>((resolve) => daemon.once('exit', () => resolve()));
+  for (let attempt = 0; attempt < 120 && !engineAnswers(); attempt++) {
+    if (daemon.exitCode !== null) throw new Error(`dockerd exited with ${daemon.exitCode}; see ${logPath}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  if (!engineAnswers()) throw new Error(`dockerd did not answer within 30 s; see ${logPath}`);
+  return {
+    started: true,
+    logPath,
+    async stop() {
+      daemon.kill('SIGTERM');
+      const timeout = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 30_000).unref());
+      if ((await Promise.race([exited, timeout])) === 'timeout') {
+        daemon.kill('SIGKILL');
+        await exited;
+      }
+      if (savedRules !== null) quiet('iptables-restore', [], savedRules);
+      // iptables-restore replaces only the tables it is given: one that was empty (or iptables
+      // that was not there) before the daemon is emptied again.
+      for (const table of ['filter', 'nat']) {
+        if (savedRules?.includes(`*${table}`) === true || !hasCommand('iptables')) continue;
+        quiet('iptables', ['-t', table, '-F']);
+        quiet('iptables', ['-t', table, '-X']);
+        for (const chain of table === 'filter' ? ['INPUT', 'FORWARD', 'OUTPUT'] : ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING']) quiet('iptables', ['-t', table, '-P', chain, 'ACCEPT']);
+      }
+      if (savedForwarding !== '') quiet('sysctl', ['-q', '-w', `net.ipv4.ip_forward=${savedForwarding}`]);
+      if (existsSync('/sys/class/net/docker0')) quiet('ip', ['link', 'del', 'docker0']);
+    },
+  };
+}
