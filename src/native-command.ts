@@ -1,7 +1,7 @@
 /** `trickle native ...`: host capabilities and the privileged clamp setup. */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { nativeInfo, setupClamp, teardownClamp, defaultCgroupName, defaultPinDir, type NativeInfo } from '@trickle/native';
+import { findPodCgroup, nativeInfo, reapPodPins, setupClamp, teardownClamp, defaultCgroupName, defaultPinDir, type NativeInfo } from '@trickle/native';
 
 function describe(info: NativeInfo): string {
   const line = (name: string, capability: { available: boolean; reason?: string }) => `${name.padEnd(20)} ${capability.available ? 'yes' : `no (${capability.reason})`}`;
@@ -37,8 +37,18 @@ export function registerNativeCommands(program: Command): void {
     .option('--cgroup <path>', 'cgroup v2 directory, or a name below the cgroup2 mount', defaultCgroupName)
     .option('--pin <dir>', 'bpffs directory for the pinned maps and link', defaultPinDir)
     .option('--user <name>', 'the user the origin runs as (gets the maps and the cgroup)')
-    .action(async (opts: { cgroup: string; pin: string; user?: string }) => {
-      const result = await setupClamp({ cgroup: opts.cgroup, pinDir: opts.pin, ...(opts.user === undefined ? {} : { user: opts.user }) });
+    .option('--no-share-cgroup', 'keep the cgroup root\'s: the origin is started inside it (systemd, a container)')
+    .option('--pod-uid <uid>', "Kubernetes: attach to this pod's cgroup (metadata.uid), found below --host-cgroup, instead of --cgroup")
+    .option('--host-cgroup <dir>', "Kubernetes: the node's cgroup v2 hierarchy as mounted in the init container", '/host/cgroup')
+    .option('--reap <dir>', "Kubernetes: first remove the pins of pods gone from this node (<dir>/<pod uid>, the pin directories' parent)")
+    .action(async (opts: { cgroup: string; pin: string; user?: string; shareCgroup: boolean; podUid?: string; hostCgroup: string; reap?: string }) => {
+      if (opts.reap !== undefined) {
+        const reaped = await reapPodPins(opts.reap, opts.hostCgroup);
+        if (reaped.length > 0) process.stdout.write(`removed the clamp pins of ${reaped.length} pod(s) gone from this node: ${reaped.join(', ')}\n`);
+      }
+      // A pod's cgroup is kubelet's: attached to, never given away.
+      const cgroup = opts.podUid === undefined ? opts.cgroup : findPodCgroup(opts.hostCgroup, opts.podUid);
+      const result = await setupClamp({ cgroup, pinDir: opts.pin, shareCgroup: opts.shareCgroup && opts.podUid === undefined, ...(opts.user === undefined ? {} : { user: opts.user }) });
       process.stdout.write(
         `clamp ${result.attachedNow ? 'attached' : 'already attached'} to cgroup ${result.cgroupPath}; maps pinned in ${result.pinDir}${result.owner === undefined ? '' : ` for uid ${result.owner.uid}`}\n` +
           (insideCgroup(result.cgroupPath) ? '' : `start the origin inside the cgroup (before it listens), e.g. echo $$ > ${result.cgroupPath}/cgroup.procs in its launcher\n`),

@@ -21,7 +21,7 @@ cgroup_root=/run/trickle/cgroup2
 # cgroup namespace), / with a private cgroup namespace (cgroup v2 hosts).
 own_cgroup=$(sed -n 's/^0:://p' /proc/self/cgroup)
 if mkdir -p "$cgroup_root" && { mountpoint -q "$cgroup_root" || mount -t cgroup2 none "$cgroup_root"; } \
-  && trickle native setup --cgroup "$cgroup_root${own_cgroup%/}" --pin "$pin_dir" --user "$RUN_AS"; then
+  && trickle native setup --cgroup "$cgroup_root${own_cgroup%/}" --pin "$pin_dir" --user "$RUN_AS" --no-share-cgroup; then
   export TRICKLE_DELIVERY__CLAMP__CGROUP="$cgroup_root${own_cgroup%/}"
   export TRICKLE_DELIVERY__CLAMP__PIN_DIR="$pin_dir"
 else

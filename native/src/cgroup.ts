@@ -93,7 +93,10 @@ export function currentCgroup(pid: number | 'self' = 'self'): string | undefined
 
 /** Whether the process is in `path` (an absolute cgroup directory under a cgroup2 mount). */
 export function isInCgroup(path: string, pid: number | 'self' = 'self'): boolean {
-  const mountPoint = findCgroup2Mount();
+  // The cgroup2 mount that holds `path` (a host may have several: /sys/fs/cgroup/unified beside one of our own).
+  const mountPoint = mounts()
+    .filter((m) => m.fsType === 'cgroup2' && (path === m.mountPoint || path.startsWith(`${m.mountPoint.replace(/\/$/, '')}/`)))
+    .sort((a, b) => b.mountPoint.length - a.mountPoint.length)[0]?.mountPoint;
   const current = currentCgroup(pid);
   if (mountPoint === undefined || current === undefined) return false;
   return `/${relative(mountPoint, path)}` === current;

@@ -4,17 +4,24 @@
  * the cgroup) to the serving user. An unprivileged origin then opens the pinned maps.
  */
 import { spawnSync } from 'node:child_process';
-import { chmod, chown, rmdir } from 'node:fs/promises';
+import { chmod, chown, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { binding, bindingUnavailableReason } from './binding.js';
 import { createCgroup, defaultPinDir, ensureBpffs, resolveCgroupPath } from './cgroup.js';
 import { NativeError } from './errors.js';
+import { podsGone } from './pod-cgroup.js';
 
 export interface SetupOptions {
   readonly cgroup?: string;
   readonly pinDir?: string;
-  /** The user the origin runs as: gets read/write on the pinned maps and the cgroup. */
+  /** The user the origin runs as: gets read/write on the pinned maps (and the cgroup, see shareCgroup). */
   readonly user?: string;
+  /**
+   * Give `user` the cgroup too, so an origin started outside it can move itself in (default). Off
+   * where the origin is started inside it (systemd, a container) or the cgroup is not ours to give
+   * (a Kubernetes pod's).
+   */
+  readonly shareCgroup?: boolean;
 }
 
 export interface SetupResult {
@@ -64,7 +71,7 @@ export async function setupClamp(options: SetupOptions = {}): Promise<SetupResul
   }
   if (owner !== undefined) {
     await chown(pinDir, owner.uid, owner.gid);
-    for (const name of ['', 'cgroup.procs']) await chown(join(cgroupPath, name), owner.uid, owner.gid);
+    if (options.shareCgroup !== false) for (const name of ['', 'cgroup.procs']) await chown(join(cgroupPath, name), owner.uid, owner.gid);
   }
   return { cgroupPath, pinDir, attachedNow, owner };
 }
@@ -74,4 +81,18 @@ export async function teardownClamp(options: { cgroup?: string; pinDir?: string 
   const native = requireBpf();
   native.bpfUnpin(options.pinDir ?? defaultPinDir);
   if (options.cgroup !== undefined) await rmdir(await resolveCgroupPath(options.cgroup)).catch(() => undefined);
+}
+
+/**
+ * Removes the pins of pods that are gone from this node: each `<pinsRoot>/<pod uid>` whose pod has
+ * no cgroup below `hierarchyRoot` (a pod's init container runs this before its own setup, so a
+ * node keeps the pins of its live pods only). Returns the pod UIDs reaped.
+ */
+export async function reapPodPins(pinsRoot: string, hierarchyRoot: string): Promise<string[]> {
+  const gone = podsGone(await readdir(pinsRoot), hierarchyRoot);
+  for (const podUid of gone) {
+    await teardownClamp({ pinDir: join(pinsRoot, podUid) });
+    await rmdir(join(pinsRoot, podUid));
+  }
+  return gone;
 }
