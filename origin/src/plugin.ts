@@ -86,7 +86,7 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
   const socketControl = options.socketControl ?? createSocketControl(clampBackends.none({ native: undefined, fallbackReason: 'no clamp attached to this app (startOrigin attaches one before listen)' }));
   const metrics = new DeliveryMetrics();
   const flows = new FlowLog(config.flows.keep, config.flows.log, (error) => app.log.error({ err: error }, `flow log ${config.flows.log}: ${error.message}`));
-  const engine = new DeliveryEngine({ delivery: config.delivery, drainTimeoutMs: config.flows.drainTimeoutMs, control: socketControl, log: app.log, metrics, flowLog: flows, readRange: (file, range) => library.readRange(file, range) });
+  const engine = new DeliveryEngine({ delivery: config.delivery, drainTimeoutMs: config.flows.drainTimeoutMs, control: socketControl, log: app.log, metrics, flowLog: flows, timingAllowOrigin: typeof config.corsAllowOrigin === 'string' ? config.corsAllowOrigin : config.corsAllowOrigin.join(', '), readRange: (file, range) => library.readRange(file, range) });
   app.addHook('onClose', async () => flows.close());
 
   const sendOptions: SendFileOptions = {

@@ -180,6 +180,8 @@ describe('origin over HTTP', () => {
     const get = await rawRequest(url, segmentPath, { headers: { origin: 'https://player.example', range: 'bytes=0-1' } });
     const exposed = String(get.headers['access-control-expose-headers']);
     for (const name of ['Content-Range', 'Content-Length', 'Accept-Ranges', 'Server-Timing']) assert.match(exposed, new RegExp(name));
+    // Resource Timing shows that page the Server-Timing entries too.
+    assert.equal(get.headers['timing-allow-origin'], '*');
   });
 
   it('never reads outside the media root, whatever the path', async () => {

@@ -15,7 +15,6 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
-import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -26,6 +25,7 @@ import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { parseAllDocuments, parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { findCgroup2Mount, teardownClamp } from '@trickle/native';
 import { loadConfig, makeDevCertificates, type FlowRecord } from '@trickle/origin';
+import { httpsGet } from './https-get.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const manifestPath = join(repoRoot, 'deploy', 'kubernetes', 'trickle.yaml');
@@ -140,16 +140,6 @@ const missing = !root ? 'the init container\'s setup needs root' : !existsSync('
 if (missing !== undefined && process.env.CI === 'true') throw new Error(`CI must run the Kubernetes pod's steps, but ${missing}`);
 const skip = missing ?? (process.env.TRICKLE_TEST_MEDIA === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false);
 if (skip !== false) console.log(`# skipping the Kubernetes pod's steps: ${skip}`);
-
-function httpsGet(url: string, ca: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer }> {
-  return new Promise((done, fail) => {
-    get(url, { ca, headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => done({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
-    }).on('error', fail);
-  });
-}
 
 function sh(command: string): { ok: boolean; output: string } {
   const result = spawnSync('sh', ['-c', command], { encoding: 'utf8', timeout: 60_000 });

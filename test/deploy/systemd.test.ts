@@ -12,13 +12,13 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { createCgroup, findCgroup2Mount, teardownClamp } from '@trickle/native';
 import { makeDevCertificates, type FlowRecord } from '@trickle/origin';
+import { httpsGet } from './https-get.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const unitPath = join(repoRoot, 'deploy', 'systemd', 'trickle.service');
@@ -56,16 +56,6 @@ function onThisHost(value: string, configPath: string): string {
     .replaceAll('/opt/trickle', repoRoot)
     .replaceAll('/etc/trickle/origin.yaml', configPath)
     .replaceAll('--user trickle', '--user nobody');
-}
-
-function httpsGet(url: string, ca: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer }> {
-  return new Promise((done, fail) => {
-    get(url, { ca, headers }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => done({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
-    }).on('error', fail);
-  });
 }
 
 describe('the systemd unit\'s steps', { skip }, () => {

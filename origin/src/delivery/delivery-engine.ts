@@ -35,6 +35,8 @@ export interface DeliveryEngineOptions {
   readonly log: FastifyBaseLogger;
   readonly metrics: DeliveryMetrics;
   readonly flowLog: FlowLog;
+  /** Pages of these origins may read the Server-Timing entries (Timing-Allow-Origin); default "*". */
+  readonly timingAllowOrigin?: string;
   readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer>;
 }
 
@@ -117,6 +119,7 @@ export class DeliveryEngine {
       metrics: options.metrics,
       flowLog: options.flowLog,
       goodputGraceRtts: options.delivery.goodputGraceRtts,
+      timingAllowOrigin: options.timingAllowOrigin ?? '*',
       readRange: options.readRange,
       tcpInfo: (socket) => this.tcpInfo(socket),
       socketError: (operation, error) => this.socketError(operation, error),

@@ -37,6 +37,7 @@ export interface ResponseServices {
   readonly metrics: DeliveryMetrics;
   readonly flowLog: FlowLog;
   readonly goodputGraceRtts: number;
+  readonly timingAllowOrigin: string;
   readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer>;
   /** TCP_INFO now; a failure is logged once, counted, and gives undefined. */
   tcpInfo(socket: Socket): TcpInfo | undefined;
@@ -165,6 +166,8 @@ export class ResponseDelivery implements BlockDriver {
     const timing = [`policy;desc="${policy.name}${detail === undefined ? '' : ` (${detail})`}"`, plan.headers['server-timing'], connection.group === undefined ? undefined : `ab;desc="${connection.group}"`];
     for (const [name, value] of Object.entries(plan.headers)) if (name !== 'server-timing') reply.header(name, value);
     reply.header('server-timing', timing.filter((entry) => entry !== undefined).join(', '));
+    // Without it Resource Timing hides Server-Timing from a player page on another origin.
+    reply.header('timing-allow-origin', services.timingAllowOrigin);
     // Headers about this viewer (its A/B group, a rate from its buffer, a ?policy= pin) must not be
     // replayed by a shared cache to others: qualified private (RFC 9111 5.2.2.7) keeps the body
     // cacheable; a cache that ignores the qualifier treats the response as private.

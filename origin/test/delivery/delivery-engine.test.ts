@@ -344,6 +344,7 @@ describe('delivery policies over loopback', { skip }, () => {
     assert.ok(etpKbps > 400 * 1.5, `etp ${etpKbps} kbit/s lets the ABR see above 1.5 x 400 kbit/s`);
     assert.equal(steady.headers['cmsd-static'], 'ot=v,st=v');
     assert.match(String(steady.headers['server-timing']), /next rung/);
+    assert.equal(steady.headers['timing-allow-origin'], '*', 'a player page on another origin may read it');
     // The viewer's own headers are kept from a shared cache's other viewers; the body stays cacheable.
     assert.match(String(steady.headers['cache-control']), /^public, max-age=\d+, immutable, private="server-timing, cmsd-dynamic"$/);
   });
