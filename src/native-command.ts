@@ -1,7 +1,6 @@
 /** `trickle native ...`: host capabilities and the privileged clamp setup. */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { findPodCgroup, nativeInfo, reapPodPins, setupClamp, teardownClamp, defaultCgroupName, defaultPinDir, type NativeInfo } from '@trickle/native';
+import { findPodCgroup, isInCgroup, nativeInfo, reapPodPins, setupClamp, teardownClamp, defaultCgroupName, defaultPinDir, type NativeInfo } from '@trickle/native';
 
 function describe(info: NativeInfo): string {
   const line = (name: string, capability: { available: boolean; reason?: string }) => `${name.padEnd(20)} ${capability.available ? 'yes' : `no (${capability.reason})`}`;
@@ -13,12 +12,6 @@ function describe(info: NativeInfo): string {
     `${'congestion control'.padEnd(20)} default ${info.congestionControl.default ?? '?'}; available ${info.congestionControl.available.join(', ')}; settable here ${info.congestionControl.settable.join(', ')}`,
     line('BPF cwnd clamp', info.bpfClamp),
   ].join('\n');
-}
-
-/** Whether this process already lives in `cgroupPath` (a container's entrypoint setting up its own cgroup). */
-function insideCgroup(cgroupPath: string): boolean {
-  const own = /^0::(.+)$/m.exec(readFileSync('/proc/self/cgroup', 'utf8'))?.[1];
-  return own !== undefined && own !== '/' && cgroupPath.replace(/\/+$/, '').endsWith(own.replace(/\/+$/, ''));
 }
 
 export function registerNativeCommands(program: Command): void {
@@ -51,7 +44,7 @@ export function registerNativeCommands(program: Command): void {
       const result = await setupClamp({ cgroup, pinDir: opts.pin, shareCgroup: opts.shareCgroup && opts.podUid === undefined, ...(opts.user === undefined ? {} : { user: opts.user }) });
       process.stdout.write(
         `clamp ${result.attachedNow ? 'attached' : 'already attached'} to cgroup ${result.cgroupPath}; maps pinned in ${result.pinDir}${result.owner === undefined ? '' : ` for uid ${result.owner.uid}`}\n` +
-          (insideCgroup(result.cgroupPath) ? '' : `start the origin inside the cgroup (before it listens), e.g. echo $$ > ${result.cgroupPath}/cgroup.procs in its launcher\n`),
+          (isInCgroup(result.cgroupPath) ? '' : `start the origin inside the cgroup (before it listens), e.g. echo $$ > ${result.cgroupPath}/cgroup.procs in its launcher\n`),
       );
     });
   native

@@ -19,9 +19,8 @@ export function isPodCgroupName(name: string, podUid: string): boolean {
   return name === `pod${podUid}` || name.endsWith(`-pod${podUid.replaceAll('-', '_')}.slice`);
 }
 
-/** The pod's cgroup directory below `hierarchyRoot` (a cgroup v2 mount of the node's hierarchy). */
-export function findPodCgroup(hierarchyRoot: string, podUid: string): string {
-  if (!podUidPattern.test(podUid)) throw new NativeError('NATIVE_ERR_ARGUMENT', `"${podUid}" is not a pod UID (metadata.uid)`);
+/** The pod's cgroup directory below `hierarchyRoot` (a cgroup v2 mount of the node's hierarchy), if it has one. */
+function searchPodCgroup(hierarchyRoot: string, podUid: string): string | undefined {
   const pending: { dir: string; depth: number }[] = [{ dir: hierarchyRoot, depth: 0 }];
   while (pending.length > 0) {
     const { dir, depth } = pending.shift()!;
@@ -38,19 +37,18 @@ export function findPodCgroup(hierarchyRoot: string, podUid: string): string {
       if (depth + 1 < maxDepth && (name.startsWith('kube') || name.endsWith('.slice') || /^(besteffort|burstable|guaranteed)$/.test(name))) pending.push({ dir: join(dir, name), depth: depth + 1 });
     }
   }
-  throw new NativeError('NATIVE_ERR_CGROUP', `no cgroup for pod ${podUid} below ${hierarchyRoot} (is it the node's cgroup v2 hierarchy, mounted from the host?)`);
+  return undefined;
+}
+
+/** The pod's cgroup directory below `hierarchyRoot` (a cgroup v2 mount of the node's hierarchy). */
+export function findPodCgroup(hierarchyRoot: string, podUid: string): string {
+  if (!podUidPattern.test(podUid)) throw new NativeError('NATIVE_ERR_ARGUMENT', `"${podUid}" is not a pod UID (metadata.uid)`);
+  const found = searchPodCgroup(hierarchyRoot, podUid);
+  if (found === undefined) throw new NativeError('NATIVE_ERR_CGROUP', `no cgroup for pod ${podUid} below ${hierarchyRoot} (is it the node's cgroup v2 hierarchy, mounted from the host?)`);
+  return found;
 }
 
 /** The pod UIDs among `names` (a per-pod pin directory's entries) whose pods have no cgroup on this node any more. */
 export function podsGone(names: readonly string[], hierarchyRoot: string): string[] {
-  return names.filter((name) => {
-    if (!podUidPattern.test(name)) return false;
-    try {
-      findPodCgroup(hierarchyRoot, name);
-      return false;
-    } catch (error) {
-      if ((error as NativeError).code === 'NATIVE_ERR_CGROUP' && /^no cgroup for pod/.test((error as Error).message)) return true;
-      throw error;
-    }
-  });
+  return names.filter((name) => podUidPattern.test(name) && searchPodCgroup(hierarchyRoot, name) === undefined);
 }

@@ -24,8 +24,8 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { parseAllDocuments, parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { findCgroup2Mount, teardownClamp } from '@trickle/native';
-import { loadConfig, makeDevCertificates, type FlowRecord } from '@trickle/origin';
-import { httpsGet } from './https-get.js';
+import { loadConfig, makeDevCertificates } from '@trickle/origin';
+import { assertReadyWithBpf, httpsGet, progressiveFlowRecord, writeDeployedConfig } from './deployed-origin.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const manifestPath = join(repoRoot, 'deploy', 'kubernetes', 'trickle.yaml');
@@ -205,17 +205,7 @@ describe("the Kubernetes pod's steps, as a kubelet runs them", { skip }, () => {
     assert.equal(sh(`stat -c %U ${podCgroup}`).output.trim(), 'root', "the pod's cgroup stays kubelet's");
 
     // The origin container's config: the ConfigMap with what this host fixes.
-    const certificates = await makeDevCertificates(join(dir, 'tls'), ['127.0.0.1']);
-    await chmod(join(dir, 'tls'), 0o755);
-    await chmod(certificates.key, 0o644);
-    const ca = await readFile(certificates.caCert);
-    const port = 19443 + (process.pid % 500);
-    const config = parseYaml(originYaml) as Record<string, unknown> & { delivery: Record<string, unknown> };
-    Object.assign(config, { media: process.env.TRICKLE_TEST_MEDIA, host: '127.0.0.1', port, tls: { cert: certificates.cert, key: certificates.key }, admin: { host: '127.0.0.1', port: port + 1 } });
-    config.delivery = { ...config.delivery, startupSec: 0 };
-    const configPath = join(dir, 'origin.yaml');
-    await writeFile(configPath, stringifyYaml(config));
-    await chmod(configPath, 0o644);
+    const { configPath, ca, publicUrl, adminUrl } = await writeDeployedConfig(dir, originYaml, 19443 + (process.pid % 500));
     const serve = originContainer.command.map((word) => (word === 'trickle' ? `${process.execPath} ${join(repoRoot, 'bin', 'trickle.js')}` : word === '/etc/trickle/origin.yaml' ? configPath : word)).join(' ');
     const environment = { ...envOf(originContainer), TRICKLE_DELIVERY__CLAMP__PIN_DIR: podPins };
     // As the runtime starts a container: in its cgroup (the pod's child), in its own cgroup and
@@ -227,23 +217,10 @@ describe("the Kubernetes pod's steps, as a kubelet runs them", { skip }, () => {
     origin.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     origin.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
 
-    const adminUrl = `http://127.0.0.1:${port + 1}`;
-    let ready: { status: string; reasons: string[]; clamp: string } | undefined;
-    for (let attempt = 0; attempt < 150 && ready?.status !== 'ready'; attempt++) {
-      await new Promise((done) => setTimeout(done, 200));
-      assert.equal(origin.exitCode, null, `the origin exited: ${output}`);
-      ready = await fetch(`${adminUrl}/readyz`).then((response) => response.json() as Promise<typeof ready>, () => undefined);
-    }
-    assert.equal(ready?.status, 'ready', `readyz: ${JSON.stringify(ready)}; ${output}`);
-    assert.equal(ready.clamp, 'bpf');
-    const progressive = await httpsGet(`https://127.0.0.1:${port}/media/demo/progressive.mp4`, ca, { range: 'bytes=0-799999' });
+    await assertReadyWithBpf(adminUrl, origin, () => output);
+    const progressive = await httpsGet(`${publicUrl}/media/demo/progressive.mp4`, ca, { range: 'bytes=0-799999' });
     assert.equal(progressive.status, 206);
-    let record: FlowRecord | undefined;
-    for (let attempt = 0; attempt < 50 && record === undefined; attempt++) {
-      await new Promise((done) => setTimeout(done, 100));
-      record = ((await (await fetch(`${adminUrl}/api/flows`)).json()) as { flows: FlowRecord[] }).flows.find((flow) => flow.role === 'progressive');
-    }
-    assert.ok(record !== undefined, 'a flow record');
+    const record = await progressiveFlowRecord(adminUrl);
     assert.equal(record.backend, 'bpf', record.reason);
     assert.equal(record.kernelPhase?.started, true, `the throttled phase ran in the kernel (program on the pod's cgroup, socket in the container's): ${JSON.stringify(record.kernelPhase)}`);
     origin.kill('SIGTERM');

@@ -11,14 +11,12 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { createCgroup, findCgroup2Mount, teardownClamp } from '@trickle/native';
-import { makeDevCertificates, type FlowRecord } from '@trickle/origin';
-import { httpsGet } from './https-get.js';
+import { assertReadyWithBpf, httpsGet, progressiveFlowRecord, writeDeployedConfig } from './deployed-origin.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const unitPath = join(repoRoot, 'deploy', 'systemd', 'trickle.service');
@@ -73,20 +71,7 @@ describe('the systemd unit\'s steps', { skip }, () => {
     dir = await mkdtemp(join(tmpdir(), 'trickle-systemd-'));
     // nobody reads the config and the TLS pair, as the unit's user reads /etc/trickle.
     await chmod(dir, 0o755);
-    const certificates = await makeDevCertificates(join(dir, 'tls'), ['127.0.0.1']);
-    await chmod(join(dir, 'tls'), 0o755);
-    await chmod(certificates.key, 0o644);
-    ca = await readFile(certificates.caCert);
-    const config = parseYaml(await readFile(join(repoRoot, 'deploy', 'systemd', 'origin.yaml'), 'utf8')) as Record<string, unknown> & { delivery: Record<string, unknown> };
-    const port = 18443 + (process.pid % 1000);
-    Object.assign(config, { media: process.env.TRICKLE_TEST_MEDIA, host: '127.0.0.1', port, tls: { cert: certificates.cert, key: certificates.key }, admin: { host: '127.0.0.1', port: port + 1 } });
-    // Every byte after the first is in the throttled phase, so the kernel's part shows on loopback.
-    config.delivery = { ...config.delivery, startupSec: 0 };
-    configPath = join(dir, 'origin.yaml');
-    await writeFile(configPath, stringifyYaml(config));
-    await chmod(configPath, 0o644);
-    publicUrl = `https://127.0.0.1:${port}`;
-    adminUrl = `http://127.0.0.1:${port + 1}`;
+    ({ configPath, ca, publicUrl, adminUrl } = await writeDeployedConfig(dir, await readFile(join(repoRoot, 'deploy', 'systemd', 'origin.yaml'), 'utf8'), 18443 + (process.pid % 1000)));
   });
 
   after(async () => {
@@ -117,15 +102,7 @@ describe('the systemd unit\'s steps', { skip }, () => {
     origin.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     origin.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
 
-    // Ready means: the index is built and the clamp is the BPF one config demands.
-    let ready: { status: string; reasons: string[]; clamp: string } | undefined;
-    for (let attempt = 0; attempt < 150 && ready?.status !== 'ready'; attempt++) {
-      await new Promise((done) => setTimeout(done, 200));
-      assert.equal(origin.exitCode, null, `the origin exited: ${output}`);
-      ready = await fetch(`${adminUrl}/readyz`).then((response) => response.json() as Promise<typeof ready>, () => undefined);
-    }
-    assert.equal(ready?.status, 'ready', `readyz: ${JSON.stringify(ready)}; ${output}`);
-    assert.equal(ready.clamp, 'bpf');
+    await assertReadyWithBpf(adminUrl, origin, () => output);
     const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${origin.pid}/status`, 'utf8'))![1]);
     assert.notEqual(uid, 0, 'the origin runs unprivileged');
 
@@ -135,12 +112,7 @@ describe('the systemd unit\'s steps', { skip }, () => {
     assert.ok(progressive.body.equals((await readFile(join(process.env.TRICKLE_TEST_MEDIA!, 'demo', 'progressive.mp4'))).subarray(0, 800_000)));
     // Metrics and client addresses are on the admin listener only.
     assert.equal((await httpsGet(`${publicUrl}/api/flows`, ca)).status, 404);
-    let record: FlowRecord | undefined;
-    for (let attempt = 0; attempt < 50 && record === undefined; attempt++) {
-      await new Promise((done) => setTimeout(done, 100));
-      record = ((await (await fetch(`${adminUrl}/api/flows`)).json()) as { flows: FlowRecord[] }).flows.find((flow) => flow.role === 'progressive');
-    }
-    assert.ok(record !== undefined, 'a flow record');
+    const record = await progressiveFlowRecord(adminUrl);
     assert.equal(record.backend, 'bpf', record.reason);
     assert.equal(record.kernelPhase?.started, true, `the throttled phase ran in the kernel: ${JSON.stringify(record.kernelPhase)}`);
 

@@ -16,13 +16,26 @@ export interface Engine {
   stop(): Promise<void>;
 }
 
-function quiet(command: string, args: readonly string[], input?: string): { ok: boolean; stdout: string; stderr: string } {
-  const result = spawnSync(command, args, { encoding: 'utf8', input, timeout: 120_000 });
+export interface QuietOptions {
+  readonly input?: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly cwd?: string;
+  /** Unset: no limit (a `docker pull` or `up` takes what it takes). */
+  readonly timeoutMs?: number;
+}
+
+/** Runs a command to its end without printing: whether it succeeded and what it wrote. */
+export function quiet(command: string, args: readonly string[], options: QuietOptions = {}): { ok: boolean; stdout: string; stderr: string } {
+  const result = spawnSync(command, args, { encoding: 'utf8', input: options.input, env: options.env, cwd: options.cwd, timeout: options.timeoutMs, maxBuffer: 64 * 1024 * 1024 });
   return { ok: result.status === 0, stdout: result.stdout ?? '', stderr: result.stderr ?? result.error?.message ?? '' };
 }
 
+/** The host's own tools answer within this, or something is stuck. */
+const hostCommandTimeoutMs = 120_000;
+const host = (command: string, args: readonly string[], input?: string) => quiet(command, args, { input, timeoutMs: hostCommandTimeoutMs });
+
 export function hasCommand(name: string): boolean {
-  return quiet('sh', ['-c', `command -v ${name}`]).ok;
+  return host('sh', ['-c', `command -v ${name}`]).ok;
 }
 
 const tools = ['dockerd', 'docker', 'docker-compose', 'debootstrap'] as const;
@@ -41,13 +54,13 @@ export function installEngine(): void {
 }
 
 export function engineAnswers(): boolean {
-  return quiet('docker', ['info', '--format', '{{.ServerVersion}}']).ok;
+  return host('docker', ['info', '--format', '{{.ServerVersion}}']).ok;
 }
 
 export async function startEngine(stateDir: string): Promise<Engine> {
   if (engineAnswers()) return { started: false, logPath: null, async stop() {} };
-  const savedRules = hasCommand('iptables-save') ? quiet('iptables-save', []).stdout : null;
-  const savedForwarding = quiet('sysctl', ['-n', 'net.ipv4.ip_forward']).stdout.trim();
+  const savedRules = hasCommand('iptables-save') ? host('iptables-save', []).stdout : null;
+  const savedForwarding = host('sysctl', ['-n', 'net.ipv4.ip_forward']).stdout.trim();
   const logPath = join(stateDir, 'dockerd.log');
   const log = openSync(logPath, 'a');
   const daemon = spawn('dockerd', ['--pidfile', join(stateDir, 'dockerd.pid')], { detached: true, stdio: ['ignore', log, log] });
@@ -68,17 +81,17 @@ export async function startEngine(stateDir: string): Promise<Engine> {
         daemon.kill('SIGKILL');
         await exited;
       }
-      if (savedRules !== null) quiet('iptables-restore', [], savedRules);
+      if (savedRules !== null) host('iptables-restore', [], savedRules);
       // iptables-restore replaces only the tables it is given: one that was empty (or iptables
       // that was not there) before the daemon is emptied again.
       for (const table of ['filter', 'nat']) {
         if (savedRules?.includes(`*${table}`) === true || !hasCommand('iptables')) continue;
-        quiet('iptables', ['-t', table, '-F']);
-        quiet('iptables', ['-t', table, '-X']);
-        for (const chain of table === 'filter' ? ['INPUT', 'FORWARD', 'OUTPUT'] : ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING']) quiet('iptables', ['-t', table, '-P', chain, 'ACCEPT']);
+        host('iptables', ['-t', table, '-F']);
+        host('iptables', ['-t', table, '-X']);
+        for (const chain of table === 'filter' ? ['INPUT', 'FORWARD', 'OUTPUT'] : ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING']) host('iptables', ['-t', table, '-P', chain, 'ACCEPT']);
       }
-      if (savedForwarding !== '') quiet('sysctl', ['-q', '-w', `net.ipv4.ip_forward=${savedForwarding}`]);
-      if (existsSync('/sys/class/net/docker0')) quiet('ip', ['link', 'del', 'docker0']);
+      if (savedForwarding !== '') host('sysctl', ['-q', '-w', `net.ipv4.ip_forward=${savedForwarding}`]);
+      if (existsSync('/sys/class/net/docker0')) host('ip', ['link', 'del', 'docker0']);
     },
   };
 }

@@ -53,10 +53,12 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
   for (const dev of [options.originSide, options.accessSide]) run(['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
   // The delay line bridges frames: routed, it bridges an inner veth end to the access side.
   const routedLine = options.forwarding === 'routed' && backendName === 'delayline' ? routeThroughLine(options.accessSide) : null;
-  const ports: RouterPorts =
-    routedLine === null
-      ? { routerNs: null, forwarding: options.forwarding, originSide: options.originSide, accessSide: options.accessSide, stateDir: options.stateDir }
-      : { routerNs: null, forwarding: 'bridge', originSide: routedLine.lineEnd, accessSide: options.accessSide, stateDir: options.stateDir };
+  const ports: RouterPorts = {
+    routerNs: null,
+    accessSide: options.accessSide,
+    stateDir: options.stateDir,
+    ...(routedLine === null ? { forwarding: options.forwarding, originSide: options.originSide } : { forwarding: 'bridge' as const, originSide: routedLine.lineEnd }),
+  };
   let pids: number[];
   try {
     pids = await backend.apply(ports, options.spec);
