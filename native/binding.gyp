@@ -1,6 +1,8 @@
 {
   "variables": {
-    "trickle_bpf%": "0"
+    "trickle_bpf%": "0",
+    "trickle_prebuild%": "0",
+    "trickle_static_libs%": ""
   },
   "targets": [
     {
@@ -13,7 +15,14 @@
       "conditions": [
         ["trickle_bpf==1", {
           "defines": ["TRICKLE_HAVE_BPF=1"],
-          "libraries": ["-lbpf", "-lelf", "-lz"]
+          "conditions": [
+            ["trickle_prebuild==1", {
+              "include_dirs": ["<(trickle_static_libs)/include"],
+              "libraries": ["<(trickle_static_libs)/libbpf.a", "<(trickle_static_libs)/libelf.a", "<(trickle_static_libs)/libz.a"]
+            }, {
+              "libraries": ["-lbpf", "-lelf", "-lz"]
+            }]
+          ]
         }]
       ]
     }

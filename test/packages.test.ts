@@ -1,6 +1,6 @@
 /**
  * What `npm pack` puts in each workspace package: its built entry points and what they read at run
- * time (the player page, the addon's sources for the install build), never tests or TypeScript
+ * time (the player page, the addon's sources for its fallback build), never tests or TypeScript
  * sources. Reads `npm pack --dry-run --json` of the built tree.
  */
 import assert from 'node:assert/strict';
@@ -28,7 +28,7 @@ function entryFiles(workspace: string): string[] {
 describe('npm pack of the workspace packages', () => {
   const runtime: Record<string, readonly string[]> = {
     origin: ['static/player/index.html', 'dist/player/player.js'],
-    native: ['binding.gyp', 'scripts/build.mjs', 'addon/addon.cc', 'bpf/cwnd_clamp.bpf.c', 'delayline/delayline.c'],
+    native: ['binding.gyp', 'scripts/build.mjs', 'scripts/static-libs.mjs', 'addon/addon.cc', 'bpf/cwnd_clamp.bpf.c', 'bpf/vmlinux.h', 'delayline/delayline.c'],
     'player-sim': [],
     e2e: ['dist/src/qoe/origin-main.js', 'dist/src/lab/replay-main.js'],
   };

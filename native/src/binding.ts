@@ -78,6 +78,8 @@ export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '
 
 export interface BuildStatus {
   readonly addon: boolean;
+  /** The prebuild used instead of a build (path in the package), or null. */
+  readonly prebuilt: string | null;
   readonly bpf: boolean;
   readonly delayline: boolean;
   readonly reasons: Readonly<Record<string, string>>;
