@@ -18,6 +18,7 @@ import { runIfMain } from './entry.js';
 import { cpuSeconds, requireNginx, startNginx } from './nginx-server.js';
 import { writeResults } from './results-file.js';
 import { startTrickleServer } from './trickle-server.js';
+import { examples } from '../src/help.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -140,6 +141,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--seconds <n>', 'wrk duration per workload and server', '10')
     .option('--connections <n>', 'wrk connections', '64')
     .option('--media <dir>', 'media directory with the demo asset', 'media')
+    .addHelpText('after', examples('npx trickle bench origin', 'npx trickle bench origin --seconds 20 --connections 128'))
     .parse(['node', 'bench', ...argv])
     .opts<{ seconds: string; connections: string; media: string }>();
   const media = resolve(options.media);

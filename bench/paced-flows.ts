@@ -21,12 +21,14 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Command } from 'commander';
 import { bootstrapComparison, labDown, labUp, symmetricLink, type Lab } from '@trickle/e2e';
+import { quantileSorted } from '@trickle/player-sim';
 import { BenchError } from './errors.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
 import { writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
 import { cpuSeconds, requireNginx, startNginx } from './nginx-server.js';
 import { loopback, startTrickleServer, type ServerPlace } from './trickle-server.js';
+import { examples } from '../src/help.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const mediaRoot = join(root, '.cache', 'bench-media');
@@ -163,7 +165,6 @@ const nginxRun: ServerRun = {
   },
 };
 
-const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(q * (sorted.length - 1))))] ?? Number.NaN;
 
 /** Sets kernel.bpf_stats_enabled for the run (the program's run time), and puts it back after. */
 async function withBpfStats<T>(run: () => Promise<T>): Promise<T> {
@@ -211,7 +212,7 @@ async function runRegime(regime: Regime, servers: readonly ServerRun[], seconds:
     const ratioText = server === nginxRun ? '1.00' : results.length < minimumRunsForInterval ? `${versusNginx.value.toFixed(2)} (too few runs for an interval)` : `${versusNginx.value.toFixed(2)} (${versusNginx.low.toFixed(2)} .. ${versusNginx.high.toFixed(2)})`;
     const bpf = results.every((m) => m.bpfPercent === undefined) ? '' : `${average(results.map((m) => m.bpfPercent ?? 0)).toFixed(2)} %`;
     const failed = results.reduce((sum, m) => sum + m.failedFlows, 0);
-    return `| ${regime.name} | ${regime.flows} | ${server.name} | ${(average(results.map((m) => m.deliveredBps)) / 1e6).toFixed(1)} | ${average(results.map((m) => m.cpuPercent)).toFixed(2)} % | ${bpf} | ${meanCost(results).toFixed(1)} | ${ratioText} | ${pct(quantile(sorted, 0.5))} (${pct(quantile(sorted, 0.05))} .. ${pct(quantile(sorted, 0.95))}) | ${((within / Math.max(1, ratios.length)) * 100).toFixed(0)} % | ${failed} |`;
+    return `| ${regime.name} | ${regime.flows} | ${server.name} | ${(average(results.map((m) => m.deliveredBps)) / 1e6).toFixed(1)} | ${average(results.map((m) => m.cpuPercent)).toFixed(2)} % | ${bpf} | ${meanCost(results).toFixed(1)} | ${ratioText} | ${pct(quantileSorted(sorted, 0.5))} (${pct(quantileSorted(sorted, 0.05))} .. ${pct(quantileSorted(sorted, 0.95))}) | ${((within / Math.max(1, ratios.length)) * 100).toFixed(0)} % | ${failed} |`;
   });
 }
 
@@ -224,6 +225,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--seconds <n>', 'measurement window per run', '20')
     .option('--runs <n>', 'runs of every server per regime (interleaved; ratios get an interval from 3)', '3')
     .option('--policies <list>', 'trickle policies to run', 'trickle,pacing,app-pacing,app-pacing-16k')
+    .addHelpText('after', examples('sudo npx trickle bench pacing', 'sudo npx trickle bench pacing --regimes lab --flows 500 --seconds 12'))
     .parse(['node', 'bench', ...argv])
     .opts<{ regimes: string; flows: string; loopbackFlows: string; rttMs: string; seconds: string; runs: string; policies: string }>();
   const runs = Number(options.runs);

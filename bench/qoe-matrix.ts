@@ -16,6 +16,7 @@ import { matrixLinks, matrixPlayers, matrixReport, parseMatrixPolicy, requireLab
 import { stageProgress } from '../src/progress.js';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
+import { examples } from '../src/help.js';
 
 const list = (value: string) => value.split(',').map((v) => v.trim()).filter((v) => v !== '');
 
@@ -36,6 +37,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--fresh', 'discard finished sessions in --work')
     .option('--report-only', 'write the results from the sessions already in --work, run nothing')
     .option('--results <name>', 'results file name in bench/results (and .html beside it)', 'qoe-matrix')
+    .addHelpText('after', examples('sudo npx trickle bench qoe', 'sudo npx trickle bench qoe --links dsl-6mbit --policies bulk,trickle-abr,pacing@bbr --players dashjs,sim --sessions 8 --seconds 60'))
     .parse(['node', 'bench', ...argv])
     .opts<{ links: string; policies: string; players: string; cmcd: string; sessions: string; seconds: string; parallel: string; congestionControl: string; media: string; asset: string; work: string; fresh?: boolean; reportOnly?: boolean; results: string }>();
   requireLabPrivileges();

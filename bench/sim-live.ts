@@ -7,7 +7,7 @@
  */
 import { writeResults } from './results-file.js';
 import { startTrickleServer } from './trickle-server.js';
-import { aggregate, loadContent, percentileOf, runLive } from '@trickle/player-sim';
+import { aggregate, loadContent, percentile, runLive } from '@trickle/player-sim';
 
 const sessionSeconds = 40;
 
@@ -25,8 +25,8 @@ async function main(): Promise<void> {
       const agg = aggregate(results);
       const late = results.filter((r) => Math.abs(r.sessionSec - sessionSeconds) > 0.5).length;
       const correct = agg.rebufferChance === 0 && late === 0 && agg.startupDelayMs.p95 < 2000;
-      process.stderr.write(`${players} players: rebuffer chance ${agg.rebufferChance}%, late ${late}, startup p95 ${agg.startupDelayMs.p95.toFixed(0)} ms, TTFB p99 ${percentileOf(ttfbMs, 99).toFixed(1)} ms\n`);
-      rows.push(`| ${players} | ${correct ? 'yes' : 'no'} | ${agg.rebufferChance.toFixed(1)} % | ${late} | ${agg.startupDelayMs.p95.toFixed(0)} | ${percentileOf(ttfbMs, 50).toFixed(1)} / ${percentileOf(ttfbMs, 99).toFixed(1)} | ${((cpu.user + cpu.system) / 1e6 / sessionSeconds * 100).toFixed(0)} % | ${(agg.meanBitrateBps / 1e6).toFixed(2)} |`);
+      process.stderr.write(`${players} players: rebuffer chance ${agg.rebufferChance}%, late ${late}, startup p95 ${agg.startupDelayMs.p95.toFixed(0)} ms, TTFB p99 ${percentile(ttfbMs, 99).toFixed(1)} ms\n`);
+      rows.push(`| ${players} | ${correct ? 'yes' : 'no'} | ${agg.rebufferChance.toFixed(1)} % | ${late} | ${agg.startupDelayMs.p95.toFixed(0)} | ${percentile(ttfbMs, 50).toFixed(1)} / ${percentile(ttfbMs, 99).toFixed(1)} | ${((cpu.user + cpu.system) / 1e6 / sessionSeconds * 100).toFixed(0)} % | ${(agg.meanBitrateBps / 1e6).toFixed(2)} |`);
     }
   } finally {
     await origin.stop();

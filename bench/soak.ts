@@ -16,6 +16,7 @@ import { assetPath, labDown, labUp, profileLink, renderReportPage, requireLabPri
 import { stageProgress } from '../src/progress.js';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
+import { examples } from '../src/help.js';
 
 interface Sample {
   readonly minute: number;
@@ -67,6 +68,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--session-seconds <n>', 'length of each player session', '120')
     .option('--sample-seconds <n>', 'metrics sampling interval', '5')
     .option('--media <dir>', 'media directory with the demo asset', 'media')
+    .addHelpText('after', examples('sudo npx trickle bench soak --minutes 10 --players 200', 'sudo npx trickle bench soak --minutes 60 --players 1000 --link lan-1gbit'))
     .parse(['node', 'bench', ...argv])
     .opts<{ minutes: string; players: string; link: string; policy: string; sessionSeconds: string; sampleSeconds: string; media: string }>();
   requireLabPrivileges();

@@ -1,5 +1,6 @@
 /** `trickle bench <origin|pacing|qoe|soak> [options]`: the benchmarks that write bench/results/ (see the README's Benchmarks). */
 import { Argument, Command } from 'commander';
+import { examples } from './help.js';
 
 const benchmarks: Readonly<Record<string, { readonly description: string; readonly load: () => Promise<{ main(argv: readonly string[]): Promise<void> }> }>> = {
   origin: { description: 'serving speed against nginx (wrk): manifests, segments, 64 kB ranges', load: () => import('../bench/origin-vs-nginx.js') },
@@ -16,6 +17,7 @@ export function registerBenchCommands(program: Command): void {
     // `trickle bench --help` would be refused as a benchmark's name.
     .addArgument(new Argument('[name]', `the benchmark: ${Object.keys(benchmarks).join(', ')}`))
     .argument('[options...]', "the benchmark's own options (--help lists them)")
+    .addHelpText('after', examples('npx trickle bench origin', 'sudo npx trickle bench pacing --flows 300 --seconds 12', 'sudo npx trickle bench qoe --links dsl-6mbit --policies bulk,trickle-abr --sessions 8', 'sudo npx trickle bench soak --minutes 60 --players 1000', 'npx trickle bench pacing --help'))
     .helpOption(false)
     .allowUnknownOption()
     .passThroughOptions()

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { checkDemoMedia, generateDemoMedia, isOriginError, OriginError, loadConfig, makeDevCertificates, packageInput, policyNames, startOrigin } from '@trickle/origin';
+import { checkDemoMedia, generateDemoMedia, isOriginError, OriginError, loadConfig, makeDevCertificates, packageInput, policyNames, resolveConfig, startOrigin } from '@trickle/origin';
 import { registerBenchCommands } from './bench-command.js';
 import { registerE2eCommands } from './e2e-command.js';
 import { registerExperimentCommands } from './experiment-command.js';
@@ -13,6 +13,7 @@ import { registerLabCommands } from './lab-command.js';
 import { registerNativeCommands } from './native-command.js';
 import { registerSimCommands } from './sim-command.js';
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger, positiveNumber } from './number-arguments.js';
+import { examples } from './help.js';
 import { stageProgress } from './progress.js';
 
 function port(value: string): number {
@@ -49,6 +50,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .configureOutput({ outputError: (text, write) => write(text) });
 
+  program.addHelpText('after', examples('npx trickle media demo --out media/demo', 'npx trickle serve', 'npx trickle serve --help', '# outside a checkout, "npx trickle" fetches an unrelated npm package: run node <checkout>/bin/trickle.js'));
+
   const media = program.command('media').description('demo media');
   media
     .command('demo')
@@ -57,6 +60,7 @@ export function buildProgram(): Command {
     .option('--duration <seconds>', 'clip duration in seconds', positiveNumber('duration'), 120)
     .option('--overwrite', 'replace an existing, non-empty output directory')
     .option('--if-missing', 'do nothing when the output already holds a manifest')
+    .addHelpText('after', examples('npx trickle media demo', 'npx trickle media demo --out media/short --duration 24 --overwrite'))
     .action(async (opts: { out: string; duration: number; overwrite?: boolean; ifMissing?: boolean }) => {
       const outDir = resolve(opts.out);
       if (opts.ifMissing === true && existsSync(join(outDir, 'manifest.mpd'))) {
@@ -75,10 +79,11 @@ export function buildProgram(): Command {
     .description('package any media file ffmpeg can read into the same layout as the demo')
     .argument('<input>', 'input media file')
     .requiredOption('--out <dir>', 'output asset directory')
-    .option('--ladder <spec>', 'rungs like "360p:800k,720p:2800k" or "1280x720:2.8M" (default: the demo ladder, minus rungs taller than the source)')
+    .option('--ladder <spec>', '<N>p rungs (N pixels on the short side) or <W>x<H>, like "360p:800k,720p:2800k" or "1280x720:2.8M" (default: 234p:400k,360p:800k,540p:1400k,720p:2800k, the rungs larger than the source replaced by its own size)')
     .option('--segment-seconds <s>', 'segment and GOP duration', positiveNumber('segment-seconds'), 2)
     .option('--force', 'allow rungs taller than the source (upscaling)')
     .option('--overwrite', 'replace an existing, non-empty output directory')
+    .addHelpText('after', examples('npx trickle package talk.mov --out media/talk', 'npx trickle package phone.mp4 --out media/phone --ladder "360p:800k,720p:2.8M" --segment-seconds 4'))
     .action(async (input: string, opts: { out: string; ladder?: string; segmentSeconds: number; force?: boolean; overwrite?: boolean }) => {
       const progress = stageProgress();
       const { rungs, durationSec } = await packageInput({
@@ -94,27 +99,30 @@ export function buildProgram(): Command {
       process.stderr.write(`packaged ${durationSec.toFixed(1)} s into ${resolve(opts.out)}: ${rungs.map((r) => `${r.width}x${r.height}@${Math.round(r.bitrateBps / 1000)}k`).join(', ')}\n`);
     });
 
+  // Flags left out take their value from the config file, the environment or these defaults.
+  const defaults = resolveConfig([]);
   program
     .command('serve')
     .description('run the origin (DASH, HLS, progressive MP4, /player/, /api/assets)')
-    .option('--media <dir>', 'media root: one subdirectory per asset (default: media/, with the demo)')
-    .addOption(new Option('--port <port>', 'TCP port (default 8080)').argParser(port))
-    .option('--host <address>', 'address to listen on (default 127.0.0.1)')
+    .option('--media <dir>', `media root: one subdirectory per asset (default: ${defaults.media}/, with the demo)`)
+    .addOption(new Option('--port <port>', `TCP port (default: ${defaults.port})`).argParser(port))
+    .option('--host <address>', `address to listen on (default: ${defaults.host})`)
     .option('--config <file>', 'config file (YAML or JSON); also TRICKLE_CONFIG')
     .addOption(new Option('--log-level <level>', 'log level').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
-    .addOption(new Option('--policy <name>', 'default delivery policy (default trickle)').choices([...policyNames]))
+    .addOption(new Option('--policy <name>', `default delivery policy (default: ${defaults.delivery.policy})`).choices([...policyNames]))
     .option('--ab <groups>', 'A/B groups per TCP connection, e.g. "bulk:25,app-pacing:25,trickle:25,app-pacing-16k:25" or "baseline1=app-pacing:50,baseline2=app-pacing:50"')
-    .addOption(new Option('--ab-seed <n>', 'seed of the A/B assignment (default 1)').argParser(nonNegativeInteger('ab-seed')))
+    .addOption(new Option('--ab-seed <n>', `seed of the A/B assignment (default: ${defaults.delivery.abSeed})`).argParser(nonNegativeInteger('ab-seed')))
     .option('--allow-policy-override', 'let ?policy=<name> choose the policy of a request (experiments)')
-    .addOption(new Option('--startup-seconds <s>', 'media seconds sent at full speed before throttling (default 35)').argParser(nonNegativeNumber('startup-seconds')))
-    .addOption(new Option('--clamp-backend <name>', 'the cwnd clamp backend wanted for trickle (default bpf; weaker ones are used, and recorded, when it cannot be)').choices(['bpf', 'pacing-rate', 'none']))
+    .addOption(new Option('--startup-seconds <s>', `media seconds sent at full speed before throttling (default: ${defaults.delivery.startupSec})`).argParser(nonNegativeNumber('startup-seconds')))
+    .addOption(new Option('--clamp-backend <name>', `the cwnd clamp backend wanted for trickle; weaker ones are used, and recorded, when it cannot be (default: ${defaults.delivery.clamp.backend})`).choices(['bpf', 'pacing-rate', 'none']))
     .option('--congestion-control <name>', 'TCP congestion control for every connection (bbr, cubic, reno, ...)')
     .addOption(new Option('--initial-window <packets>', 'initial congestion window of every connection (TCP_BPF_IW; needs root for the BPF program)').argParser(positiveInteger('initial-window')))
-    .option('--flows <dest>', 'flow records as JSON lines: none, stdout or a file path (default none; GET /api/flows always has recent ones)')
+    .option('--flows <dest>', `flow records as JSON lines: none, stdout or a file path; GET /api/flows always has recent ones (default: ${defaults.flows.log})`)
     .option('--tls-cert <file>', 'serve HTTPS (HTTP/1.1) with this PEM certificate chain; re-read on SIGHUP')
     .option('--tls-key <file>', 'the PEM private key of --tls-cert')
     .addOption(new Option('--admin-port <port>', 'serve /metrics and /api/flows (client addresses) on this port only, with /healthz and /readyz').argParser(port))
-    .option('--admin-host <address>', 'address of the admin listener (default 127.0.0.1)')
+    .option('--admin-host <address>', 'address of the admin listener (default: 127.0.0.1)')
+    .addHelpText('after', examples('npx trickle serve', 'npx trickle serve --policy trickle --port 8080 --host 0.0.0.0', 'npx trickle serve --ab "bulk:50,trickle-abr:50" --flows flows.jsonl', 'npx trickle serve --tls-cert chain.pem --tls-key key.pem --port 8443 --admin-port 9464', 'TRICKLE_DELIVERY__STARTUP_SEC=10 npx trickle serve --config origin.yaml'))
     .action(async (opts: ServeFlags) => {
       if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined)) throw new OriginError('ORIGIN_ERR_CONFIG', '--tls-cert and --tls-key go together: HTTPS needs the certificate and its key');
       const config = await loadConfig({
@@ -150,6 +158,7 @@ export function buildProgram(): Command {
     .description('make a throwaway CA and a server certificate it signs, for HTTPS in development and tests (never production)')
     .option('--out <dir>', 'where to write ca.pem, chain.pem and key.pem', '.cache/tls')
     .option('--host <names...>', 'DNS names and IP addresses the certificate is for', ['localhost', '127.0.0.1'])
+    .addHelpText('after', examples('npx trickle tls dev-cert', 'npx trickle tls dev-cert --out .cache/tls --host localhost 127.0.0.1 origin.test'))
     .action(async (opts: { out: string; host: string[] }) => {
       const made = await makeDevCertificates(resolve(opts.out), opts.host);
       process.stdout.write(`serve with:  npx trickle serve --tls-cert ${made.cert} --tls-key ${made.key}\ntrust:       ${made.caCert} (curl --cacert; a browser's or system's trust store)\n`);

@@ -6,6 +6,7 @@ import { policyNames } from '@trickle/origin';
 import { describeQoe } from './qoe-text.js';
 import { positiveInteger, positiveNumber } from './number-arguments.js';
 import { stageProgress } from './progress.js';
+import { examples } from './help.js';
 
 interface E2eFlags {
   url?: string;
@@ -47,6 +48,13 @@ export function registerE2eCommands(program: Command): void {
     .option('--buffer-seconds <s>', 'forward buffer target', positiveNumber('buffer-seconds'))
     .option('--json', 'print the aggregates as one JSON object')
     .option('--out <dir>', 'write sessions/<n>.json, summary.json and index.html (charts)')
+    .addHelpText(
+      'after',
+      examples(
+        'npx trickle e2e --url https://cdn.example.com/show/manifest.mpd --player dashjs --sessions 3 --seconds 60',
+        'sudo npx trickle e2e --asset demo --player hlsjs --policy trickle --link dsl-6mbit --sessions 2 --seconds 60 --out results/e2e',
+      ),
+    )
     .action(async (opts: E2eFlags) => {
       const progress = stageProgress();
       const result = await runE2e({

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { Command } from 'commander';
 import { loadExperimentConfig, planRuns, requireLabPrivileges, runExperiment, writeResults, type ExperimentResults } from '@trickle/e2e';
 import { stageProgress } from './progress.js';
+import { examples } from './help.js';
 
 interface ExperimentFlags {
   out: string;
@@ -38,6 +39,7 @@ export function registerExperimentCommands(program: Command): void {
     .requiredOption('--out <dir>', 'results directory; a run already there is kept (resumes after an interruption)')
     .option('--fresh', 'discard runs already in --out and start over')
     .option('--report-only', 'analyse the runs already in --out and rewrite results and report, without running')
+    .addHelpText('after', examples('sudo npx trickle experiment experiments/smoke.yaml --out results/smoke', 'sudo npx trickle experiment experiments/trickle-ab.yaml --out results/ab', 'npx trickle experiment experiments/trickle-ab.yaml --out results/ab --report-only'))
     .action(async (configPath: string, flags: ExperimentFlags) => {
       const config = await loadExperimentConfig(configPath);
       const out = resolve(flags.out);

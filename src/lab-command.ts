@@ -4,6 +4,7 @@ import { basename } from 'node:path';
 import { Command, Option } from 'commander';
 import { E2eError, labDown, labUp, openLab, parseBytes, parseDurationMs, parseLoss, parseRate, profileLink, profiles, startRouter, symmetricLink, type LabHost, type LinkSpec } from '@trickle/e2e';
 import { parseTrace } from '@trickle/player-sim';
+import { examples } from './help.js';
 
 interface UpOptions {
   profile?: string;
@@ -52,7 +53,7 @@ function linkOptions(command: Command): Command {
     .option('--rate <rate>', 'downlink rate, e.g. 6mbit')
     .option('--up-rate <rate>', 'uplink rate (default: the downlink rate)')
     .option('--rtt <duration>', 'round-trip propagation delay, e.g. 40ms')
-    .option('--buffer-bdp <n>', 'bottleneck buffer in multiples of the BDP (default 2)')
+    .option('--buffer-bdp <n>', 'bottleneck buffer in multiples of the BDP (default: 2)')
     .option('--buffer <bytes>', 'bottleneck buffer in bytes, e.g. 64kb')
     .option('--loss <rate>', 'random downlink loss, e.g. 0.5%')
     .option('--trace <file>', 'downlink bandwidth trace (Sabre JSON, cooked "<s> <Mbit/s>", or Mahimahi)')
@@ -69,7 +70,8 @@ function registerRouterCommand(program: Command): void {
       .requiredOption('--origin-side <if>', 'interface toward the origin (egress of the uplink)')
       .requiredOption('--access-side <if>', 'interface toward the players (egress of the downlink)')
       .addOption(new Option('--forwarding <mode>', 'routed: IP forwarding between two networks; bridge: one subnet (the lab)').choices(['routed', 'bridge']).default('routed'))
-      .option('--state-dir <dir>', 'control files and logs', '/run/trickle/router'),
+      .option('--state-dir <dir>', 'control files and logs', '/run/trickle/router')
+      .addHelpText('after', examples('trickle router --origin-side eth0 --access-side eth1 --profile dsl-6mbit', 'trickle router --origin-side eth0 --access-side eth1 --rate 3mbit --rtt 80ms --loss 0.5% --backend delayline')),
   ).action(async (flags: RouterFlags) => {
     const spec = await linkFrom(flags);
     const router = await startRouter({ originSide: flags.originSide, accessSide: flags.accessSide, forwarding: flags.forwarding, spec, backend: flags.backend, stateDir: flags.stateDir });
@@ -92,6 +94,7 @@ export function registerLabCommands(program: Command): void {
   const lab = program.enablePositionalOptions().command('lab').enablePositionalOptions().description('an emulated access link: origin -- router (delay, loss, bottleneck) -- player, in network namespaces (root)');
   linkOptions(lab.command('up').description('bring a lab up (idempotent)').argument('<name>', 'lab name: 1-6 lowercase letters/digits'))
     .option('--cross', 'add the cross host (competing traffic, latency probe)')
+    .addHelpText('after', examples('sudo npx trickle lab up t --profile dsl-6mbit', 'sudo npx trickle lab up t --rate 20mbit --rtt 40ms --buffer-bdp 1 --loss 0.1% --cross', 'sudo npx trickle lab up t --trace traces/bus.json --rtt 100ms --buffer 64kb'))
     .action(async (name: string, opts: UpOptions) => {
       const started = await labUp(name, await linkFrom(opts), { backend: opts.backend, cross: opts.cross === true });
       const { down, up } = started.state.spec;
@@ -111,6 +114,7 @@ export function registerLabCommands(program: Command): void {
     .argument('<host>', 'origin, player, cross or router')
     .argument('<command...>', 'the command, after --')
     .passThroughOptions()
+    .addHelpText('after', examples('sudo npx trickle lab exec t origin -- npx trickle serve --host 10.73.0.1', 'sudo npx trickle lab exec t player -- curl -sI http://10.73.0.1:8080/media/demo/manifest.mpd'))
     .action(async (name: string, host: string, command: string[]) => {
       if (!['origin', 'player', 'cross', 'router'].includes(host)) throw new E2eError('E2E_ERR_LAB', `host must be origin, player, cross or router (got "${host}")`);
       process.exitCode = await (await openLab(name)).exec(host as LabHost | 'router', command[0] === '--' ? command.slice(1) : command);
@@ -120,6 +124,7 @@ export function registerLabCommands(program: Command): void {
     .description('backend, addresses, bottleneck queue statistics (sent, dropped), delay-line counters')
     .argument('<name>')
     .option('--json', 'print JSON')
+    .addHelpText('after', examples('sudo npx trickle lab status t', 'sudo npx trickle lab status t --json'))
     .action(async (name: string, opts: { json?: boolean }) => {
       const status = await (await openLab(name)).status();
       if (opts.json === true) {
@@ -138,6 +143,7 @@ export function registerLabCommands(program: Command): void {
     .command('down')
     .description('remove the lab: processes, namespaces, veths, state (also after a crash)')
     .argument('<name>')
+    .addHelpText('after', examples('sudo npx trickle lab down t'))
     .action(async (name: string) => {
       await labDown(name);
       process.stdout.write(`lab ${name} down\n`);
@@ -145,6 +151,7 @@ export function registerLabCommands(program: Command): void {
   lab
     .command('profiles')
     .description('list the link presets')
+    .addHelpText('after', examples('npx trickle lab profiles'))
     .action(() => {
       for (const profile of Object.values(profiles)) process.stdout.write(`${profile.name.padEnd(12)} ${profile.description}\n`);
     });

@@ -1,6 +1,7 @@
 /** `trickle native ...`: host capabilities and the privileged clamp setup. */
 import type { Command } from 'commander';
 import { findPodCgroup, isInCgroup, nativeInfo, reapPodPins, setupClamp, teardownClamp, defaultCgroupName, defaultPinDir, type NativeInfo } from '@trickle/native';
+import { examples } from './help.js';
 
 function describe(info: NativeInfo): string {
   const line = (name: string, capability: { available: boolean; reason?: string }) => `${name.padEnd(20)} ${capability.available ? 'yes' : `no (${capability.reason})`}`;
@@ -20,6 +21,7 @@ export function registerNativeCommands(program: Command): void {
     .command('info')
     .description('what this host offers: TCP_INFO, pacing, congestion controls, the BPF clamp (checked, not assumed)')
     .option('--json', 'print JSON')
+    .addHelpText('after', examples('npx trickle native info', 'npx trickle native info --json'))
     .action(async (opts: { json?: boolean }) => {
       const info = await nativeInfo();
       process.stdout.write(opts.json === true ? `${JSON.stringify(info, null, 2)}\n` : `${describe(info)}\n`);
@@ -34,6 +36,17 @@ export function registerNativeCommands(program: Command): void {
     .option('--pod-uid <uid>', "Kubernetes: attach to this pod's cgroup (metadata.uid), found below --host-cgroup, instead of --cgroup")
     .option('--host-cgroup <dir>', "Kubernetes: the node's cgroup v2 hierarchy as mounted in the init container", '/host/cgroup')
     .option('--reap <dir>', "Kubernetes: first remove the pins of pods gone from this node (<dir>/<pod uid>, the pin directories' parent)")
+    .addHelpText(
+      'after',
+      examples(
+        '# systemd (the unit\'s ExecStartPre): the unit\'s own cgroup, maps for the user trickle',
+        'sudo npx trickle native setup --cgroup /sys/fs/cgroup/system.slice/trickle.service --pin /run/trickle/bpf --user trickle --no-share-cgroup',
+        '# a development origin run as root in the cgroup "trickle"',
+        'sudo npx trickle native setup',
+        '# Kubernetes init container',
+        'trickle native setup --pod-uid "$POD_UID" --pin /sys/fs/bpf/trickle/pod --reap /sys/fs/bpf/trickle --user 10002',
+      ),
+    )
     .action(async (opts: { cgroup: string; pin: string; user?: string; shareCgroup: boolean; podUid?: string; hostCgroup: string; reap?: string }) => {
       if (opts.reap !== undefined) {
         const reaped = await reapPodPins(opts.reap, opts.hostCgroup);
@@ -52,6 +65,7 @@ export function registerNativeCommands(program: Command): void {
     .description('as root: detach the clamp program and remove its pinned maps and link')
     .option('--cgroup <path>', 'also remove this cgroup when empty')
     .option('--pin <dir>', 'bpffs directory of the pinned maps and link', defaultPinDir)
+    .addHelpText('after', examples('sudo npx trickle native teardown', 'sudo npx trickle native teardown --pin /run/trickle/bpf --cgroup /sys/fs/cgroup/system.slice/trickle.service'))
     .action(async (opts: { cgroup?: string; pin: string }) => {
       await teardownClamp({ pinDir: opts.pin, ...(opts.cgroup === undefined ? {} : { cgroup: opts.cgroup }) });
       process.stdout.write(`clamp detached; pins removed from ${opts.pin}\n`);

@@ -23,6 +23,7 @@ import {
 import { describeQoe } from './qoe-text.js';
 import { positiveInteger, positiveNumber } from './number-arguments.js';
 import { stageProgress } from './progress.js';
+import { examples } from './help.js';
 
 const builtinTraces: Record<string, (seed: number) => Trace> = {
   'lte-like': (seed) => lteLikeTrace(seed),
@@ -80,6 +81,14 @@ export function registerSimCommands(program: Command): void {
     .option('--cmcd', 'players send CMCD (bl, br, d, su, rtp, sid) as dash.js does; in model mode ABR-aware policies read their buffer from it')
     .option('--json', 'print the aggregates as one JSON object')
     .option('--out <dir>', 'write per-session records (sessions.jsonl, sessions.csv)')
+    .addHelpText(
+      'after',
+      examples(
+        'npx trickle sim --manifest media/demo/manifest.mpd --traces 3g-like --sessions 200',
+        'npx trickle sim --manifest media/demo/manifest.mpd --traces traces/ --abr bola --policy trickle-abr --cmcd --json',
+        'npx trickle sim --live --origin http://127.0.0.1:8080 --manifest /media/demo/manifest.mpd --sessions 20 --session-seconds 60',
+      ),
+    )
     .action(async (opts: { manifest: string; traces?: string; abr: string; policy: string; sessions: number; seed: number; rtt?: number; sessionSeconds: number; maxBuffer: number; abandonAfter?: number; live?: boolean; origin?: string; concurrency: number; cmcd?: boolean; json?: boolean; out?: string }) => {
       const settings = { sessionSeconds: opts.sessionSeconds, maxBufferSec: opts.maxBuffer, abandonAfterMs: opts.abandonAfter };
       const progress = stageProgress();
@@ -105,6 +114,7 @@ export function registerSimCommands(program: Command): void {
     .description('write the synthetic traces (constant, step down/up, LTE-like, 3G-like) as cooked text files')
     .requiredOption('--out <dir>', 'output directory')
     .option('--seed <n>', 'seed of the random walks', positiveInteger('seed'), 1)
+    .addHelpText('after', examples('npx trickle traces --out traces', 'npx trickle traces --out traces --seed 7'))
     .action(async (opts: { out: string; seed: number }) => {
       await mkdir(opts.out, { recursive: true });
       const traces: Record<string, Trace> = {

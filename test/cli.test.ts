@@ -32,6 +32,20 @@ describe('trickle CLI', () => {
     for (const command of ['media', 'package', 'serve', 'tls', 'native', 'lab', 'router', 'sim', 'e2e', 'experiment', 'bench', 'traces']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
   });
 
+  it('ends every command\'s help with examples, and states defaults one way, the config\'s own', () => {
+    const leaves = [['media', 'demo'], ['package'], ['serve'], ['tls', 'dev-cert'], ['native', 'info'], ['native', 'setup'], ['native', 'teardown'], ['lab', 'up'], ['lab', 'exec'], ['lab', 'status'], ['lab', 'down'], ['lab', 'profiles'], ['router'], ['sim'], ['traces'], ['e2e'], ['experiment'], ['bench'], ['bench', 'origin'], ['bench', 'pacing'], ['bench', 'qoe'], ['bench', 'soak'], []];
+    for (const command of leaves) {
+      const { status, stdout, stderr } = trickle([...command, '--help']);
+      assert.equal(status, 0, `${command.join(' ')}: ${stderr}`);
+      assert.match(stdout, /\nExamples:\n( {2}#.*\n)* {2}\$ /, `trickle ${command.join(' ')} --help has examples`);
+      assert.doesNotMatch(stdout, /\(default [^:]/, `trickle ${command.join(' ')} --help writes "(default: x)"`);
+    }
+    // serve's flags leave the config's layering alone; their help shows the config schema's defaults.
+    const serve = trickle(['serve', '--help']).stdout.replace(/\s+/g, ' ');
+    assert.match(serve, /default delivery policy \(default: trickle-abr\)/);
+    assert.match(serve, /TCP port \(default: 8080\)/);
+  });
+
   it('says its version, and lists the benchmarks on `bench --help`', async () => {
     const version = trickle(['--version']);
     assert.equal(version.status, 0);
@@ -100,7 +114,7 @@ describe('trickle CLI', () => {
     assert.match(noFfmpeg.stderr, /not found on PATH.*apt-get install ffmpeg.*ORIGIN_ERR_FFMPEG_MISSING/s);
   });
 
-  it('packages a 4:3 file into DASH + HLS + progressive, dropping rungs taller than the source', async () => {
+  it('packages a 4:3 file into DASH + HLS + progressive, the source\'s own size in place of the rungs larger than it', async () => {
     const out = join(work, 'asset');
     const { status, stderr } = trickle(['package', input, '--out', out]);
     assert.equal(status, 0, stderr);
@@ -113,6 +127,7 @@ describe('trickle CLI', () => {
     assert.deepEqual(video.map((r) => [r.width, r.height]), [
       [312, 234],
       [480, 360],
+      [640, 480],
     ]);
     for (const rendition of index.renditions) assert.ok(Math.abs(rendition.durationSec - 4) < 0.1, `${rendition.id}: ${rendition.durationSec}`);
     assert.equal(index.progressive?.faststart, true);

@@ -27,7 +27,7 @@ function entryFiles(workspace: string): string[] {
 
 describe('npm pack of the workspace packages', () => {
   const runtime: Record<string, readonly string[]> = {
-    origin: ['static/player/index.html', 'dist/player/player.js'],
+    origin: ['static/player/index.html', 'dist/player/player.js', 'dist/player/charts.js'],
     native: ['binding.gyp', 'scripts/build.mjs', 'scripts/static-libs.mjs', 'addon/addon.cc', 'bpf/cwnd_clamp.bpf.c', 'bpf/vmlinux.h', 'delayline/delayline.c'],
     'player-sim': [],
     e2e: ['dist/src/qoe/origin-main.js', 'dist/src/lab/replay-main.js'],

@@ -12,6 +12,15 @@ import { E2eError } from './errors.js';
 
 export const defaultChromiumPath = process.env.TRICKLE_CHROMIUM ?? '/usr/bin/chromium';
 
+/** What the instrumented player page needs of any Chromium it runs in (the fixture adds them to the user's launch options). */
+export const playerPageArgs: readonly string[] = [
+  '--autoplay-policy=no-user-gesture-required',
+  // The harness's player page is routed (it has no address) and the media's origin is often a
+  // private or loopback one: Local Network Access would block every media request, which no real
+  // CDN user meets.
+  '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights',
+];
+
 export const chromiumArgs: readonly string[] = [
   '--no-sandbox',
   '--disable-gpu',
@@ -20,11 +29,8 @@ export const chromiumArgs: readonly string[] = [
   '--disable-background-networking',
   '--disable-component-update',
   '--disable-sync',
-  '--autoplay-policy=no-user-gesture-required',
   '--disable-dev-shm-usage',
-  // The lab's origin has a private address and the harness's player page none (it is routed):
-  // Local Network Access would block every media request, which no real CDN user meets.
-  '--disable-features=LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests,PrivateNetworkAccessSendPreflights',
+  ...playerPageArgs,
 ];
 
 export interface LaunchedChromium {

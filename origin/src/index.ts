@@ -1,7 +1,7 @@
 /** Public entry of @trickle/origin. Other packages import only from here. */
 export { buildApp, type BuildAppOptions } from './app.js';
 export { trickleOrigin, playerFiles, type TrickleOriginOptions, type OriginHandles } from './plugin.js';
-export type { PlayerFiles } from './player/routes.js';
+export { playerPageFiles, type PlayerFiles } from './player/routes.js';
 export { startOrigin, checkDemoMedia, type RunningOrigin } from './server.js';
 export { loadTlsMaterial, makeDevCertificates, type TlsFiles, type TlsMaterial, type DevCertificates } from './tls.js';
 export { loadConfig, resolveConfig, configFromEnv, originConfigSchema, type OriginConfig, type OriginConfigInput, type ConfigSources } from './config/config.js';

@@ -204,11 +204,16 @@ export function playerFiles(): PlayerFiles {
     playerJs: join(packageRoot, 'dist', 'player', 'player.js'),
     dashjs: resolveOptional(() => require.resolve('dashjs')),
     hlsjs: resolveOptional(() => join(dirname(require.resolve('hls.js')), 'hls.min.js')),
+    chartsJs: join(packageRoot, 'dist', 'player', 'charts.js'),
+    vega: resolveOptional(() => {
+      const build = (name: string, file: string) => join(dirname(require.resolve(name)), file);
+      return { vega: build('vega', 'vega.min.js'), vegaLite: build('vega-lite', 'vega-lite.min.js'), vegaEmbed: build('vega-embed', 'vega-embed.min.js') };
+    }),
   };
 }
 
 /** The players are optional dependencies: an origin embedded without them still serves media. */
-function resolveOptional(resolvePath: () => string): string | undefined {
+function resolveOptional<T>(resolvePath: () => T): T | undefined {
   try {
     return resolvePath();
   } catch {

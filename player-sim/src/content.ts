@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as HLS from 'hls-parser';
 import { request } from 'undici';
 import { SimError } from './errors.js';
-import { parseMpdSegments } from './mpd.js';
+import { parseMpd } from '@trickle/origin/mpd';
 
 export interface ContentSegment {
   readonly durationSec: number;
@@ -89,9 +89,18 @@ function resolve(base: string, relative: string): string {
   return isUrl(base) ? new URL(relative, base).href : join(dirname(base), relative);
 }
 
-/** DASH through the MPD's SegmentTemplate/Timeline (via the origin's index when the MPD is on a Trickle origin). */
+/** The MPD's representations, through the repository's one MPD reader (the origin's). */
+function readMpd(location: string, text: string): ReturnType<typeof parseMpd>['renditions'] {
+  try {
+    return parseMpd(text, location).renditions;
+  } catch (error) {
+    throw new SimError('SIM_ERR_MANIFEST', (error as Error).message, { cause: error });
+  }
+}
+
+/** DASH through the MPD's SegmentTemplate (Timeline or duration) or SegmentList. */
 async function fromMpd(location: string, text: string): Promise<Content> {
-  const parsed = parseMpdSegments(text, location);
+  const parsed = readMpd(location, text);
   const audio = parsed.find((r) => r.kind === 'audio');
   const sizes = async (files: readonly string[]) => {
     const out: number[] = [];
@@ -104,10 +113,10 @@ async function fromMpd(location: string, text: string): Promise<Content> {
     const videoSizes = await sizes(r.segments.map((s) => s.file));
     renditions.push({
       id: r.id,
-      bitrateBps: r.bandwidthBps,
-      heightPx: r.heightPx,
+      bitrateBps: r.declaredBandwidthBps ?? 0,
+      heightPx: r.height,
       segments: r.segments.map((s, i) => ({
-        durationSec: s.durationSec,
+        durationSec: s.manifestDurationSec,
         sizeBytes: videoSizes[i]!,
         url: resolve(location, s.file),
         audio: audio?.segments[i] === undefined ? undefined : { sizeBytes: audioSizes[i]!, url: resolve(location, audio.segments[i]!.file) },

@@ -11,6 +11,7 @@
  * - bytesDownloaded / bytesWasted: totals (wasted: downloaded but never played).
  */
 import type { SessionResult } from './session.js';
+import { percentile } from './statistics.js';
 
 export interface Aggregates {
   readonly sessions: number;
@@ -26,12 +27,6 @@ export interface Aggregates {
   readonly bytesWasted: number;
 }
 
-export function percentileOf(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
 export function aggregate(results: readonly SessionResult[]): Aggregates {
   const sum = (pick: (r: SessionResult) => number) => results.reduce((total, r) => total + pick(r), 0);
   const sessionSec = sum((r) => r.sessionSec);
@@ -43,8 +38,8 @@ export function aggregate(results: readonly SessionResult[]): Aggregates {
     rebufferFrequency: sessionSec > 0 ? sum((r) => r.rebuffers.length) / sessionSec : 0,
     startupDelayMs: {
       mean: startups.length === 0 ? Number.NaN : startups.reduce((a, b) => a + b, 0) / startups.length,
-      p50: percentileOf(startups, 50),
-      p95: percentileOf(startups, 95),
+      p50: percentile(startups, 50),
+      p95: percentile(startups, 95),
     },
     neverStarted: results.length - startups.length,
     abandoned: results.filter((r) => r.abandoned).length,

@@ -6,6 +6,10 @@
  */
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { mersenne } from 'pure-rand/generator/mersenne';
+import { quantileSorted } from '@trickle/player-sim';
+
+// Quantiles and medians: player-sim's statistics.ts, the repository's one definition.
+export { median, percentile, quantileSorted } from '@trickle/player-sim';
 
 export interface Estimate {
   readonly value: number;
@@ -20,23 +24,6 @@ export const z95 = 1.959964;
 
 export function mean(values: readonly number[]): number {
   return values.length === 0 ? Number.NaN : values.reduce((sum, v) => sum + v, 0) / values.length;
-}
-
-/** The median (mean of the two middle values for an even count). */
-export function median(values: readonly number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-}
-
-/** Linear-interpolated quantile (q in 0..1) of sorted values. */
-export function quantileSorted(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const position = (sorted.length - 1) * q;
-  const below = Math.floor(position);
-  const above = Math.min(sorted.length - 1, below + 1);
-  return sorted[below]! + (sorted[above]! - sorted[below]!) * (position - below);
 }
 
 /** Wilson score interval of `successes` out of `n` (as a fraction 0..1). */

@@ -3,7 +3,7 @@
  * of a burst larger than the buffer, random loss, and the reaction to a rate step. Used by the
  * lab tests (which assert) and `npm run bench:lab` (which writes the accuracy table).
  */
-import { percentile } from './analysis/flows.js';
+import { median } from '@trickle/player-sim';
 import type { Lab } from './lab.js';
 import { startProbe } from './measure.js';
 import { bulkFlow, startPeer } from './traffic.js';
@@ -16,7 +16,7 @@ export async function measureIdleRttMs(lab: Lab, samples = 20): Promise<number> 
   await new Promise((resolve) => setTimeout(resolve, samples * 50 + 200));
   const rtts = await probe.stop();
   // The first echo also resolves ARP: leave it out.
-  return percentile(rtts.slice(1), 50);
+  return median(rtts.slice(1));
 }
 
 export async function measureBulkGoodputBps(lab: Lab, options: { durationMs?: number; fromMs?: number } = {}): Promise<number> {

@@ -8,6 +8,6 @@ export { startRouter, type RouterOptions, type RunningRouter } from './router.js
 export type { LinkBackend, LinkBackendName } from './link-backend.js';
 export { startCapture, startProbe, type Capture, type Probe, type ProbeSample } from './measure.js';
 export { parsePcap, tcpFlags, type TcpPacket } from './analysis/pcap.js';
-export { analyzeFlows, detectBursts, burstShareAtMost, queueingDelaysMs, percentile, paperBurstDefinition, type FlowAnalysis, type DataPacket, type BurstOptions } from './analysis/flows.js';
+export { analyzeFlows, detectBursts, burstShareAtMost, queueingDelaysMs, paperBurstDefinition, type FlowAnalysis, type DataPacket, type BurstOptions } from './analysis/flows.js';
 export { measureIdleRttMs, measureBulkGoodputBps, measureBurstDelivery, measureRandomLoss, binomialInterval, tcpPayloadEfficiency } from './accuracy.js';
 export { startPeer, bulkFlow, type Peer } from './traffic.js';

@@ -6,7 +6,7 @@
  * dash.js on identical links. Below `minimumSessions` a cell's verdicts say "too few". Pure.
  */
 import type { SessionResult } from '@trickle/player-sim';
-import { bootstrap, bootstrapComparison, intervalsOverlap, mean, quantileSorted, wilsonInterval, type Estimate } from '../experiment/statistics.js';
+import { bootstrap, bootstrapComparison, intervalsOverlap, mean, percentile, wilsonInterval, type Estimate } from '../experiment/statistics.js';
 import type { MatrixCell } from './config.js';
 
 /** One viewer's session, in the simulator's terms (browser sessions converted). */
@@ -61,13 +61,9 @@ export interface CellSummary {
 export const minimumSessions = 8;
 const resamples = 2000;
 
-function percentile95(values: readonly number[]): number {
-  return quantileSorted([...values].sort((a, b) => a - b), 0.95);
-}
-
 function pooledP95(runs: readonly MatrixRunData[], pick: (n: RunNetwork) => readonly number[], seed: number): Estimate {
   const withSamples = runs.filter((r) => pick(r.network).length > 0);
-  return bootstrap(withSamples, (sample) => percentile95(sample.flatMap((r) => pick(r.network))), { resamples, seed });
+  return bootstrap(withSamples, (sample) => percentile(sample.flatMap((r) => pick(r.network)), 95), { resamples, seed });
 }
 
 export function summarizeCell(cell: MatrixCell, runs: readonly MatrixRunData[], seed = 1): CellSummary {

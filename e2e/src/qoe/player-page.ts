@@ -4,9 +4,8 @@
  * the same instrumented page and no web server beside it. The media requests themselves are not
  * routed: they go over the real network (and the lab's link) to the media URL.
  */
-import { readFile } from 'node:fs/promises';
 import type { BrowserContext } from 'playwright-core';
-import { playerFiles } from '@trickle/origin';
+import { playerFiles, playerPageFiles } from '@trickle/origin';
 import { E2eError } from '../errors.js';
 import type { PlayerKind } from './session-record.js';
 
@@ -42,18 +41,11 @@ export function playerPageUrl(query: PageQuery): string {
 export async function routePlayerPage(context: BrowserContext): Promise<void> {
   const paths = playerFiles();
   if (paths.dashjs === undefined || paths.hlsjs === undefined) throw new E2eError('E2E_ERR_HARNESS', 'the browser harness plays with dash.js and hls.js: install them (npm install dashjs hls.js)');
-  const files = new Map<string, { path: string; type: string }>([
-    ['/player/', { path: paths.indexHtml, type: 'text/html; charset=utf-8' }],
-    ['/player/player.js', { path: paths.playerJs, type: 'text/javascript; charset=utf-8' }],
-    ['/player/lib/dash.all.min.js', { path: paths.dashjs, type: 'text/javascript; charset=utf-8' }],
-    ['/player/lib/hls.min.js', { path: paths.hlsjs, type: 'text/javascript; charset=utf-8' }],
-  ]);
-  const bodies = new Map<string, Buffer>();
-  for (const [route, file] of files) bodies.set(route, await readFile(file.path));
+  // The origin's own table of the page's files: what /player/ serves, the harness serves.
+  const files = await playerPageFiles(paths);
   await context.route(`${playerPageOrigin}/**`, async (route) => {
-    const path = new URL(route.request().url()).pathname;
-    const file = files.get(path);
-    if (file === undefined) return route.fulfill({ status: 404, contentType: 'text/plain', body: `no player file ${path}` });
-    return route.fulfill({ status: 200, contentType: file.type, body: bodies.get(path)! });
+    const file = files.get(new URL(route.request().url()).pathname.replace(/^\/player\//, ''));
+    if (file === undefined || 'missing' in file) return route.fulfill({ status: 404, contentType: 'text/plain', body: `no player file ${new URL(route.request().url()).pathname}` });
+    return route.fulfill({ status: 200, contentType: file.type, body: file.body });
   });
 }

@@ -5,6 +5,7 @@
  * fails. Only a harness failure (the browser or page died, the page never came up) throws
  * `E2E_ERR_HARNESS`; everything the player does, including errors and never starting, is a result.
  */
+import type { BrowserContext } from 'playwright-core';
 import { E2eError } from '../errors.js';
 import { launchChromium } from '../chromium.js';
 import { playerPageUrl, routePlayerPage, type PageQuery } from './player-page.js';
@@ -33,11 +34,23 @@ interface PageState {
 export async function playSession(index: number, options: SessionOptions, attempts = 1): Promise<SessionRecord> {
   const chromium = await launchChromium({ executablePath: options.executablePath, namespace: options.namespace });
   try {
-    await routePlayerPage(chromium.context);
-    const page = await chromium.context.newPage();
+    return await playInContext(chromium.context, index, options, attempts);
+  } finally {
+    await chromium.close();
+  }
+}
+
+/**
+ * One session in a browser context the caller owns and closes (a Playwright Test fixture's, with
+ * the user's launch options, trace and video): one page with the instrumented player.
+ */
+export async function playInContext(context: BrowserContext, index: number, options: Omit<SessionOptions, 'namespace' | 'executablePath'>, attempts = 1): Promise<SessionRecord> {
+  await routePlayerPage(context);
+  const page = await context.newPage();
+  try {
     let crashed: string | undefined;
     page.on('crash', () => (crashed = 'the page crashed'));
-    chromium.context.on('close', () => (crashed ??= 'the browser closed'));
+    context.on('close', () => (crashed ??= 'the browser closed'));
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(`page error: ${error.message}`));
     if (options.onEvent !== undefined) {
@@ -87,6 +100,6 @@ export async function playSession(index: number, options: SessionOptions, attemp
     const snapshot = { ...state.snapshot!, errors: [...state.snapshot!.errors, ...pageErrors] };
     return sessionRecord({ index, snapshot, events, sessionMs: Math.round(state.sinceStartMs), endReason, attempts });
   } finally {
-    await chromium.close();
+    await page.close().catch(() => undefined);
   }
 }

@@ -8,7 +8,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { burstShareAtMost, labDown, labUp, percentile, queueingDelaysMs, startCapture, startPeer, startProbe, symmetricLink, type Lab } from '../../src/index.js';
+import { percentile } from '@trickle/player-sim';
+import { burstShareAtMost, labDown, labUp, queueingDelaysMs, startCapture, startPeer, startProbe, symmetricLink, type Lab } from '../../src/index.js';
 import { skipUnless } from '../helpers/requirements.js';
 
 const skip = skipUnless('the lab measurement tests', { root: true });

@@ -54,30 +54,50 @@ export function parseLadder(spec: string): RungRequest[] {
 const even = (value: number) => Math.max(2, 2 * Math.round(value / 2));
 
 /**
- * Sizes each rung for a source of `sourceWidth` x `sourceHeight` display pixels, keeping the
- * source's aspect ratio. Rungs taller than the source are an error unless `allowUpscale`;
- * with `dropTaller` (the default ladder), they are left out instead.
+ * Sizes each rung for a source of `source.width` x `source.height` display pixels, keeping its
+ * aspect ratio. A `<N>p` rung is N pixels on the **short** side, as the name means to a viewer:
+ * 720p of a 16:9 source is 1280x720, of a 9:16 phone video 720x1280, of a square one 720x720. A
+ * `<W>x<H>` rung is taken as written. Rungs larger than the source are an error unless
+ * `allowUpscale`; with `dropTaller` (the default ladder) they are left out, and the source's own
+ * size takes the first one's place (its bitrate interpolated by pixel count), so a source between
+ * two rungs keeps its resolution at the top of the ladder.
  */
 export function fitLadder(
   requests: readonly RungRequest[],
   source: { width: number; height: number },
   options: { allowUpscale: boolean; dropTaller: boolean },
 ): Rung[] {
+  const landscape = source.width >= source.height;
   const aspect = source.width / source.height;
+  const sourceShort = Math.min(source.width, source.height);
+  const atShortSide = (short: number): { width: number; height: number } => (landscape ? { width: even(short * aspect), height: short } : { width: short, height: even(short / aspect) });
   const fitted: Rung[] = [];
+  let firstDropped: Rung | undefined;
   for (const request of requests) {
-    if (request.height > source.height && !options.allowUpscale) {
-      if (options.dropTaller) continue;
-      throw new OriginError(
-        'ORIGIN_ERR_LADDER',
-        `rung ${request.height}p would upscale the ${source.width}x${source.height} source; remove it, or pass --force to upscale anyway`,
-        { rungHeight: request.height, sourceHeight: source.height },
-      );
+    const size = request.width === undefined ? atShortSide(request.height) : { width: request.width, height: request.height };
+    const larger = request.width === undefined ? request.height > sourceShort : size.width > source.width || size.height > source.height;
+    if (larger && !options.allowUpscale) {
+      if (options.dropTaller) {
+        firstDropped ??= { ...size, bitrateBps: request.bitrateBps };
+        continue;
+      }
+      const name = request.width === undefined ? `${request.height}p` : `${request.width}x${request.height}`;
+      throw new OriginError('ORIGIN_ERR_LADDER', `rung ${name} would upscale the ${source.width}x${source.height} source; remove it, or pass --force to upscale anyway`, { rung: name, sourceWidth: source.width, sourceHeight: source.height });
     }
-    fitted.push({ width: request.width ?? even(request.height * aspect), height: request.height, bitrateBps: request.bitrateBps });
+    fitted.push({ ...size, bitrateBps: request.bitrateBps });
+  }
+  if (firstDropped !== undefined) {
+    const top = { ...atShortSide(even(sourceShort)), bitrateBps: 0 };
+    const below = fitted.at(-1);
+    const pixels = (rung: { width: number; height: number }) => rung.width * rung.height;
+    if (below === undefined || pixels(top) > pixels(below)) {
+      const share = below === undefined ? pixels(top) / pixels(firstDropped) : (pixels(top) - pixels(below)) / (pixels(firstDropped) - pixels(below));
+      const fromBps = below?.bitrateBps ?? 0;
+      fitted.push({ ...top, bitrateBps: Math.round(fromBps + (firstDropped.bitrateBps - fromBps) * share) });
+    }
   }
   if (fitted.length === 0) {
-    throw new OriginError('ORIGIN_ERR_LADDER', `every rung of the ladder is taller than the ${source.width}x${source.height} source; give a --ladder that fits`, { sourceHeight: source.height });
+    throw new OriginError('ORIGIN_ERR_LADDER', `every rung of the ladder is larger than the ${source.width}x${source.height} source; give a --ladder that fits`, { sourceWidth: source.width, sourceHeight: source.height });
   }
   return fitted;
 }

@@ -1,10 +1,19 @@
 /**
- * DASH MPD reading: expands SegmentTemplate (with or without SegmentTimeline) and SegmentList into
- * the per-representation list of init and media segment files the index needs.
+ * The repository's one DASH MPD reader (the origin's index and the player simulator both use it,
+ * the simulator through `@trickle/origin/mpd`; no fastify here): a single-period MPD into the
+ * per-representation list of init and media segment files. SegmentTemplate (inherited Period ->
+ * AdaptationSet -> Representation) with `$Number$` or `$Time$` and a SegmentTimeline or a
+ * duration, and SegmentList; SegmentBase (one file addressed by byte ranges) and multi-period MPDs
+ * are refused with a clear error. ISO 8601 durations and template filling are the CTA common media
+ * library's.
  */
+import { decodeIso8601Duration } from '@svta/common-media-library/iso8601';
+import { processUriTemplate } from '@svta/common-media-library/dash';
 import { XMLParser } from 'fast-xml-parser';
 import { OriginError } from '../errors.js';
 import type { ManifestRendition } from './manifest.js';
+
+export type { ManifestRendition, ManifestSegment } from './manifest.js';
 
 type XmlNode = Record<string, unknown>;
 
@@ -14,25 +23,11 @@ const parser = new XMLParser({
   isArray: (name) => ['Period', 'AdaptationSet', 'Representation', 'S', 'SegmentURL', 'BaseURL'].includes(name),
 });
 
-/** ISO 8601 durations as used by DASH, e.g. `PT1M30.5S`, `P1DT2H`. */
+/** An ISO 8601 duration (`PT1M30.5S`, `P0Y0M0DT0H2M0S`) in seconds; throws on anything else. */
 export function parseIsoDurationSec(value: string): number {
-  const match = /^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(value.trim());
-  if (match === null || value.trim() === 'P' || value.trim() === 'PT') throw new Error(`not an ISO 8601 duration: "${value}"`);
-  const [, days, hours, minutes, seconds] = match;
-  return Number(days ?? 0) * 86400 + Number(hours ?? 0) * 3600 + Number(minutes ?? 0) * 60 + Number(seconds ?? 0);
-}
-
-/** Fills a DASH template ($RepresentationID$, $Number%05d$, $Time$, $Bandwidth$, $$). */
-export function fillTemplate(template: string, values: { representationId: string; number?: number; time?: number; bandwidth?: number }): string {
-  return template.replace(/\$(RepresentationID|Number|Time|Bandwidth|)(%0(\d+)d)?\$/g, (_whole, name: string, _format, width: string | undefined) => {
-    if (name === '') return '$';
-    let value: string;
-    if (name === 'RepresentationID') return values.representationId;
-    if (name === 'Number') value = String(values.number ?? 0);
-    else if (name === 'Time') value = String(values.time ?? 0);
-    else value = String(values.bandwidth ?? 0);
-    return width === undefined ? value : value.padStart(Number(width), '0');
-  });
+  const seconds = decodeIso8601Duration(value.trim());
+  if (!Number.isFinite(seconds) || seconds < 0) throw new Error(`not an ISO 8601 duration: "${value}"`);
+  return seconds;
 }
 
 function attr(node: XmlNode | undefined, name: string): string | undefined {
@@ -59,12 +54,10 @@ function children(node: XmlNode | undefined, name: string): XmlNode[] {
   return (Array.isArray(value) ? value : [value]) as XmlNode[];
 }
 
-/** Attributes of a SegmentTemplate after inheritance (Representation overrides AdaptationSet). */
-function mergedTemplate(adaptation: XmlNode, representation: XmlNode): XmlNode | undefined {
-  const outer = child(adaptation, 'SegmentTemplate');
-  const inner = child(representation, 'SegmentTemplate');
-  if (outer === undefined && inner === undefined) return undefined;
-  return { ...(outer ?? {}), ...(inner ?? {}) };
+/** A SegmentTemplate's attributes and children after inheritance (the inner level wins). */
+function mergedTemplate(levels: readonly XmlNode[]): XmlNode | undefined {
+  const templates = levels.map((level) => child(level, 'SegmentTemplate')).filter((template) => template !== undefined);
+  return templates.length === 0 ? undefined : Object.assign({}, ...templates);
 }
 
 export function parseMpd(text: string, source: string): { renditions: ManifestRendition[]; durationSec: number | undefined } {
@@ -107,28 +100,48 @@ export function parseMpd(text: string, source: string): { renditions: ManifestRe
         height: numberAttr(representation, 'height') ?? numberAttr(adaptation, 'height'),
         codecs: attr(representation, 'codecs') ?? attr(adaptation, 'codecs'),
       } as const;
-      renditions.push({ ...base, ...segmentsOf(adaptation, representation, id, bandwidth, durationSec, source) });
+      const levels = [period, adaptation, representation] as const;
+      renditions.push({ ...base, ...underBaseUrl(segmentsOf(levels, id, bandwidth, durationSec, source), levels, source) });
     }
   }
   return { renditions, durationSec };
 }
 
+/**
+ * The files under the levels' BaseURLs (Period, AdaptationSet, Representation, each resolved
+ * against the one above), as paths relative to the MPD. An absolute BaseURL is refused: the
+ * files must be the asset's own.
+ */
+function underBaseUrl(files: Pick<ManifestRendition, 'initFile' | 'segments'>, levels: readonly XmlNode[], source: string): Pick<ManifestRendition, 'initFile' | 'segments'> {
+  const bases = levels.map((level) => children(level, 'BaseURL')[0]).filter((base) => base !== undefined);
+  if (bases.length === 0) return files;
+  const mpdBase = new URL('http://mpd.invalid/');
+  let base = mpdBase;
+  for (const node of bases) {
+    const text = String(typeof node === 'object' && node !== null ? ((node as XmlNode)['#text'] ?? '') : node).trim();
+    base = new URL(text, base);
+    if (base.origin !== mpdBase.origin) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: BaseURL "${text}" is absolute; the files must be beside the MPD`, { file: source });
+  }
+  const resolve = (file: string) => decodeURIComponent(new URL(file, base).pathname.slice(1));
+  return { initFile: files.initFile === undefined ? undefined : resolve(files.initFile), segments: files.segments.map((segment) => ({ ...segment, file: resolve(segment.file) })) };
+}
+
 function segmentsOf(
-  adaptation: XmlNode,
-  representation: XmlNode,
+  levels: readonly [period: XmlNode, adaptation: XmlNode, representation: XmlNode],
   representationId: string,
   bandwidth: number | undefined,
   periodDurationSec: number | undefined,
   source: string,
 ): Pick<ManifestRendition, 'initFile' | 'segments'> {
-  const template = mergedTemplate(adaptation, representation);
+  const [period, adaptation, representation] = levels;
+  const template = mergedTemplate(levels);
   if (template !== undefined) {
     const timescale = numberAttr(template, 'timescale') ?? 1;
     const startNumber = numberAttr(template, 'startNumber') ?? 1;
     const media = attr(template, 'media');
     const initialization = attr(template, 'initialization');
     if (media === undefined) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: SegmentTemplate without media`, { file: source });
-    const initFile = initialization === undefined ? undefined : fillTemplate(initialization, { representationId, bandwidth: bandwidth ?? 0 });
+    const initFile = initialization === undefined ? undefined : processUriTemplate(initialization, representationId, null, null, bandwidth ?? 0, null);
     const segments: ManifestRendition['segments'][number][] = [];
     const timeline = child(template, 'SegmentTimeline');
     if (timeline !== undefined) {
@@ -146,7 +159,7 @@ function segmentsOf(
           repeat = Math.max(0, Math.ceil((endTicks - time) / d) - 1);
         }
         for (let k = 0; k <= repeat; k++) {
-          segments.push({ file: fillTemplate(media, { representationId, number, time, bandwidth: bandwidth ?? 0 }), number, manifestStartSec: time / timescale, manifestDurationSec: d / timescale });
+          segments.push({ file: processUriTemplate(media, representationId, number, null, bandwidth ?? 0, time), number, manifestStartSec: time / timescale, manifestDurationSec: d / timescale });
           time += d;
           number++;
         }
@@ -161,7 +174,7 @@ function segmentsOf(
         const number = startNumber + k;
         const startTicks = k * duration;
         segments.push({
-          file: fillTemplate(media, { representationId, number, time: startTicks, bandwidth: bandwidth ?? 0 }),
+          file: processUriTemplate(media, representationId, number, null, bandwidth ?? 0, startTicks),
           number,
           manifestStartSec: startTicks / timescale,
           manifestDurationSec: Math.min(duration / timescale, periodDurationSec - startTicks / timescale),
@@ -171,7 +184,7 @@ function segmentsOf(
     return { initFile, segments };
   }
 
-  const list = child(representation, 'SegmentList') ?? child(adaptation, 'SegmentList');
+  const list = child(representation, 'SegmentList') ?? child(adaptation, 'SegmentList') ?? child(period, 'SegmentList');
   if (list !== undefined) {
     const timescale = numberAttr(list, 'timescale') ?? 1;
     const duration = numberAttr(list, 'duration') ?? 0;
@@ -183,5 +196,12 @@ function segmentsOf(
     });
     return { initFile, segments };
   }
-  throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: Representation ${representationId} has neither SegmentTemplate nor SegmentList (SegmentBase is not indexed)`, { file: source });
+  const segmentBase = [representation, adaptation, period].some((level) => child(level, 'SegmentBase') !== undefined);
+  throw new OriginError(
+    'ORIGIN_ERR_CORRUPT_MEDIA',
+    segmentBase
+      ? `${source}: Representation ${representationId} uses SegmentBase (one file addressed by byte ranges), which is not supported: package with segment files (SegmentTemplate or SegmentList)`
+      : `${source}: Representation ${representationId} has neither SegmentTemplate nor SegmentList`,
+    { file: source },
+  );
 }

@@ -9,16 +9,29 @@ export interface PlayerFiles {
   /** Undefined when the optional dependency is not installed. */
   readonly dashjs: string | undefined;
   readonly hlsjs: string | undefined;
+  /** The live charts' script, and Vega (optional too: without it the page plays and says so). */
+  readonly chartsJs: string;
+  readonly vega: { readonly vega: string; readonly vegaLite: string; readonly vegaEmbed: string } | undefined;
+}
+
+/** Every file of the page by its path below /player/: a body, or the optional package it needs. */
+export async function playerPageFiles(paths: PlayerFiles): Promise<Map<string, { body: Buffer; type: string } | { missing: string }>> {
+  const script = 'text/javascript; charset=utf-8';
+  const optional = async (path: string | undefined, name: string) => (path === undefined ? { missing: name } : { body: await readFile(path), type: script });
+  return new Map<string, { body: Buffer; type: string } | { missing: string }>([
+    ['', { body: await readFile(paths.indexHtml), type: 'text/html; charset=utf-8' }],
+    ['player.js', { body: await readFile(paths.playerJs), type: script }],
+    ['charts.js', { body: await readFile(paths.chartsJs), type: script }],
+    ['lib/dash.all.min.js', await optional(paths.dashjs, 'dashjs')],
+    ['lib/hls.min.js', await optional(paths.hlsjs, 'hls.js')],
+    ['lib/vega.min.js', await optional(paths.vega?.vega, 'vega vega-lite vega-embed')],
+    ['lib/vega-lite.min.js', await optional(paths.vega?.vegaLite, 'vega vega-lite vega-embed')],
+    ['lib/vega-embed.min.js', await optional(paths.vega?.vegaEmbed, 'vega vega-lite vega-embed')],
+  ]);
 }
 
 export async function registerPlayerRoutes(app: FastifyInstance, paths: PlayerFiles): Promise<void> {
-  const script = 'text/javascript; charset=utf-8';
-  const files = new Map<string, { body: Buffer; type: string } | { missing: string }>([
-    ['', { body: await readFile(paths.indexHtml), type: 'text/html; charset=utf-8' }],
-    ['player.js', { body: await readFile(paths.playerJs), type: script }],
-    ['lib/dash.all.min.js', paths.dashjs === undefined ? { missing: 'dashjs' } : { body: await readFile(paths.dashjs), type: script }],
-    ['lib/hls.min.js', paths.hlsjs === undefined ? { missing: 'hls.js' } : { body: await readFile(paths.hlsjs), type: script }],
-  ]);
+  const files = await playerPageFiles(paths);
   app.get('/player', async (_request, reply) => reply.redirect('player/', 301));
   app.get('/player/*', async (request, reply) => {
     const file = files.get((request.params as { '*': string })['*']);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isOriginError } from '../../src/errors.js';
-import { fillTemplate, parseIsoDurationSec, parseMpd } from '../../src/media/mpd.js';
+import { parseIsoDurationSec, parseMpd } from '../../src/media/mpd.js';
 
 const mpd = (body: string, duration = 'PT10S') => `<?xml version="1.0"?>
 <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="${duration}">
@@ -9,17 +9,14 @@ const mpd = (body: string, duration = 'PT10S') => `<?xml version="1.0"?>
 </MPD>`;
 
 describe('MPD reading', () => {
-  it('parses ISO 8601 durations', () => {
+  it('parses ISO 8601 durations, in every form packagers write them', () => {
     assert.equal(parseIsoDurationSec('PT30.0S'), 30);
     assert.equal(parseIsoDurationSec('PT1H2M3.5S'), 3723.5);
     assert.equal(parseIsoDurationSec('P1DT1S'), 86401);
+    assert.equal(parseIsoDurationSec('P0Y0M0DT0H2M0S'), 120);
+    assert.equal(parseIsoDurationSec('PT0H0M10.000S'), 10);
     assert.throws(() => parseIsoDurationSec('30s'));
-    assert.throws(() => parseIsoDurationSec('PT'));
-  });
-
-  it('fills templates with widths and escapes', () => {
-    assert.equal(fillTemplate('chunk-$RepresentationID$-$Number%05d$.m4s', { representationId: 'v1', number: 7 }), 'chunk-v1-00007.m4s');
-    assert.equal(fillTemplate('t$Time$-$Bandwidth$$$.m4s', { representationId: 'a', time: 9000, bandwidth: 128000 }), 't9000-128000$.m4s');
+    assert.throws(() => parseIsoDurationSec('PT-5S'));
   });
 
   it('expands SegmentTimeline repeats with inherited templates', () => {
@@ -62,5 +59,125 @@ describe('MPD reading', () => {
     assert.throws(() => parseMpd('<nothing/>', 'bad.mpd'), corrupt);
     assert.throws(() => parseMpd(mpd('<AdaptationSet><Representation id="x"><SegmentBase/></Representation></AdaptationSet>'), 'bad.mpd'), corrupt);
     assert.throws(() => parseMpd('<MPD mediaPresentationDuration="PT1S"><Period/><Period/></MPD>', 'bad.mpd'), corrupt);
+  });
+  // MPDs in the shapes the common packagers write (written by hand after their output).
+  it('reads ffmpeg dashenc output: per-Representation templates, $Number%05d$, timelines, audio beside video', () => {
+    const { renditions, durationSec } = parseMpd(
+      `<?xml version="1.0" encoding="utf-8"?>
+<MPD xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns="urn:mpeg:dash:schema:mpd:2011" xmlns:xlink="http://www.w3.org/1999/xlink" profiles="urn:mpeg:dash:profile:isoff-live:2011" type="static" mediaPresentationDuration="PT10.0S" maxSegmentDuration="PT4.0S" minBufferTime="PT8.0S">
+	<ProgramInformation>
+	</ProgramInformation>
+	<ServiceDescription id="0">
+	</ServiceDescription>
+	<Period id="0" start="PT0.0S">
+		<AdaptationSet id="0" contentType="video" startWithSAP="1" segmentAlignment="true" bitstreamSwitching="true" frameRate="25/1" maxWidth="1280" maxHeight="720" par="16:9" lang="und">
+			<Representation id="0" mimeType="video/mp4" codecs="avc1.64001f" bandwidth="2000000" width="1280" height="720" sar="1:1">
+				<SegmentTemplate timescale="12800" initialization="init-stream$RepresentationID$.m4s" media="chunk-stream$RepresentationID$-$Number%05d$.m4s" startNumber="1">
+					<SegmentTimeline>
+						<S t="0" d="51200" r="1" />
+						<S d="25600" />
+					</SegmentTimeline>
+				</SegmentTemplate>
+			</Representation>
+		</AdaptationSet>
+		<AdaptationSet id="1" contentType="audio" startWithSAP="1" segmentAlignment="true" bitstreamSwitching="true" lang="und">
+			<Representation id="1" mimeType="audio/mp4" codecs="mp4a.40.2" bandwidth="128000" audioSamplingRate="48000">
+				<AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="2" />
+				<SegmentTemplate timescale="48000" initialization="init-stream$RepresentationID$.m4s" media="chunk-stream$RepresentationID$-$Number%05d$.m4s" startNumber="1">
+					<SegmentTimeline>
+						<S t="0" d="192000" r="1" />
+						<S d="96000" />
+					</SegmentTimeline>
+				</SegmentTemplate>
+			</Representation>
+		</AdaptationSet>
+	</Period>
+</MPD>`,
+      'ffmpeg.mpd',
+    );
+    assert.equal(durationSec, 10);
+    assert.deepEqual(renditions.map((r) => [r.id, r.kind, r.declaredBandwidthBps, r.codecs, r.initFile]), [
+      ['0', 'video', 2_000_000, 'avc1.64001f', 'init-stream0.m4s'],
+      ['1', 'audio', 128_000, 'mp4a.40.2', 'init-stream1.m4s'],
+    ]);
+    assert.deepEqual(renditions[0]!.segments.map((s) => [s.file, s.manifestStartSec, s.manifestDurationSec]), [
+      ['chunk-stream0-00001.m4s', 0, 4],
+      ['chunk-stream0-00002.m4s', 4, 4],
+      ['chunk-stream0-00003.m4s', 8, 2],
+    ]);
+  });
+
+  it('reads Shaka Packager output: $Time$ addressing with explicit t, media in per-stream folders', () => {
+    const { renditions, durationSec } = parseMpd(
+      `<?xml version="1.0" encoding="UTF-8"?>
+<!--Generated with https://github.com/shaka-project/shaka-packager version v3.2.0-->
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:cenc="urn:mpeg:cenc:2013" profiles="urn:mpeg:dash:profile:isoff-live:2011" minBufferTime="PT2S" type="static" mediaPresentationDuration="PT9.009S">
+  <Period id="0">
+    <AdaptationSet id="0" contentType="video" maxWidth="1920" maxHeight="1080" frameRate="30000/1001" segmentAlignment="true" par="16:9">
+      <Representation id="0" bandwidth="1200000" codecs="avc1.64001f" mimeType="video/mp4" sar="1:1" width="960" height="540">
+        <SegmentTemplate timescale="30000" initialization="h264_540p/init.mp4" media="h264_540p/$Time$.m4s" startNumber="1">
+          <SegmentTimeline>
+            <S t="0" d="180180"/>
+            <S t="180180" d="90090"/>
+          </SegmentTimeline>
+        </SegmentTemplate>
+      </Representation>
+      <Representation id="1" bandwidth="4500000" codecs="avc1.640028" mimeType="video/mp4" sar="1:1" width="1920" height="1080">
+        <SegmentTemplate timescale="30000" initialization="h264_1080p/init.mp4" media="h264_1080p/$Time$.m4s" startNumber="1">
+          <SegmentTimeline>
+            <S t="0" d="180180"/>
+            <S t="180180" d="90090"/>
+          </SegmentTimeline>
+        </SegmentTemplate>
+      </Representation>
+    </AdaptationSet>
+  </Period>
+</MPD>`,
+      'shaka.mpd',
+    );
+    assert.equal(durationSec, 9.009);
+    assert.deepEqual(renditions.map((r) => [r.height, r.initFile]), [[540, 'h264_540p/init.mp4'], [1080, 'h264_1080p/init.mp4']]);
+    assert.deepEqual(renditions[1]!.segments.map((s) => [s.file, s.manifestDurationSec]), [['h264_1080p/0.m4s', 6.006], ['h264_1080p/180180.m4s', 3.003]]);
+  });
+
+  it('reads GPAC (MP4Box -profile live) output: one AdaptationSet template by duration for every Representation', () => {
+    const { renditions } = parseMpd(
+      `<?xml version="1.0"?>
+<!-- MPD file Generated with GPAC version 2.2.1 -->
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" minBufferTime="PT1.500S" type="static" mediaPresentationDuration="PT0H0M5.000S" maxSegmentDuration="PT0H0M2.000S" profiles="urn:mpeg:dash:profile:isoff-live:2011">
+ <ProgramInformation moreInformationURL="https://gpac.io">
+  <Title>clip_dash.mpd generated by GPAC</Title>
+ </ProgramInformation>
+ <Period duration="PT0H0M5.000S">
+  <AdaptationSet segmentAlignment="true" maxWidth="1280" maxHeight="720" maxFrameRate="25" par="16:9" lang="und" startWithSAP="1">
+   <SegmentTemplate media="clip_$RepresentationID$_$Number$.m4s" initialization="clip_$RepresentationID$_.mp4" timescale="12800" startNumber="1" duration="25600"/>
+   <Representation id="1" mimeType="video/mp4" codecs="avc1.64001F" width="640" height="360" frameRate="25" sar="1:1" bandwidth="800000">
+   </Representation>
+   <Representation id="2" mimeType="video/mp4" codecs="avc1.64001F" width="1280" height="720" frameRate="25" sar="1:1" bandwidth="2400000">
+   </Representation>
+  </AdaptationSet>
+ </Period>
+</MPD>`,
+      'gpac.mpd',
+    );
+    assert.deepEqual(renditions.map((r) => [r.id, r.kind, r.width, r.initFile]), [['1', 'video', 640, 'clip_1_.mp4'], ['2', 'video', 1280, 'clip_2_.mp4']]);
+    assert.deepEqual(renditions[1]!.segments.map((s) => [s.file, s.number, s.manifestDurationSec]), [['clip_2_1.m4s', 1, 2], ['clip_2_2.m4s', 2, 2], ['clip_2_3.m4s', 3, 1]]);
+  });
+
+  it('reads SegmentList under relative BaseURLs (GPAC -profile main), and refuses absolute ones', () => {
+    const list = (base: string) =>
+      mpd(`<BaseURL>${base}</BaseURL><AdaptationSet mimeType="video/mp4"><Representation id="v" bandwidth="900000" height="480"><BaseURL>480p/</BaseURL>
+        <SegmentList timescale="1000" duration="4000"><Initialization sourceURL="init.mp4"/><SegmentURL media="s1.m4s"/><SegmentURL media="s2.m4s"/></SegmentList>
+      </Representation></AdaptationSet>`);
+    const [video] = parseMpd(list('video/'), 'list.mpd').renditions;
+    assert.equal(video!.initFile, 'video/480p/init.mp4');
+    assert.deepEqual(video!.segments.map((s) => [s.file, s.manifestStartSec]), [['video/480p/s1.m4s', 0], ['video/480p/s2.m4s', 4]]);
+    assert.throws(() => parseMpd(list('https://cdn.example.com/video/'), 'list.mpd'), (error: unknown) => isOriginError(error, 'ORIGIN_ERR_CORRUPT_MEDIA') && /BaseURL .* is absolute/.test((error as Error).message));
+  });
+
+  it('refuses SegmentBase (Shaka Packager and GPAC on-demand profiles) with what to do instead', () => {
+    const onDemand = mpd(`<AdaptationSet contentType="video"><Representation id="0" bandwidth="1200000" mimeType="video/mp4"><BaseURL>h264_540p.mp4</BaseURL>
+      <SegmentBase indexRange="1043-1222" timescale="30000"><Initialization range="0-1042"/></SegmentBase></Representation></AdaptationSet>`);
+    assert.throws(() => parseMpd(onDemand, 'ondemand.mpd'), (error: unknown) => isOriginError(error, 'ORIGIN_ERR_CORRUPT_MEDIA') && /uses SegmentBase .* not supported: package with segment files/.test((error as Error).message));
   });
 });

@@ -112,9 +112,3 @@ export function queueingDelaysMs(rttsMs: readonly number[]): number[] {
   return rttsMs.map((rtt) => rtt - base);
 }
 
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
-}

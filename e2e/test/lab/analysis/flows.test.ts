@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { analyzeFlows, burstShareAtMost, detectBursts, parsePcap, percentile, queueingDelaysMs, type TcpPacket } from '../../../src/index.js';
+import { analyzeFlows, burstShareAtMost, detectBursts, parsePcap, queueingDelaysMs, type TcpPacket } from '../../../src/index.js';
 
 function packet(timeUs: number, seq: number, payloadBytes = 1448, src = '10.73.0.1'): TcpPacket {
   return { timeUs, src, dst: '10.73.0.2', srcPort: 80, dstPort: 40000, seq, ack: 1, flags: 0x10, payloadBytes };
@@ -49,11 +49,9 @@ describe('burst detection (Blanton et al.: >= 4 packets, gaps <= 1 ms)', () => {
     assert.deepEqual(detectBursts([0, 10, 20], { gapUs: 1000, minPackets: 2 }), [3]);
   });
 
-  it('shares and percentiles', () => {
+  it('shares and queueing delays', () => {
     assert.equal(burstShareAtMost([4, 5, 45, 10], 10), 0.75);
     assert.equal(burstShareAtMost([], 10), 1);
-    assert.equal(percentile([5, 1, 3, 2, 4], 50), 3);
-    assert.equal(percentile([5, 1, 3, 2, 4], 100), 5);
     assert.deepEqual(queueingDelaysMs([40, 45, 41, 80]), [0, 5, 1, 40]);
   });
 });

@@ -1,0 +1,4 @@
+/** What every command's --help ends with: examples a user can paste (commander prints it after the options). */
+export function examples(...lines: readonly string[]): string {
+  return `\nExamples:\n${lines.map((line) => (line.startsWith('#') ? `  ${line}` : `  $ ${line}`)).join('\n')}\n`;
+}
