@@ -7,7 +7,8 @@
  *  - the buffer ahead of the playhead, and the bitrate being played;
  *  - the congestion-window cap the kernel applied to each response (the flow record's clamp).
  * Responses and records are matched by file and start time (a record's start is when the origin
- * began the response; Resource Timing's when the browser asked). Refreshed every 2 s.
+ * began the response; Resource Timing's when the browser asked). Refreshed every 2 s; `charts=0`
+ * in the page's query turns them off (the e2e harness does: a measured browser only plays).
  */
 
 interface VegaView {
@@ -151,6 +152,11 @@ async function refreshRecords(state: PlayerState): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  if (new URLSearchParams(window.location.search).get('charts') === '0') {
+    document.getElementById('charts')!.hidden = true;
+    note.textContent = 'Live charts are off (charts=0).';
+    return;
+  }
   const { vegaEmbed, vega } = globals;
   if (vegaEmbed === undefined || vega === undefined) {
     note.textContent = 'Live charts need Vega beside the origin: npm install vega vega-lite vega-embed';

@@ -28,7 +28,8 @@ export interface PageQuery {
 }
 
 export function playerPageUrl(query: PageQuery): string {
-  const params = new URLSearchParams({ src: query.url });
+  // No live charts: a measured session's browser does nothing the viewer's would not.
+  const params = new URLSearchParams({ src: query.url, charts: '0' });
   if (query.player !== undefined) params.set('player', query.player);
   if (query.policy !== undefined) params.set('policy', query.policy);
   if (query.cmcd === true) params.set('cmcd', '1');
