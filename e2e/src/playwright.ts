@@ -11,9 +11,9 @@
  * another session) with the instrumented player page, returning the session record (startup,
  * rebuffers, stalls, video freezes, bitrate timeline, switches, dropped frames, errors). The browser
  * is chosen by the `qoeBrowser` option:
- *  - `playwright` (default): Playwright's own `browser` fixture, as your config launches it
- *    (`launchOptions`, `channel`, `headless`); contexts get your `contextOptions`, and your `trace`
- *    and `video` settings record them;
+ *  - `playwright` (default): launched as Playwright's own `browser` fixture launches it, from your
+ *    config's `launchOptions`, `channel` and `headless`; contexts get your `contextOptions`, and
+ *    your `trace` and `video` settings record them;
  *  - `chrome`: Google Chrome (`channel: 'chrome'`), with your `launchOptions` and `headless`;
  *  - `debian`: Debian's Chromium (TRICKLE_CHROMIUM, default /usr/bin/chromium), the same.
  * The page's own needs are added to the launch arguments (autoplay without a gesture; no Local

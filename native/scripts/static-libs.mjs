@@ -1,10 +1,11 @@
 // libbpf, libelf and zlib as position-independent static archives, for the prebuilt addon: Debian
 // ships them only as non-PIC archives (they cannot go into a shared object) and as shared
-// libraries a user's host may lack (libelf1 is not in slim images), or not for a cross target. Built from Debian's pinned source
-// tarballs (the versions bookworm's headers describe), checked by SHA-256, cached per arch.
+// libraries a user's host may lack (libelf1 is not in slim images), or not for a cross target.
+// Built from Debian's pinned source tarballs (the versions bookworm's headers describe), checked
+// by SHA-256, cached per arch.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const mirror = 'http://deb.debian.org/debian/pool/main';
@@ -38,11 +39,11 @@ async function download(source, cacheDir) {
 }
 
 /**
- * Builds (or finds cached) libz.a, libelf.a and libbpf.a (and libbpf's headers, in include/) compiled with -fPIC by `cc` (for the
- * autoconf `host` triplet when cross-compiling) into `outDir`; returns outDir. `log` receives one
- * line per step.
+ * Builds (or finds cached) libz.a, libelf.a and libbpf.a (and libbpf's headers, in include/)
+ * compiled with -fPIC by `cc` (for the autoconf `host` triplet when cross-compiling) into
+ * `outDir`; returns outDir. `log` receives one line per step.
  */
-export async function buildStaticLibs({ outDir, cc = 'cc', host, log }) {
+export async function buildStaticLibs({ outDir, cc, host, log }) {
   const done = join(outDir, 'done.json');
   const key = JSON.stringify({ sources: staticSources, cc, host });
   if (existsSync(done) && readFileSync(done, 'utf8') === key) return outDir;
@@ -59,7 +60,7 @@ export async function buildStaticLibs({ outDir, cc = 'cc', host, log }) {
   const zlib = join(work, staticSources.zlib.dir);
   run('./configure', ['--static', `--prefix=${prefix}`], zlib, { CC: cc, CFLAGS: '-fPIC -O2', ...(host ? { CHOST: host } : {}) });
   run('make', ['-s', 'install'], zlib);
-  run('cp', [join(prefix, 'lib', 'libz.a'), outDir], outDir);
+  copyFileSync(join(prefix, 'lib', 'libz.a'), join(outDir, 'libz.a'));
 
   log(`static libs: elfutils ${staticSources.elfutils.dir} (libelf, -fPIC)`);
   run('tar', ['xjf', await download(staticSources.elfutils, cacheDir), '-C', work], outDir);
@@ -67,13 +68,13 @@ export async function buildStaticLibs({ outDir, cc = 'cc', host, log }) {
   run('./configure', ['-q', ...(host ? [`--host=${host}`] : []), '--disable-debuginfod', '--disable-libdebuginfod', '--without-bzlib', '--without-lzma', '--without-zstd'], elfutils, flags);
   run('make', ['-s', '-C', 'lib'], elfutils);
   run('make', ['-s', '-C', 'libelf', 'libelf.a'], elfutils);
-  run('cp', [join(elfutils, 'libelf', 'libelf.a'), outDir], outDir);
+  copyFileSync(join(elfutils, 'libelf', 'libelf.a'), join(outDir, 'libelf.a'));
 
   log(`static libs: ${staticSources.libbpf.dir} (-fPIC)`);
   run('tar', ['xzf', await download(staticSources.libbpf, cacheDir), '-C', work], outDir);
   const libbpf = join(work, staticSources.libbpf.dir, 'src');
   run('make', ['-s', 'BUILD_STATIC_ONLY=1', `OBJDIR=${join(work, 'libbpf-obj')}`, `CC=${cc}`, `CFLAGS=-fPIC -O2 -I${join(elfutils, 'libelf')} -I${join(prefix, 'include')}`], libbpf);
-  run('cp', [join(work, 'libbpf-obj', 'libbpf.a'), outDir], outDir);
+  copyFileSync(join(work, 'libbpf-obj', 'libbpf.a'), join(outDir, 'libbpf.a'));
   // Its headers beside it: a cross compiler does not search /usr/include.
   run('make', ['-s', 'install_headers', `DESTDIR=${outDir}`, 'PREFIX=', 'INCLUDEDIR=/include'], libbpf);
 

@@ -118,23 +118,29 @@ function loadEpochMs(state: PlayerState): number {
 /** The media responses the browser fetched since the player started, matched to the origin's records. */
 function responses(state: PlayerState): { atSec: number; file: string; arrivedMbps: number; record: FlowRecordView | undefined }[] {
   const startMs = loadEpochMs(state);
-  const entries = (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).filter((entry) => {
+  const byFile = new Map<string, FlowRecordView[]>();
+  for (const record of records) {
+    const key = `${record.asset}/${record.file}`;
+    const list = byFile.get(key);
+    if (list === undefined) byFile.set(key, [record]);
+    else list.push(record);
+  }
+  const rows: { atSec: number; file: string; arrivedMbps: number; record: FlowRecordView | undefined }[] = [];
+  for (const entry of performance.getEntriesByType('resource') as PerformanceResourceTiming[]) {
     const path = new URL(entry.name).pathname;
-    return /\/media\/[^/]+\/[^/]+\.(m4s|mp4|ts)$/.test(path) && !/init/.test(path) && entry.responseEnd > entry.requestStart && performance.timeOrigin + entry.startTime >= startMs;
-  });
-  const rows = entries.map((entry) => {
-    const path = new URL(entry.name).pathname;
-    const [asset, file] = path.split('/').slice(-2) as [string, string];
     const startedMs = performance.timeOrigin + entry.startTime;
+    if (!/\/media\/[^/]+\/[^/]+\.(m4s|mp4|ts)$/.test(path) || /init/.test(path) || entry.responseEnd <= entry.requestStart || startedMs < startMs) continue;
+    const [asset, file] = path.split('/').slice(-2) as [string, string];
     let record: FlowRecordView | undefined;
-    for (const candidate of records) {
-      if (candidate.asset !== asset || candidate.file !== file || Math.abs(candidate.startedAtEpochMs - startedMs) > 3000) continue;
+    for (const candidate of byFile.get(`${asset}/${file}`) ?? []) {
+      if (Math.abs(candidate.startedAtEpochMs - startedMs) > 3000) continue;
       if (record === undefined || Math.abs(candidate.startedAtEpochMs - startedMs) < Math.abs(record.startedAtEpochMs - startedMs)) record = candidate;
     }
+    if (record?.rendition != null && audio?.ids.has(record.rendition) === true) continue;
     const bytes = entry.encodedBodySize > 0 ? entry.encodedBodySize : entry.transferSize;
-    return { atSec: (startedMs - startMs) / 1000, file, arrivedMbps: (bytes * 8) / ((entry.responseEnd - entry.requestStart) * 1000), record };
-  });
-  return rows.filter((row) => row.record?.rendition == null || audio?.ids.has(row.record.rendition) !== true);
+    rows.push({ atSec: (startedMs - startMs) / 1000, file, arrivedMbps: (bytes * 8) / ((entry.responseEnd - entry.requestStart) * 1000), record });
+  }
+  return rows;
 }
 
 async function refreshRecords(state: PlayerState): Promise<void> {

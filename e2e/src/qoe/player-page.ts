@@ -45,8 +45,9 @@ export async function routePlayerPage(context: BrowserContext): Promise<void> {
   // The origin's own table of the page's files: what /player/ serves, the harness serves.
   const files = await playerPageFiles(paths);
   await context.route(`${playerPageOrigin}/**`, async (route) => {
-    const file = files.get(new URL(route.request().url()).pathname.replace(/^\/player\//, ''));
-    if (file === undefined || 'missing' in file) return route.fulfill({ status: 404, contentType: 'text/plain', body: `no player file ${new URL(route.request().url()).pathname}` });
+    const path = new URL(route.request().url()).pathname;
+    const file = files.get(path.replace(/^\/player\//, ''));
+    if (file === undefined || 'missing' in file) return route.fulfill({ status: 404, contentType: 'text/plain', body: `no player file ${path}` });
     return route.fulfill({ status: 200, contentType: file.type, body: file.body });
   });
 }

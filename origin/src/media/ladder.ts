@@ -87,7 +87,7 @@ export function fitLadder(
     fitted.push({ ...size, bitrateBps: request.bitrateBps });
   }
   if (firstDropped !== undefined) {
-    const top = { ...atShortSide(even(sourceShort)), bitrateBps: 0 };
+    const top = atShortSide(even(sourceShort));
     const below = fitted.at(-1);
     const pixels = (rung: { width: number; height: number }) => rung.width * rung.height;
     if (below === undefined || pixels(top) > pixels(below)) {
