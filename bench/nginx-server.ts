@@ -19,7 +19,7 @@ export function cpuSeconds(pid: number): number {
 }
 
 export function requireNginx(): void {
-  if (spawnSync('nginx', ['-v']).status !== 0) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'nginx not found: `apt-get install nginx` (the anchor of this benchmark)');
+  if (spawnSync('nginx', ['-v']).status !== 0) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'nginx not found: `./scripts/setup --bench` (or `apt-get install nginx`): the anchor of this benchmark');
 }
 
 export interface NginxServer {

@@ -146,9 +146,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     .opts<{ seconds: string; connections: string; media: string }>();
   const media = resolve(options.media);
   const asset = join(media, 'demo');
-  if (!existsSync(join(asset, 'manifest.mpd'))) throw new Error(`no demo asset in ${media}: run \`npx trickle media demo\` first`);
-  if (spawnSync('wrk', ['--version']).error !== undefined) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'wrk not found: `apt-get install wrk`');
+  if (spawnSync('wrk', ['--version']).error !== undefined) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'wrk not found: `./scripts/setup --bench` (or `apt-get install wrk`)');
   requireNginx();
+  if (!existsSync(join(asset, 'manifest.mpd'))) throw new BenchError('BENCH_ERR_MEDIA', `no demo asset in ${media}: run \`npx trickle media demo\` first`);
   const seconds = Number(options.seconds);
   const connections = Number(options.connections);
   const progressiveSize = statSync(join(asset, 'progressive.mp4')).size;

@@ -17,7 +17,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Command } from 'commander';
 import { bootstrapComparison, labDown, labUp, symmetricLink, type Lab } from '@trickle/e2e';
@@ -140,12 +140,12 @@ function trickleAim(rateBytesPerSec: number, regime: Regime): number {
   return (gain * rateBytesPerSec * regime.rttMs) / 1000 / regime.mssBytes >= 10 ? gain * rateBytesPerSec : rateBytesPerSec;
 }
 
-function trickleRun(policy: string): ServerRun {
+function trickleRun(policy: string, cpuProfileDir: string | undefined): ServerRun {
   return {
     name: `trickle ${policy}`,
     aimBytesPerSec: (asset, regime) => (policy === 'trickle' ? trickleAim(meanRateBytesPerSec(asset), regime) : 1.25 * meanRateBytesPerSec(asset)),
     async start(regime) {
-      const server = await startTrickleServer(['--media', mediaRoot, '--policy', policy, '--startup-seconds', '0'], {}, regime.place);
+      const server = await startTrickleServer(['--media', mediaRoot, '--policy', policy, '--startup-seconds', '0'], {}, regime.place, cpuProfileDir === undefined ? undefined : join(cpuProfileDir, `${regime.name}-${policy}`));
       if (policy === 'trickle') {
         const health = regime.name === 'loopback' ? ((await (await fetch(`${server.url}/healthz`)).json()) as { delivery?: { clamp?: { backend?: string } } }) : undefined;
         if (health !== undefined && health.delivery?.clamp?.backend !== 'bpf') process.stderr.write(`warning: trickle runs with the ${health.delivery?.clamp?.backend} clamp backend (not root?)\n`);
@@ -225,9 +225,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--seconds <n>', 'measurement window per run', '20')
     .option('--runs <n>', 'runs of every server per regime (interleaved; ratios get an interval from 3)', '3')
     .option('--policies <list>', 'trickle policies to run', 'trickle,pacing,app-pacing,app-pacing-16k')
+    .option('--cpu-prof <dir>', 'write a V8 CPU profile of every trickle server run under <dir>/<regime>-<policy>/ (open in Chrome DevTools)')
     .addHelpText('after', examples('sudo npx trickle bench pacing', 'sudo npx trickle bench pacing --regimes lab --flows 500 --seconds 12'))
     .parse(['node', 'bench', ...argv])
-    .opts<{ regimes: string; flows: string; loopbackFlows: string; rttMs: string; seconds: string; runs: string; policies: string }>();
+    .opts<{ regimes: string; flows: string; loopbackFlows: string; rttMs: string; seconds: string; runs: string; policies: string; cpuProf?: string }>();
   const runs = Number(options.runs);
   const seconds = Number(options.seconds);
   const rttMs = Number(options.rttMs);
@@ -235,7 +236,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   requireNginx();
   if (spawnSync('bpftool', ['version']).status !== 0) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'bpftool not found: `apt-get install bpftool` (the sock_ops program\'s run time)');
   for (const asset of regimeNames.includes('lab') ? labAssets : loopbackAssets) makeMedia(asset);
-  const servers = [...options.policies.split(',').map(trickleRun), nginxRun];
+  const servers = [...options.policies.split(',').map((policy) => trickleRun(policy, options.cpuProf === undefined ? undefined : resolve(options.cpuProf))), nginxRun];
   const progress = { done: 0, total: regimeNames.length * servers.length * runs };
   const rows: string[] = [];
   await withBpfStats(async () => {

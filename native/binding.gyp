@@ -7,7 +7,7 @@
   "targets": [
     {
       "target_name": "trickle_native",
-      "sources": ["addon/addon.cc", "addon/tcp_info.cc", "addon/bpf_clamp.cc"],
+      "sources": ["addon/addon.cc", "addon/tcp_info.cc", "addon/bpf_clamp.cc", "addon/file_sender.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "bpf", "out/bpf"],
       "defines": ["NAPI_VERSION=8", "NAPI_CPP_EXCEPTIONS"],
       "cflags_cc": ["-std=c++17", "-fexceptions", "-Wall", "-Wextra"],

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { before, describe, it } from 'node:test';
 import { buildAssetIndex } from '@trickle/origin';
@@ -69,6 +69,18 @@ describe('trickle CLI', () => {
     assert.match(verified.stdout, /: OK/);
     const { stdout: text } = await exec('openssl', ['x509', '-in', join(out, 'chain.pem'), '-noout', '-ext', 'subjectAltName']);
     assert.match(text, /DNS:media\.test, IP Address:10\.1\.2\.3/);
+  });
+
+  it('ends a benchmark that lacks nginx with one line naming the setup that installs it', () => {
+    // PATH with only node: no nginx, wrk or bpftool.
+    const env = { PATH: dirname(process.execPath) };
+    for (const name of ['pacing', 'origin']) {
+      const result = trickle(['bench', name], { env });
+      assert.notEqual(result.status, 0);
+      const lines = result.stderr.trim().split('\n');
+      assert.equal(lines.length, 1, result.stderr);
+      assert.match(lines[0]!, /(nginx|wrk) not found: `\.\/scripts\/setup --bench`.*\[BENCH_ERR_MISSING_TOOL\]/);
+    }
   });
 
   it('says which benchmark or experiment file it does not know', () => {

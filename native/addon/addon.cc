@@ -13,6 +13,7 @@
 
 #include "bpf_clamp.h"
 #include "errors.h"
+#include "file_sender.h"
 #include "tcp_info.h"
 
 namespace trickle {
@@ -47,6 +48,18 @@ uint32_t U32Argument(const Napi::CallbackInfo& info, size_t index, const char* n
   return static_cast<uint32_t>(value);
 }
 
+uint64_t ByteCountArgument(const Napi::CallbackInfo& info, size_t index, const char* name) {
+  Napi::Env env = info.Env();
+  if (info.Length() <= index || !info[index].IsNumber()) throw ArgumentError(env, std::string(name) + " must be a number");
+  double value = info[index].As<Napi::Number>().DoubleValue();
+  if (!std::isfinite(value) || value < 0 || value > 9007199254740991.0 || value != std::floor(value)) {
+    Napi::Error error = Napi::RangeError::New(env, std::string(name) + " must be a whole number of bytes");
+    error.Set("code", Napi::String::New(env, "NATIVE_ERR_ARGUMENT"));
+    throw error;
+  }
+  return static_cast<uint64_t>(value);
+}
+
 std::string StringArgument(const Napi::CallbackInfo& info, size_t index, const char* name) {
   if (info.Length() <= index || !info[index].IsString()) throw ArgumentError(info.Env(), std::string(name) + " must be a string");
   return info[index].As<Napi::String>().Utf8Value();
@@ -78,6 +91,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
         InstanceMethod("bpfSetInitialWindow", &TrickleNative::BpfSetInitialWindow),
         InstanceMethod("bpfDeleteTarget", &TrickleNative::BpfDeleteTarget),
         InstanceMethod("bpfStats", &TrickleNative::BpfStats),
+        InstanceMethod("sendFile", &TrickleNative::SendFile),
+        InstanceMethod("sendFileCancel", &TrickleNative::SendFileCancel),
     });
     (void)env;
   }
@@ -245,7 +260,21 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
 
   Napi::Value BpfStats(const Napi::CallbackInfo& info) { return clamp_.Stats(info.Env()); }
 
+  // (socket fd, path, offset, length, callback) -> -calls (all taken at once) or a transfer id
+  Napi::Value SendFile(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    int fd = FdArgument(info);
+    std::string path = StringArgument(info, 1, "path");
+    const uint64_t offset = ByteCountArgument(info, 2, "offset");
+    const uint64_t length = ByteCountArgument(info, 3, "length");
+    if (info.Length() < 5 || !info[4].IsFunction()) throw ArgumentError(env, "expected a callback");
+    return Napi::Number::New(env, fileSender_.Start(env, fd, path, offset, length, info[4].As<Napi::Function>()));
+  }
+
+  Napi::Value SendFileCancel(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), fileSender_.Cancel(U32Argument(info, 0, "transfer id"))); }
+
   BpfClamp clamp_;
+  FileSender fileSender_;
 };
 
 }  // namespace trickle

@@ -3,6 +3,8 @@
 #include "bpf_clamp.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,6 +136,23 @@ trickle_clamp_target CarriedOver(int targetsFd, uint64_t cookie) {
   }
   return target;
 }
+// Holds this thread's signals while it lives. The verifier gives up with EAGAIN whenever a signal
+// is pending, and a sampling profiler (node --cpu-prof: SIGPROF every millisecond) outpaces
+// libbpf's retries of a large program; held signals are delivered once it is loaded.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous_);
+  }
+  ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t previous_;
+};
 }  // namespace
 
 bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const std::string& pinDir) {
@@ -163,7 +182,11 @@ bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const
       goto cleanup;
     }
   }
-  if ((err = -cwnd_clamp_bpf__load(skel)) != 0) {
+  {
+    SignalsHeld held;
+    err = -cwnd_clamp_bpf__load(skel);
+  }
+  if (err != 0) {
     failedCall = "bpf_object__load";
     detail = "is this process privileged (CAP_BPF, CAP_NET_ADMIN)?";
     goto cleanup;
@@ -383,6 +406,23 @@ namespace {
   error.Set("code", Napi::String::New(env, "NATIVE_ERR_BPF_UNAVAILABLE"));
   throw error;
 }
+// Holds this thread's signals while it lives. The verifier gives up with EAGAIN whenever a signal
+// is pending, and a sampling profiler (node --cpu-prof: SIGPROF every millisecond) outpaces
+// libbpf's retries of a large program; held signals are delivered once it is loaded.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous_);
+  }
+  ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t previous_;
+};
 }  // namespace
 
 bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string&, const std::string&) { NotCompiled(env); }

@@ -5,6 +5,7 @@
 export const nativeErrorCodes = {
   NATIVE_ERR_UNSUPPORTED: 'the native addon is not available on this host',
   NATIVE_ERR_ARGUMENT: 'invalid argument',
+  NATIVE_ERR_FILE_SHORT: 'the file ended before the range it was described with (replaced or truncated)',
   NATIVE_ERR_BPF_UNAVAILABLE: 'the BPF clamp cannot be used here',
   NATIVE_ERR_BPF_STALE: 'the pinned BPF clamp is from another build of the program',
   NATIVE_ERR_BPF_NOT_ATTACHED: 'the BPF clamp is not attached',

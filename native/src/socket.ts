@@ -139,6 +139,49 @@ export function raiseSendBuffer(socket: SocketLike, bytes: number): number {
   return requireBinding().raiseSendBuffer(socketFd(socket), bytes);
 }
 
+/** A running sendFile: cancel it when the socket goes (its callback then never comes). */
+export interface FileSend {
+  /** Stops writing; returns the bytes sent so far (undefined once it has finished). */
+  cancel(): number | undefined;
+}
+
+/**
+ * Writes `lengthBytes` of the file at `path` from `offsetBytes` into the socket with sendfile(2):
+ * from the page cache into the socket, no copy in user space, no JavaScript per chunk (the
+ * addon writes as the socket has room, watching it on the event loop). `done` comes once every
+ * byte is in the socket (or it failed: a reset socket, NATIVE_ERR_FILE_SHORT for a file shorter
+ * than the range), always asynchronously, with the sendfile calls it took. Nothing else may write
+ * to the socket meanwhile; the socket's own byte count (bytesWritten) does not see these bytes.
+ */
+export function sendFile(socket: SocketLike, path: string, offsetBytes: number, lengthBytes: number, done: SendFileDone): FileSend {
+  const native = requireBinding();
+  let finished = false;
+  let id: number;
+  try {
+    id = native.sendFile(socketFd(socket), path, offsetBytes, lengthBytes, (error, sentBytes, calls) => {
+      finished = true;
+      done(error, sentBytes, calls);
+    });
+  } catch (error) {
+    process.nextTick(done, error as Error, 0, 0);
+    return { cancel: () => undefined };
+  }
+  if (id <= 0) {
+    process.nextTick(done, null, lengthBytes, -id);
+    return { cancel: () => undefined };
+  }
+  return {
+    cancel() {
+      if (finished) return undefined;
+      finished = true;
+      return native.sendFileCancel(id);
+    },
+  };
+}
+
+/** How a sendFile ended: the error (null: every byte is in the socket), the bytes sent, the sendfile calls made. */
+export type SendFileDone = (error: Error | null, sentBytes: number, sendfileCalls: number) => void;
+
 /** Cookies of live sockets: a socket keeps its cookie for life (a bare fd may be reused, so it is not cached). */
 const cookies = new WeakMap<Socket, bigint>();
 

@@ -58,6 +58,12 @@ export const deliverySchema = z.strictObject({
   rateWindowSec: z.number().positive().max(60).default(2),
   /** Goodput is judged against the schedule (catch-up) only after this many RTTs of throttling (acknowledgements lag one RTT behind writes). */
   goodputGraceRtts: z.number().min(0).max(1000).default(10),
+  /**
+   * A response whose throttling phase runs in the kernel is written with sendfile(2) over plain
+   * HTTP (from the page cache, no copy, no JavaScript per chunk). Off: read and written by Node
+   * (for files on storage slow enough that a read would stall the event loop).
+   */
+  sendFile: z.boolean().default(true),
   clamp: z
     .strictObject({
       /** The backend wanted for the cwnd clamp; weaker ones are used (and named in records) when it cannot be. */

@@ -24,7 +24,7 @@ import { PolicySelector, type Selection, type SelectionResult } from './policy-s
 import { vbrBlocksOf } from './rate-plan.js';
 import type { MediaResponse, RateRule } from './rates/rate-rule.js';
 import { rateRules } from './rates/registry.js';
-import { nothingInFlight, ResponseDelivery, streamBytesTaken, type DrainOutcome, type ResponseServices } from './response-delivery.js';
+import { bytesWrittenTo, nothingInFlight, ResponseDelivery, streamBytesTaken, type DrainOutcome, type ResponseServices } from './response-delivery.js';
 import { ViewerRuns } from './viewer-runs.js';
 
 export interface DeliveryEngineOptions {
@@ -119,6 +119,7 @@ export class DeliveryEngine {
       metrics: options.metrics,
       flowLog: options.flowLog,
       goodputGraceRtts: options.delivery.goodputGraceRtts,
+      sendFile: options.delivery.sendFile,
       timingAllowOrigin: options.timingAllowOrigin ?? '*',
       readRange: options.readRange,
       tcpInfo: (socket) => this.tcpInfo(socket),
@@ -168,7 +169,7 @@ export class DeliveryEngine {
     const plan = policy.rate.plan({ response: media, viewer, nowMs });
     const idle = connection.idleReading;
     connection.idleReading = undefined;
-    const startReading = idle !== undefined && idle.bytesWritten === socket.bytesWritten ? idle.info : this.tcpInfo(socket);
+    const startReading = idle !== undefined && idle.bytesWritten === bytesWrittenTo(socket) ? idle.info : this.tcpInfo(socket);
     new ResponseDelivery(this.services, {
       socket,
       reply,
@@ -312,7 +313,7 @@ export class DeliveryEngine {
       timer = undefined;
       connection.settlePrevious = undefined;
       this.draining--;
-      if (outcome === 'drained' && info !== undefined && (info.notsentBytes ?? 0) === 0 && !socket.destroyed) connection.idleReading = { info, bytesWritten: socket.bytesWritten };
+      if (outcome === 'drained' && info !== undefined && (info.notsentBytes ?? 0) === 0 && !socket.destroyed) connection.idleReading = { info, bytesWritten: bytesWrittenTo(socket) };
       done({ atMs: performance.now(), info }, outcome);
     };
     // Closed by the server itself (Connection: close) the kernel still delivers what the socket holds.

@@ -50,7 +50,7 @@ export interface MeterFacts {
   readonly throttledTargetMeanBps: number | undefined;
   /** The media's own rate over the same blocks, bits/s. */
   readonly mediaRateBps: Summary | null;
-  /** The socket's cwnd read before each throttled block was written. */
+  /** The socket's cwnd read before each throttled block was written (before sampled blocks, for a clock-only enforcer). */
   readonly cwndPackets: Summary | null;
 }
 
@@ -110,11 +110,20 @@ export class FlowMeter {
     return { nowMs, reading: info, unsent };
   }
 
-  /** Reads the socket before a throttled block and tells how the phase is doing. */
-  observe(nowMs: number): Observation {
+  /**
+   * Reads the socket before a throttled block and tells how the phase is doing. `sampleEveryMs`:
+   * read only when the last reading is at least this old (an enforcer that decides by the clock;
+   * the readings then only feed the record's cwnd figures).
+   */
+  observe(nowMs: number, sampleEveryMs = 0): Observation {
+    const schedule = { startMs: this.throttlingStart?.atMs ?? nowMs, handedSec: this.phaseSeconds };
+    if (sampleEveryMs > 0 && this.latest !== undefined && nowMs - this.latest.atMs < sampleEveryMs) {
+      this.blockReading = undefined;
+      return { reading: undefined, progress: undefined, schedule };
+    }
     const reading = this.read(nowMs);
     this.blockReading = reading;
-    return { reading, progress: reading === undefined ? undefined : this.progress(reading, nowMs), schedule: { startMs: this.throttlingStart?.atMs ?? nowMs, handedSec: this.phaseSeconds } };
+    return { reading, progress: reading === undefined ? undefined : this.progress(reading, nowMs), schedule };
   }
 
   private progress(info: TcpInfo, nowMs: number): ScheduleProgress | undefined {

@@ -32,6 +32,8 @@ export interface ResponseFacts {
   readonly cmcd: Record<string, unknown> | undefined;
   readonly congestionControl: string | undefined;
   readonly initialWindow: InitialWindowRecord | undefined;
+  /** sendfile(2) calls that wrote the body into the socket (undefined: Node wrote it). */
+  readonly sendfileCalls: number | undefined;
   /** Wall-clock start (ms since the epoch), for /api/flows?since=. */
   readonly startedAtEpochMs: number;
 }
@@ -117,6 +119,8 @@ export interface FlowRecord {
   readonly congestionControl: string | null;
   /** The connection's initial window when one was asked for (TCP_BPF_IW), and what became of it. */
   readonly initialWindow: InitialWindowRecord | null;
+  /** sendfile(2) calls that wrote the body (null: Node wrote it, from memory). */
+  readonly sendfileCalls: number | null;
   readonly client: { readonly address: string | null; readonly port: number | null };
 }
 
@@ -198,6 +202,7 @@ export function buildFlowRecord(response: ResponseFacts, meter: MeterFacts, repo
     cmcd: response.cmcd ?? null,
     congestionControl: response.congestionControl ?? null,
     initialWindow: response.initialWindow ?? null,
+    sendfileCalls: response.sendfileCalls ?? null,
     client: { address: response.client.address ?? null, port: response.client.port ?? null },
   };
 }

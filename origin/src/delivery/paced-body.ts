@@ -27,6 +27,20 @@ export interface BlockDriver {
   written(block: Block, phase: 'startup' | 'throttling'): void;
 }
 
+/**
+ * Where blocks go instead of the stream's own buffer: straight into the socket (sendfile(2)). The
+ * body then carries no bytes and only ends; each block is handed over once the previous one is in
+ * the socket.
+ */
+export interface BlockSink {
+  /** Called once before the first block, `ready` when blocks may go (the response's header is in the socket). */
+  start(ready: (error: Error | null) => void): void;
+  /** Hands the block to the socket; `done` once all of it is there. */
+  send(offset: number, sizeBytes: number, done: (error: Error | null) => void): void;
+  /** The client left: stop what is under way. */
+  cancel(): void;
+}
+
 /** Startup goes at full speed: larger blocks cost fewer calls and change nothing on the wire. */
 const startupBlockBytes = 256 * 1024;
 
@@ -41,23 +55,39 @@ export class PacedBody extends Readable {
     private readonly rangeEnd: number,
     private readonly driver: BlockDriver,
     private readonly now: () => number = () => performance.now(),
+    private readonly sink?: BlockSink,
   ) {
     super({ highWaterMark: driver.readAheadBlocks * driver.blockBytes });
     this.offset = rangeStart;
   }
 
-  /** Every byte of the range has been pushed (the stream may not have emitted 'end' yet). */
+  private sinkStarted = false;
+  private sinkFinished = false;
+
+  /** Every byte of the range has been pushed, or is in the socket for a sink (the stream may not have emitted 'end' yet). */
   get allPushed(): boolean {
-    return this.offset > this.rangeEnd;
+    return this.sink === undefined ? this.offset > this.rangeEnd : this.sinkFinished;
   }
 
   override _read(): void {
+    if (this.sink === undefined) {
+      this.next().catch((error: unknown) => this.destroy(error as Error));
+      return;
+    }
+    // Into a sink the body drives itself, block after block; the stream is only asked once.
+    if (this.sinkStarted) return;
+    this.sinkStarted = true;
+    this.sink.start((error) => (error === null ? this.nextIntoSink() : this.destroy(error)));
+  }
+
+  private nextIntoSink(): void {
     this.next().catch((error: unknown) => this.destroy(error as Error));
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    if (!this.sinkFinished) this.sink?.cancel();
     callback(error);
   }
 
@@ -84,6 +114,19 @@ export class PacedBody extends Readable {
         block = { ...block, nowMs: this.now() };
         waitMs = driver.beforeBlock(block);
       }
+    }
+    if (this.sink !== undefined) {
+      this.offset += block.sizeBytes;
+      driver.written(block, inStartup ? 'startup' : 'throttling');
+      this.sink.send(block.offset, block.sizeBytes, (error) => {
+        if (error !== null) this.destroy(error);
+        else if (this.offset <= this.rangeEnd) this.nextIntoSink();
+        else {
+          this.sinkFinished = true;
+          this.push(null);
+        }
+      });
+      return;
     }
     const chunk = await this.source.read(block.offset, block.sizeBytes);
     if (this.destroyed) return;

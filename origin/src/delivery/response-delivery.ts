@@ -19,7 +19,8 @@ import { FlowMeter, minimumGoodputWindowMs } from './flow-meter.js';
 import { buildFlowRecord, type InitialWindowRecord, type ResponseFacts, type TcpSnapshot } from './flow-record.js';
 import type { FlowLog } from './flow-log.js';
 import type { DeliveryMetrics } from './metrics.js';
-import { PacedBody, type BlockDriver } from './paced-body.js';
+import { PacedBody, type BlockDriver, type BlockSink } from './paced-body.js';
+import { fileChangedError, SentFileBody, sendFileSink, type SentFilePiece } from './sent-file-body.js';
 import { tlsRecordOverheadBytes, tlsWireOffset } from './tls-records.js';
 import type { MediaResponse, RatePlan } from './rates/rate-rule.js';
 
@@ -37,6 +38,8 @@ export interface ResponseServices {
   readonly metrics: DeliveryMetrics;
   readonly flowLog: FlowLog;
   readonly goodputGraceRtts: number;
+  /** A kernel-paced response over plain TCP is written with sendfile(2). */
+  readonly sendFile: boolean;
   readonly timingAllowOrigin: string;
   readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer>;
   /** TCP_INFO now; a failure is logged once, counted, and gives undefined. */
@@ -82,12 +85,20 @@ export interface ResponseSpec {
  * record's overhead (writes are large: records are full). Undefined: the kernel does not say.
  */
 function transportBytes(socket: Socket, tcpInfo: (socket: Socket) => TcpInfo | undefined): { baseBytes: number; onWire: (offset: number) => number } | undefined {
-  if (!(socket instanceof TLSSocket)) return { baseBytes: socket.bytesWritten, onWire: (offset) => offset };
+  if (!(socket instanceof TLSSocket)) return { baseBytes: bytesWrittenTo(socket), onWire: (offset) => offset };
   const info = tcpInfo(socket);
   const baseBytes = info === undefined ? undefined : streamBytesTaken(info);
   if (baseBytes === undefined) return undefined;
   const overheadBytes = tlsRecordOverheadBytes(socket.getProtocol(), socket.getCipher()?.name);
   return { baseBytes, onWire: (offset) => tlsWireOffset(offset, overheadBytes) };
+}
+
+/** Bytes sendfile(2) wrote into each socket, which the socket's own count (bytesWritten) does not see. */
+const sentFileBytes = new WeakMap<Socket, number>();
+
+/** Bytes written into a plain socket by Node and by sendfile(2). */
+export function bytesWrittenTo(socket: Socket): number {
+  return socket.bytesWritten + (sentFileBytes.get(socket) ?? 0);
 }
 
 /** Data bytes the kernel has taken on this connection: sent (less retransmissions, counted again) plus not yet sent. */
@@ -100,6 +111,9 @@ export function nothingInFlight(info: TcpInfo): boolean {
   return info.unacked === 0 && (info.notsentBytes ?? 0) === 0;
 }
 
+/** How often a clock-only enforcer's socket is read for the record (cwnd figures), at most. */
+const clockOnlySampleMs = 100;
+
 /** The program's offsets are 32-bit: larger responses go block by block. */
 const maxKernelResponseBytes = 0xffff_ffff;
 
@@ -110,14 +124,16 @@ export class ResponseDelivery implements BlockDriver {
   private readonly client: { readonly address: string | undefined; readonly port: number | undefined };
   private readonly startedAtEpochMs = Date.now();
   private ended = false;
-  /** The body, when it goes block by block. */
-  private body: PacedBody | undefined;
+  /** The body, when it goes block by block or by sendfile(2). */
+  private body: PacedBody | SentFileBody | undefined;
   /** The throttling phase runs in the kernel: the record takes the phase's start from it. */
   private kernel: KernelEnforcement | undefined;
   /** The schedule's lowest rate: the socket's rest leaves at least this fast. */
   private kernelFloorBytesPerSec = 0;
   /** Where the kernel's phase begins, from the range's first byte. */
   private throttleOffsetBytes = 0;
+  /** sendfile(2) calls that wrote the body (undefined: Node wrote it). */
+  private sendfileCalls: number | undefined;
 
   constructor(
     private readonly services: ResponseServices,
@@ -148,7 +164,7 @@ export class ResponseDelivery implements BlockDriver {
     this.enforcement.startThrottling(this.meter.startThrottling(nowMs, offset, this.spec.plan));
   }
   beforeBlock(block: Block): number {
-    return this.enforcement.beforeBlock(block, this.meter.observe(block.nowMs));
+    return this.enforcement.beforeBlock(block, this.meter.observe(block.nowMs, this.enforcement.clockOnly === true ? clockOnlySampleMs : 0));
   }
   written(block: Block, phase: 'startup' | 'throttling'): void {
     if (phase === 'throttling') this.enforcement.afterBlock(block);
@@ -226,8 +242,32 @@ export class ResponseDelivery implements BlockDriver {
       this.writeWhole(this.enforcement.kernel);
       return;
     }
-    this.body = new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, this);
+    const sink = this.sendFileSink();
+    if (sink instanceof Error) {
+      void reply.send(sink);
+      return;
+    }
+    this.body = new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, this, undefined, sink);
     void reply.send(this.body);
+  }
+
+  /**
+   * Blocks written with sendfile(2) over plain TCP (TLS encrypts in user space), counted for the
+   * socket's stream offsets; undefined when configured off; the error to answer with when the file
+   * no longer holds the range.
+   */
+  private sendFileSink(): BlockSink | Error | undefined {
+    const { socket, file, reply } = this.spec;
+    if (!this.services.sendFile || socket instanceof TLSSocket) return undefined;
+    const changed = fileChangedError(file.path, this.spec.range.end + 1);
+    if (changed !== undefined) return changed;
+    const sendFile: SocketControl['sendFile'] = (target, path, offsetBytes, lengthBytes, done) =>
+      this.services.control.sendFile(target, path, offsetBytes, lengthBytes, (error, sentBytes, calls) => {
+        sentFileBytes.set(socket, (sentFileBytes.get(socket) ?? 0) + sentBytes);
+        this.sendfileCalls = (this.sendfileCalls ?? 0) + calls;
+        done(error, sentBytes, calls);
+      });
+    return sendFileSink(socket, file.path, sendFile, () => reply.raw.flushHeaders());
   }
 
   /**
@@ -273,6 +313,17 @@ export class ResponseDelivery implements BlockDriver {
     const rangeBytes = range.end - range.start + 1;
     const throttleOffset = range.start + this.throttleOffsetBytes;
     const noStartup = throttleOffset === range.start;
+    const sink = this.sendFileSink();
+    if (sink instanceof Error) {
+      void reply.send(sink);
+      return;
+    }
+    if (sink !== undefined) {
+      const phase: SentFilePiece = { offset: throttleOffset, sizeBytes: range.end + 1 - throttleOffset, before: () => kernel.phaseWriting(range.end + 1 - throttleOffset) };
+      this.body = new SentFileBody(sink, noStartup ? [phase] : [{ offset: range.start, sizeBytes: throttleOffset - range.start }, ...(phase.sizeBytes > 0 ? [phase] : [])]);
+      void reply.send(this.body);
+      return;
+    }
     if (noStartup) kernel.phaseWriting(rangeBytes);
     if (noStartup && (file.body !== undefined || rangeBytes <= wholeRangeMaxBytes)) {
       const bytes = this.read(range.start, rangeBytes);
@@ -329,6 +380,7 @@ export class ResponseDelivery implements BlockDriver {
       cmcd: spec.media.cmcd as Record<string, unknown> | undefined,
       congestionControl: spec.connection.congestionControl,
       initialWindow: services.initialWindow(spec.socket),
+      sendfileCalls: this.sendfileCalls,
       startedAtEpochMs: this.startedAtEpochMs,
     };
     if (this.kernel !== undefined) this.meter.kernelPhaseStarted(this.kernel.phaseStart());

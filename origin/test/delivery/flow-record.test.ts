@@ -37,6 +37,7 @@ function facts(overrides: Partial<FlowFacts> = {}): FlowFacts {
     policy: 'pacing',
     group: undefined,
     policyReason: 'default',
+    sendfileCalls: undefined,
     client: { address: '10.0.0.2', port: 40000 },
     cmcd: undefined,
     congestionControl: 'bbr',

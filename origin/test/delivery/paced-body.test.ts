@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Block } from '../../src/delivery/enforcers/enforcer.js';
-import { PacedBody, type BlockDriver } from '../../src/delivery/paced-body.js';
+import { PacedBody, type BlockDriver, type BlockSink } from '../../src/delivery/paced-body.js';
 
 interface Log {
   readonly events: string[];
@@ -85,5 +85,70 @@ describe('paced body', () => {
     const log: Log = { events: [] };
     const body = new PacedBody({ read: () => Buffer.alloc(10) }, 0, 99, driver(log, { startupEndOffset: 100, blockBytes: 65_536 }));
     await assert.rejects(drain(body), /short read: 10 of 100 bytes at offset 0/);
+  });
+
+  it('into a sink: the same blocks and waits, each handed over once the previous one is in the socket, no bytes in the stream', async () => {
+    const log: Log = { events: [] };
+    let clock = 0;
+    const pending: (() => void)[] = [];
+    const sink: BlockSink = {
+      start: (ready) => {
+        log.events.push('start');
+        setImmediate(() => ready(null));
+      },
+      send: (offset, sizeBytes, done) => {
+        log.events.push(`send ${offset}+${sizeBytes}`);
+        pending.push(() => done(null));
+      },
+      cancel: () => void log.events.push('cancel'),
+    };
+    const body = new PacedBody({ read: () => assert.fail('a sink body never reads') }, 100_000, 499_999, driver(log, { startupEndOffset: 300_000, blockBytes: 65_536, waits: [0, 5] }), () => (clock += 1), sink);
+    const ended = drain(body);
+    // One block at a time: the next is asked for only when the sink says the previous is in the socket.
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const next = pending.shift();
+      if (next === undefined) break;
+      assert.equal(pending.length, 0, 'never two blocks in flight');
+      assert.equal(body.allPushed, false);
+      next();
+    }
+    assert.equal((await ended).length, 0);
+    assert.equal(body.allPushed, true);
+    assert.deepEqual(log.events, [
+      'start',
+      'startup 100000+200000 R=300000',
+      'send 100000+200000',
+      'throttling at 300000 (t=2)',
+      'before 300000+65536 t=2 wait 0',
+      'throttling 300000+65536 R=365536',
+      'send 300000+65536',
+      'before 365536+65536 t=3 wait 5',
+      'before 365536+65536 t=4 wait 0',
+      'throttling 365536+65536 R=431072',
+      'send 365536+65536',
+      'before 431072+65536 t=5 wait 0',
+      'throttling 431072+65536 R=496608',
+      'send 431072+65536',
+      'before 496608+3392 t=6 wait 0',
+      'throttling 496608+3392 R=500000',
+      'send 496608+3392',
+    ]);
+  });
+
+  it('into a sink: destroyed mid-block, it cancels the sink and sends nothing more', async () => {
+    const log: Log = { events: [] };
+    const sink: BlockSink = {
+      start: (ready) => ready(null),
+      send: (offset, sizeBytes) => void log.events.push(`send ${offset}+${sizeBytes}`),
+      cancel: () => void log.events.push('cancel'),
+    };
+    const body = new PacedBody({ read: () => assert.fail('a sink body never reads') }, 0, 199_999, driver(log, { startupEndOffset: 0, blockBytes: 65_536 }), undefined, sink);
+    body.on('data', () => undefined);
+    body.on('error', () => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    body.destroy();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(log.events.filter((e) => e.startsWith('send') || e === 'cancel'), ['send 0+65536', 'cancel']);
   });
 });

@@ -134,6 +134,11 @@ export interface Enforcement {
   readonly limitsInSocket: boolean;
   /** What Server-Timing's policy entry adds to the policy's name (e.g. the clamp backend). */
   readonly detail: string | undefined;
+  /**
+   * beforeBlock decides by the clock alone (a token bucket): the socket is then read for the
+   * record at most every few RTTs, not before every block, and the observation may hold no reading.
+   */
+  readonly clockOnly?: boolean;
   startThrottling(start: ThrottlingStart): void;
   /** Milliseconds to wait before writing this throttled block (0: now). */
   beforeBlock(block: Block, observation: Observation): number;

@@ -34,6 +34,7 @@ export function tokenBucketEnforcer(name: string, options: TokenBucketOptions): 
         readAheadBlocks,
         limitsInSocket: false,
         detail: undefined,
+        clockOnly: true,
         startThrottling: () => undefined,
         beforeBlock(block) {
           // A fresh bucket holds one block, so the first throttled block goes at once.

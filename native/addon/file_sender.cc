@@ -1,0 +1,177 @@
+#include "file_sender.h"
+
+#include <fcntl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "errors.h"
+
+namespace trickle {
+
+struct FileSender::Transfer {
+  FileSender* owner = nullptr;
+  uint32_t id = 0;
+  napi_env env = nullptr;
+  // A duplicate of the socket's fd: Node may close its own at any time (the client left), and
+  // the number could then name another file. Closed with the transfer.
+  int socketFd = -1;
+  int fileFd = -1;
+  off_t offset = 0;
+  uint64_t remaining = 0;
+  uint64_t sent = 0;
+  // sendfile calls that moved bytes (what "written in a few writes" is checked against)
+  uint32_t calls = 0;
+  uv_poll_t poll{};
+  Napi::FunctionReference callback;
+  std::unique_ptr<Napi::AsyncContext> context;
+};
+
+namespace {
+// Largest count one sendfile call takes (the kernel's own cap).
+constexpr uint64_t kMaxSendfileBytes = 0x7ffff000;
+// A file shorter than the range it was described with (replaced or truncated since).
+constexpr int kFileShort = -1;
+
+void CloseFds(int socketFd, int fileFd) {
+  if (socketFd >= 0) close(socketFd);
+  if (fileFd >= 0) close(fileFd);
+}
+
+Napi::Error TransferError(Napi::Env env, int err) {
+  if (err == kFileShort) {
+    Napi::Error error = Napi::Error::New(env, "sendfile: the file ended before the range (replaced or truncated since it was described)");
+    error.Set("code", Napi::String::New(env, "NATIVE_ERR_FILE_SHORT"));
+    return error;
+  }
+  return SyscallError(env, "sendfile", err);
+}
+}  // namespace
+
+FileSender::~FileSender() {
+  for (auto& [id, transfer] : transfers_) {
+    transfer->callback.Reset();
+    transfer->context.reset();
+    transfer->owner = nullptr;
+    // The handle's memory must outlive the loop's close: its close callback frees it.
+    Close(transfer);
+  }
+  transfers_.clear();
+}
+
+int FileSender::Pump(Transfer& transfer) {
+  while (transfer.remaining > 0) {
+    ssize_t n = sendfile(transfer.socketFd, transfer.fileFd, &transfer.offset, std::min(transfer.remaining, kMaxSendfileBytes));
+    if (n > 0) {
+      transfer.calls++;
+      transfer.remaining -= static_cast<uint64_t>(n);
+      transfer.sent += static_cast<uint64_t>(n);
+      continue;
+    }
+    if (n == 0) return kFileShort;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? EAGAIN : errno;
+  }
+  return 0;
+}
+
+double FileSender::Start(Napi::Env env, int socketFd, const std::string& path, uint64_t offset, uint64_t length, Napi::Function callback) {
+  int fileFd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fileFd < 0) throw SyscallError(env, "open", errno, path);
+  struct stat info {};
+  if (fstat(fileFd, &info) != 0 || static_cast<uint64_t>(info.st_size) < offset + length) {
+    CloseFds(-1, fileFd);
+    throw TransferError(env, kFileShort);
+  }
+  int dupFd = fcntl(socketFd, F_DUPFD_CLOEXEC, 0);
+  if (dupFd < 0) {
+    int err = errno;
+    CloseFds(-1, fileFd);
+    throw SyscallError(env, "fcntl", err, "F_DUPFD_CLOEXEC of the socket");
+  }
+  auto transfer = std::make_unique<Transfer>();
+  transfer->socketFd = dupFd;
+  transfer->fileFd = fileFd;
+  transfer->offset = static_cast<off_t>(offset);
+  transfer->remaining = length;
+  int err = Pump(*transfer);
+  if (err == 0) {
+    CloseFds(dupFd, fileFd);
+    return -static_cast<double>(transfer->calls);
+  }
+  if (err != EAGAIN) {
+    CloseFds(dupFd, fileFd);
+    throw TransferError(env, err);
+  }
+  uv_loop_t* loop = nullptr;
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, &transfer->poll, dupFd) != 0) {
+    CloseFds(dupFd, fileFd);
+    throw SyscallError(env, "uv_poll_init", EINVAL, "watching the socket for room");
+  }
+  transfer->poll.data = transfer.get();
+  transfer->owner = this;
+  transfer->env = env;
+  transfer->id = nextId_++;
+  if (nextId_ == 0) nextId_ = 1;
+  transfer->callback = Napi::Persistent(callback);
+  transfer->context = std::make_unique<Napi::AsyncContext>(env, "trickle:sendFile");
+  uv_poll_start(&transfer->poll, UV_WRITABLE | UV_DISCONNECT, OnWritable);
+  Transfer* raw = transfer.release();
+  transfers_[raw->id] = raw;
+  return static_cast<double>(raw->id);
+}
+
+void FileSender::OnWritable(uv_poll_t* poll, int status, int events) {
+  Transfer* transfer = static_cast<Transfer*>(poll->data);
+  FileSender* owner = transfer->owner;
+  if (owner == nullptr) return;
+  (void)status;
+  (void)events;
+  // An error on the socket (a reset) shows as this sendfile's errno.
+  int err = Pump(*transfer);
+  if (err == EAGAIN) return;
+  owner->Finish(transfer, err);
+}
+
+void FileSender::Finish(Transfer* transfer, int err) {
+  Napi::Env env(transfer->env);
+  Napi::FunctionReference callback = std::move(transfer->callback);
+  std::unique_ptr<Napi::AsyncContext> context = std::move(transfer->context);
+  const double sent = static_cast<double>(transfer->sent);
+  const double calls = static_cast<double>(transfer->calls);
+  transfers_.erase(transfer->id);
+  Close(transfer);
+  Napi::HandleScope scope(env);
+  Napi::Value error = err == 0 ? env.Null() : TransferError(env, err).Value();
+  try {
+    callback.MakeCallback(env.Global(), {error, Napi::Number::New(env, sent), Napi::Number::New(env, calls)}, *context);
+  } catch (const Napi::Error& thrown) {
+    // No JavaScript frame to throw into: the process's uncaught exception handling takes it.
+    napi_fatal_exception(env, thrown.Value());
+  }
+}
+
+void FileSender::Close(Transfer* transfer) {
+  transfer->owner = nullptr;
+  // uv_close takes the fd out of the loop's epoll at once; only then may its number be reused.
+  uv_close(reinterpret_cast<uv_handle_t*>(&transfer->poll), [](uv_handle_t* handle) { delete static_cast<Transfer*>(handle->data); });
+  CloseFds(transfer->socketFd, transfer->fileFd);
+  transfer->socketFd = transfer->fileFd = -1;
+}
+
+double FileSender::Cancel(uint32_t id) {
+  auto found = transfers_.find(id);
+  if (found == transfers_.end()) return -1;
+  Transfer* transfer = found->second;
+  const double sent = static_cast<double>(transfer->sent);
+  transfers_.erase(found);
+  transfer->callback.Reset();
+  transfer->context.reset();
+  Close(transfer);
+  return sent;
+}
+
+}  // namespace trickle
