@@ -4,7 +4,8 @@
  * the index), 2 s segments of the top rung (~700 kB) and random 64 kB ranges of the progressive MP4.
  * Both servers are one process (nginx: master_process off, one worker, sendfile on, tcp_nopush
  * off; the origin: `trickle serve --policy bulk`, which serves from its memory cache); the client
- * is wrk with 2 threads and 64 connections. Figures: requests/s, Gbit/s, p99 latency, server CPU,
+ * is wrk with 2 threads and 64 connections. node:http alone on the same bytes (node-http-anchor.ts)
+ * runs beside them: the ceiling of any Node origin on the machine. Figures: requests/s, Gbit/s, p99 latency, server CPU,
  * and the origin / nginx ratio against the goals (manifests >= 0.5x, segments >= 1.0x, ranges >= 0.5x).
  * `npx trickle bench origin [--seconds 10] [--connections 64]` or `npm run bench:origin`;
  * writes bench/results/origin-vs-nginx.md. Needs media/demo and `apt-get install nginx wrk`.
@@ -17,7 +18,7 @@ import { BenchError } from './errors.js';
 import { runIfMain } from './entry.js';
 import { cpuSeconds, requireNginx, startNginx } from './nginx-server.js';
 import { writeResults } from './results-file.js';
-import { startTrickleServer } from './trickle-server.js';
+import { awaitReady, loopback, spawnAt, startTrickleServer } from './trickle-server.js';
 import { examples } from '../src/help.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -118,7 +119,7 @@ function plainFileMedia(progressivePath: string): string {
 const cpuMicrosPerRequest = (result: WrkResult): number => (result.cpuPercent / 100 / result.requestsPerSec) * 1e6;
 
 /** What the delivery engine costs a 64 kB range, from the cached-MP4 and plain-file rows of this run. */
-function engineCostNote(results: readonly { workload: Workload; origin: WrkResult; nginx: WrkResult }[]): string[] {
+function engineCostNote(results: readonly { workload: Workload; origin: WrkResult; nginx: WrkResult; node: WrkResult }[]): string[] {
   const media = results.find((r) => r.workload.origin === 'cached');
   const plain = results.find((r) => r.workload.origin === 'plain');
   if (media === undefined || plain === undefined) return [];
@@ -131,7 +132,7 @@ function engineCostNote(results: readonly { workload: Workload; origin: WrkResul
     `Server CPU per 64 kB range in this run: the origin as a media response ${mediaMicros.toFixed(0)} µs, the same bytes as a plain file ${plainMicros.toFixed(0)} µs, nginx ${nginxMicros.toFixed(0)} µs. ` +
       `So the delivery engine costs about ${(mediaMicros - plainMicros).toFixed(0)} µs per response: choosing the policy and its media plan, the TCP_INFO reading that closes the response once its last byte is acknowledged (with a timer poll while it is not), the flow record and its Prometheus histograms. ` +
       'Every media response gets that record (the per-flow figures of the paper: retransmissions, srtt, goodput), so the cost is per request, not per byte: for 1 MB segments the origin is ahead of nginx, for 64 kB ranges it stays below the goal. ' +
-      `Without the engine the origin reaches ${(plain.origin.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x nginx; the rest of the gap is the copy of each range from Node's memory into the socket (nginx hands the page cache to the socket with sendfile) and Node's HTTP layer.`,
+      `Without the engine the origin reaches ${(plain.origin.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x nginx; the rest of the gap is the copy of each range from Node's memory into the socket (nginx hands the page cache to the socket with sendfile) and Node's HTTP layer: node:http alone, with no framework at all, reaches ${(plain.node.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x nginx on this machine (${cpuMicrosPerRequest(plain.node).toFixed(0)} µs of CPU per range), the ceiling of any Node origin here.`,
     '',
   ];
 }
@@ -166,10 +167,13 @@ export async function main(argv: readonly string[]): Promise<void> {
       goalRatio: 0.5,
     },
   ];
-  const results: { workload: Workload; origin: WrkResult; nginx: WrkResult }[] = [];
+  const results: { workload: Workload; origin: WrkResult; nginx: WrkResult; node: WrkResult }[] = [];
   const origin = await startTrickleServer(['--media', media, '--policy', 'bulk']);
   const cachingOrigin = await startTrickleServer(['--media', media, '--policy', 'bulk'], { TRICKLE_CACHE__MAX_FILE_BYTES: String(64 * 1024 * 1024) });
   const plainOrigin = await startTrickleServer(['--media', plainFileMedia(join(asset, 'progressive.mp4')), '--policy', 'bulk']);
+  const anchor = await spawnAt(loopback, [process.execPath, join(import.meta.dirname, 'node-http-anchor.js'), media, '{port}']);
+  const nodeUrl = `http://127.0.0.1:${anchor.port}`;
+  const node = { url: nodeUrl, pid: anchor.child.pid!, stop: await awaitReady(anchor.child, `${nodeUrl}/media/demo/manifest.mpd`, 'SIGTERM') };
   const nginx = await startNginx('serving', {
     httpDirectives: ['sendfile on;', 'tcp_nopush off;', 'types { application/dash+xml mpd; video/iso.segment m4s; video/mp4 mp4; }'],
     serverDirectives: [`location /media/ { alias ${media}/; }`],
@@ -178,33 +182,34 @@ export async function main(argv: readonly string[]): Promise<void> {
   try {
     let step = 0;
     for (const workload of workloads) {
-      const measured: Partial<Record<'origin' | 'nginx', WrkResult>> = {};
+      const measured: Partial<Record<'origin' | 'nginx' | 'node', WrkResult>> = {};
       const ours = { defaults: origin, cached: cachingOrigin, plain: plainOrigin }[workload.origin];
-      for (const [name, server, path] of [['origin', { url: ours.url, pid: ours.child.pid! }, workload.path], ['nginx', nginx, workload.nginxPath ?? workload.path]] as const) {
-        process.stderr.write(`[${++step}/${workloads.length * 2}] ${name}: ${workload.name}, ${seconds} s, ${connections} connections ...\n`);
+      for (const [name, server, path] of [['origin', { url: ours.url, pid: ours.child.pid! }, workload.path], ['nginx', nginx, workload.nginxPath ?? workload.path], ['node', node, workload.nginxPath ?? workload.path]] as const) {
+        process.stderr.write(`[${++step}/${workloads.length * 3}] ${name === 'node' ? 'node:http' : name}: ${workload.name}, ${seconds} s, ${connections} connections ...\n`);
         // A short warm-up fills caches and JIT before the measured run.
         runWrk(`${server.url}${path}`, server.pid, { seconds: 2, connections, script: workload.script });
         measured[name] = runWrk(`${server.url}${path}`, server.pid, { seconds, connections, script: workload.script });
         const m = measured[name];
         process.stderr.write(`  ${m.requestsPerSec.toFixed(0)} req/s, ${(m.bitsPerSec / 1e9).toFixed(2)} Gbit/s, p99 ${m.p99Ms.toFixed(2)} ms, CPU ${m.cpuPercent.toFixed(0)} %${m.non2xx > 0 ? `, ${m.non2xx} non-2xx` : ''}\n`);
       }
-      results.push({ workload, origin: measured.origin!, nginx: measured.nginx! });
+      results.push({ workload, origin: measured.origin!, nginx: measured.nginx!, node: measured.node! });
     }
   } finally {
     await origin.stop();
     await cachingOrigin.stop();
     await plainOrigin.stop();
     await nginx.stop();
+    await node.stop();
   }
-  const rows = results.map(({ workload, origin: o, nginx: n }) => {
+  const rows = results.map(({ workload, origin: o, nginx: n, node: a }) => {
     const ratio = o.requestsPerSec / n.requestsPerSec;
-    return `| ${workload.name} | ${o.requestsPerSec.toFixed(0)} | ${n.requestsPerSec.toFixed(0)} | ${(o.bitsPerSec / 1e9).toFixed(2)} | ${(n.bitsPerSec / 1e9).toFixed(2)} | ${o.p99Ms.toFixed(2)} | ${n.p99Ms.toFixed(2)} | ${o.cpuPercent.toFixed(0)} % | ${n.cpuPercent.toFixed(0)} % | ${ratio.toFixed(2)} | >= ${workload.goalRatio.toFixed(1)} | ${ratio >= workload.goalRatio ? 'yes' : 'no'} |`;
+    return `| ${workload.name} | ${o.requestsPerSec.toFixed(0)} | ${n.requestsPerSec.toFixed(0)} | ${a.requestsPerSec.toFixed(0)} | ${(o.bitsPerSec / 1e9).toFixed(2)} | ${(n.bitsPerSec / 1e9).toFixed(2)} | ${o.p99Ms.toFixed(2)} | ${n.p99Ms.toFixed(2)} | ${o.cpuPercent.toFixed(0)} % | ${n.cpuPercent.toFixed(0)} % | ${ratio.toFixed(2)} | ${(a.requestsPerSec / n.requestsPerSec).toFixed(2)} | ${(o.requestsPerSec / a.requestsPerSec).toFixed(2)} | >= ${workload.goalRatio.toFixed(1)} | ${ratio >= workload.goalRatio ? 'yes' : 'no'} |`;
   });
   await writeResults('origin-vs-nginx.md', 'Serving speed: the origin against nginx', [
-    `Command: \`npx trickle bench origin --seconds ${seconds} --connections ${connections}\`. Loopback; wrk -t2 -c${connections} (Debian wrk 4.1), ${seconds} s per workload and server after a 2 s warm-up, servers side by side in one run. Origin: \`trickle serve --policy bulk\` (one Node process, files from its memory cache); nginx: one process (master_process off), sendfile on, tcp_nopush off, access log off. The media is media/demo; the range workloads ask for a random 64 kB range of progressive.mp4 each request: from an origin with its defaults (files above cache.maxFileBytes, 16 MB, are cached in 1 MiB chunks within cache.maxBytes, so a range is a view of a cached chunk after its first read), from one that caches the whole MP4, and, to show what the delivery engine costs per response, from one that has the same bytes under a name that is not media (plain.bin: served without a policy or a flow record; nginx serves the MP4 for that row). CPU is the server process's, over the measured run (wrk shares the machine's 2 cores).`,
+    `Command: \`npx trickle bench origin --seconds ${seconds} --connections ${connections}\`. Loopback; wrk -t2 -c${connections} (Debian wrk 4.1), ${seconds} s per workload and server after a 2 s warm-up, servers side by side in one run. Origin: \`trickle serve --policy bulk\` (one Node process, files from its memory cache); nginx: one process (master_process off), sendfile on, tcp_nopush off, access log off. The media is media/demo; the range workloads ask for a random 64 kB range of progressive.mp4 each request: from an origin with its defaults (files above cache.maxFileBytes, 16 MB, are cached in 1 MiB chunks within cache.maxBytes, so a range is a view of a cached chunk after its first read), from one that caches the whole MP4, and, to show what the delivery engine costs per response, from one that has the same bytes under a name that is not media (plain.bin: served without a policy or a flow record; nginx serves the MP4 for that row). CPU is the server process's, over the measured run (wrk shares the machine's 2 cores). node:http is the ceiling of any Node origin here: node:http alone serving the same bytes from memory, no framework, no policy, no record (bench/node-http-anchor.ts; for the plain-file row, the MP4).`,
     '',
-    '| workload | origin req/s | nginx req/s | origin Gbit/s | nginx Gbit/s | origin p99 ms | nginx p99 ms | origin CPU | nginx CPU | origin / nginx | goal | met |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+    '| workload | origin req/s | nginx req/s | node:http req/s | origin Gbit/s | nginx Gbit/s | origin p99 ms | nginx p99 ms | origin CPU | nginx CPU | origin / nginx | node:http / nginx | origin / node:http | goal (origin / nginx) | met |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
     ...rows,
     '',
     ...engineCostNote(results),
