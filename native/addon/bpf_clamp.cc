@@ -406,23 +406,6 @@ namespace {
   error.Set("code", Napi::String::New(env, "NATIVE_ERR_BPF_UNAVAILABLE"));
   throw error;
 }
-// Holds this thread's signals while it lives. The verifier gives up with EAGAIN whenever a signal
-// is pending, and a sampling profiler (node --cpu-prof: SIGPROF every millisecond) outpaces
-// libbpf's retries of a large program; held signals are delivered once it is loaded.
-class SignalsHeld {
- public:
-  SignalsHeld() {
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &previous_);
-  }
-  ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  SignalsHeld(const SignalsHeld&) = delete;
-  SignalsHeld& operator=(const SignalsHeld&) = delete;
-
- private:
-  sigset_t previous_;
-};
 }  // namespace
 
 bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string&, const std::string&) { NotCompiled(env); }

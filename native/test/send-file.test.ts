@@ -3,22 +3,12 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sendFile, type SendFileDone } from '../src/index.js';
-
-async function connectedPair(): Promise<{ server: Server; serverSide: Socket; client: Socket }> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const accepted = once(server, 'connection') as Promise<[Socket]>;
-  const client = connect((server.address() as { port: number }).port, '127.0.0.1');
-  await once(client, 'connect');
-  const [serverSide] = await accepted;
-  return { server, serverSide, client };
-}
+import { connectedPair } from './helpers/loopback-pair.js';
 
 function sent(socket: Socket, path: string, offsetBytes: number, lengthBytes: number): { result: Promise<{ error: Error | null; sentBytes: number; calls: number }>; cancel: () => number | undefined } {
   let resolve!: (value: { error: Error | null; sentBytes: number; calls: number }) => void;

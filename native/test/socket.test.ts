@@ -4,20 +4,10 @@ import { readFileSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
 import { openSync, closeSync } from 'node:fs';
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { connectedPair } from './helpers/loopback-pair.js';
 import { getCongestionControl, getMaxPacingRate, isSyscallError, raiseSendBuffer, setCongestionControl, setMaxPacingRate, setNotsentLowat, socketCookie, tcpInfo } from '../src/index.js';
-
-async function connectedPair(): Promise<{ server: Server; serverSide: Socket; client: Socket }> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const accepted = once(server, 'connection') as Promise<[Socket]>;
-  const client = connect((server.address() as { port: number }).port, '127.0.0.1');
-  await once(client, 'connect');
-  const [serverSide] = await accepted;
-  return { server, serverSide, client };
-}
 
 /**
  * Streams for `durationMs` from serverSide to client; returns the client's goodput in bits/s after
