@@ -11,7 +11,7 @@ import type { BrowserContext } from 'playwright-core';
 
 export interface PlayedSession {
   startupMs: number | null;
-  rebuffers: unknown[];
+  rebuffers: { startMs: number; durationMs: number | null; confirmedByWatchdog: boolean }[];
   stalls: unknown[];
   ended: boolean;
   errors: string[];
