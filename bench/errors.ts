@@ -3,6 +3,7 @@ export const benchErrorCodes = {
   BENCH_ERR_MISSING_TOOL: 'a tool the benchmark compares with or drives is not installed',
   BENCH_ERR_SERVER: 'a server the benchmark runs did not start or answer',
   BENCH_ERR_MEDIA: 'the media a benchmark serves is missing',
+  BENCH_ERR_GUEST: 'the part of a benchmark run inside a guest kernel failed',
 } as const;
 
 export type BenchErrorCode = keyof typeof benchErrorCodes;

@@ -1,4 +1,4 @@
-/** `trickle bench <origin|pacing|qoe|soak> [options]`: the benchmarks that write bench/results/ (see the README's Benchmarks). */
+/** `trickle bench <origin|pacing|qoe|soak|lab> [options]`: the benchmarks that write bench/results/ (see the README's Benchmarks). */
 import { Argument, Command } from 'commander';
 import { examples } from './help.js';
 
@@ -7,6 +7,7 @@ const benchmarks: Readonly<Record<string, { readonly description: string; readon
   pacing: { description: 'paced flows per policy beside nginx limit_rate, in the lab (MSS 1448, 100 ms RTT) and on loopback: CPU per delivered Gbit/s and each flow\'s rate against its aim (root)', load: () => import('../bench/paced-flows.js') },
   qoe: { description: 'the QoE matrix: dash.js, hls.js and simulated players through the lab per link, policy and CMCD, with intervals (root)', load: () => import('../bench/qoe-matrix.js') },
   soak: { description: 'live simulated players through the lab for a long time: origin RSS and event-loop delay over time (root)', load: () => import('../bench/soak.js') },
+  lab: { description: "the lab's accuracy per link backend: configured vs measured RTT, goodput, random loss, tail drops; --in-vm measures netem in a guest kernel where this one has none (root)", load: () => import('../bench/lab-accuracy.js') },
 };
 
 export function registerBenchCommands(program: Command): void {
@@ -17,7 +18,7 @@ export function registerBenchCommands(program: Command): void {
     // `trickle bench --help` would be refused as a benchmark's name.
     .addArgument(new Argument('[name]', `the benchmark: ${Object.keys(benchmarks).join(', ')}`))
     .argument('[options...]', "the benchmark's own options (--help lists them)")
-    .addHelpText('after', examples('npx trickle bench origin', 'sudo npx trickle bench pacing --flows 300 --seconds 12', 'sudo npx trickle bench qoe --links dsl-6mbit --policies bulk,trickle-abr --sessions 8', 'sudo npx trickle bench soak --minutes 60 --players 1000', 'npx trickle bench pacing --help'))
+    .addHelpText('after', examples('npx trickle bench origin', 'sudo npx trickle bench pacing --flows 300 --seconds 12', 'sudo npx trickle bench qoe --links dsl-6mbit --policies bulk,trickle-abr --sessions 8', 'sudo npx trickle bench soak --minutes 60 --players 1000', 'sudo npx trickle bench lab --in-vm', 'npx trickle bench pacing --help'))
     .helpOption(false)
     .allowUnknownOption()
     .passThroughOptions()

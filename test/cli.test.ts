@@ -33,7 +33,7 @@ describe('trickle CLI', () => {
   });
 
   it('ends every command\'s help with examples, and states defaults one way, the config\'s own', () => {
-    const leaves = [['media', 'demo'], ['package'], ['serve'], ['tls', 'dev-cert'], ['native', 'info'], ['native', 'setup'], ['native', 'teardown'], ['lab', 'up'], ['lab', 'exec'], ['lab', 'status'], ['lab', 'down'], ['lab', 'profiles'], ['router'], ['sim'], ['traces'], ['e2e'], ['experiment'], ['bench'], ['bench', 'origin'], ['bench', 'pacing'], ['bench', 'qoe'], ['bench', 'soak'], []];
+    const leaves = [['media', 'demo'], ['package'], ['serve'], ['tls', 'dev-cert'], ['native', 'info'], ['native', 'setup'], ['native', 'teardown'], ['lab', 'up'], ['lab', 'exec'], ['lab', 'status'], ['lab', 'down'], ['lab', 'profiles'], ['router'], ['sim'], ['traces'], ['e2e'], ['experiment'], ['bench'], ['bench', 'origin'], ['bench', 'pacing'], ['bench', 'qoe'], ['bench', 'soak'], ['bench', 'lab'], []];
     for (const command of leaves) {
       const { status, stdout, stderr } = trickle([...command, '--help']);
       assert.equal(status, 0, `${command.join(' ')}: ${stderr}`);
@@ -55,9 +55,10 @@ describe('trickle CLI', () => {
     assert.equal(help.status, 0, help.stderr);
     assert.match(help.stdout, /origin \(serving speed/);
     assert.match(help.stdout, /pacing \(paced flows/);
+    assert.match(help.stdout, /lab \(the lab's accuracy per link\s+backend/);
     const missing = trickle(['bench']);
     assert.notEqual(missing.status, 0);
-    assert.match(missing.stderr, /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak/);
+    assert.match(missing.stderr, /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak, lab/);
   });
 
   it('makes a development CA and a server chain it signs, for the names given', async () => {
@@ -86,7 +87,7 @@ describe('trickle CLI', () => {
   it('says which benchmark or experiment file it does not know', () => {
     const bench = trickle(['bench', 'nothing']);
     assert.notEqual(bench.status, 0);
-    assert.match(bench.stderr, /Allowed choices are origin, pacing, qoe, soak/);
+    assert.match(bench.stderr, /Allowed choices are origin, pacing, qoe, soak, lab/);
     const experiment = trickle(['experiment', '/nonexistent.yaml', '--out', '/tmp/x']);
     assert.notEqual(experiment.status, 0);
     assert.match(experiment.stderr, /cannot read \/nonexistent.yaml.*E2E_ERR_EXPERIMENT_CONFIG/);

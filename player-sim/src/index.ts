@@ -7,7 +7,7 @@ export { runModel, VirtualClock, ModelFetcher, type ModelRunOptions } from './mo
 export { runLive, playLiveSession, HttpFetcher, realClock, cmcdQuery, type LiveRunOptions, type HttpFetcherOptions } from './live.js';
 export { ProgressivePlayback, runProgressive, defaultProgressiveSettings, type ProgressiveMedia, type ProgressiveSettings, type ProgressiveRunOptions } from './progressive.js';
 export { aggregate, type Aggregates } from './metrics.js';
-export { percentile, quantileSorted, median } from './statistics.js';
+export { percentile, quantileSorted, median, trimmedMean } from './statistics.js';
 export { abrRules } from './abr/registry.js';
 export { highestAtMost, type AbrRule, type AbrContext, type AbrDecision, type ThroughputSample } from './abr/abr-rule.js';
 export { throughputEstimateBps, throughputSafetyFactor } from './abr/throughput.js';

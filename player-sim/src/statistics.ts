@@ -23,3 +23,15 @@ export function percentile(values: readonly number[], p: number): number {
 export function median(values: readonly number[]): number {
   return percentile(values, 50);
 }
+
+/**
+ * The mean of the values left after dropping the `fraction` (0..0.5) lowest and highest of them:
+ * robust to a few outliers like a median, but it keeps the fractions that whole-number readings
+ * spread over (ping prints whole milliseconds from 100 ms on). NaN for no values.
+ */
+export function trimmedMean(values: readonly number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const cut = Math.floor(sorted.length * Math.min(0.5, Math.max(0, fraction)));
+  const kept = sorted.slice(cut, Math.max(cut + 1, sorted.length - cut));
+  return kept.length === 0 ? Number.NaN : kept.reduce((sum, value) => sum + value, 0) / kept.length;
+}

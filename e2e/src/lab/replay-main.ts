@@ -10,10 +10,16 @@ async function main(name: string): Promise<void> {
   const lab = await openLab(name);
   const trace = lab.state.spec.trace;
   if (trace === undefined) throw new E2eError('E2E_ERR_TRACE', `lab ${name} has no trace`);
-  replayTrace(trace, {
-    setDownRate: (rateBps) => lab.setRate('down', rateBps),
-    setDownDelay: (delayMs) => lab.setDelay(delayMs, lab.state.spec.up.delayMs),
-  });
+  // The trace's clock is the lab's: where this process starts late (a loaded host, a guest kernel
+  // under emulation), the link still follows the trace from the moment the lab came up.
+  replayTrace(
+    trace,
+    {
+      setDownRate: (rateBps) => lab.setRate('down', rateBps),
+      setDownDelay: (delayMs) => lab.setDelay(delayMs, lab.state.spec.up.delayMs),
+    },
+    Date.parse(lab.state.createdAt),
+  );
 }
 
 await main(process.argv[2] ?? '');

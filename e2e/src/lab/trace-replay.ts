@@ -10,9 +10,11 @@ export interface TraceTarget {
   setDownDelay(delayMs: number): Promise<void>;
 }
 
-/** Starts replaying `trace` on `target` now; the returned function stops it. */
-export function replayTrace(trace: Trace, target: TraceTarget): () => void {
-  const startedMs = Date.now();
+/**
+ * Replays `trace` on `target` from `startedMs` (epoch ms; default now): a replayer that starts
+ * after its trace's time zero joins it where it is. The returned function stops it.
+ */
+export function replayTrace(trace: Trace, target: TraceTarget, startedMs = Date.now()): () => void {
   let lastRate = Number.NaN;
   let lastDelay = Number.NaN;
   let timer: NodeJS.Timeout | undefined;

@@ -1,10 +1,11 @@
 /**
  * Test traffic for checking a lab, run inside a lab namespace:
  *   tcp-sink <port> <windowFromMs> <windowToMs> <binMs>: accept one connection, report goodput
- *     bins and the goodput over the window;
+ *     bins (from the connection's epoch ms) and the goodput over the window;
  *   tcp-source <host> <port> <durationMs> [pacingBytesPerSec|-] [blockBytes|-] [blockIntervalMs|-] [congestionControl]:
  *     send as fast as TCP allows, or kernel-paced, or in application-paced blocks;
- *   udp-sink <port> <durationMs>: count datagrams;
+ *   udp-sink <port> <quietMs>: count datagrams until none came for quietMs (a sender that starts
+ *     late or sends slowly, on a loaded host or in an emulated guest, loses none to a sink's clock);
  *   udp-burst <host> <port> <count> <sizeBytes> [intervalUs]: send datagrams back to back (or spaced).
  */
 import { createSocket } from 'node:dgram';
@@ -17,6 +18,7 @@ const out = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n
 if (role === 'tcp-sink') {
   const [port, fromMs, toMs, binMs] = args.map(Number) as [number, number, number, number];
   const server = createServer((socket) => {
+    const startedAtEpochMs = Date.now();
     const startMs = performance.now();
     const bins: number[] = [];
     let windowBytes = 0;
@@ -27,7 +29,7 @@ if (role === 'tcp-sink') {
       if (atMs >= fromMs && atMs < toMs) windowBytes += chunk.length;
     });
     socket.on('close', () => {
-      out({ windowGoodputBps: (windowBytes * 8 * 1000) / (toMs - fromMs), binsBps: Array.from(bins, (b) => ((b ?? 0) * 8 * 1000) / binMs) });
+      out({ windowGoodputBps: (windowBytes * 8 * 1000) / (toMs - fromMs), binsBps: Array.from(bins, (b) => ((b ?? 0) * 8 * 1000) / binMs), startedAtEpochMs });
       server.close();
     });
     socket.on('error', () => undefined);
@@ -62,15 +64,23 @@ if (role === 'tcp-sink') {
   });
   socket.on('error', () => undefined);
 } else if (role === 'udp-sink') {
-  const [port, durationMs] = args.map(Number) as [number, number];
+  const [port, quietMs] = args.map(Number) as [number, number];
   const udp = createSocket('udp4');
   let count = 0;
-  udp.on('message', () => count++);
-  udp.bind(port, () => out({ listening: true }));
-  setTimeout(() => {
+  const report = () => {
     out({ received: count });
     udp.close();
-  }, durationMs);
+  };
+  // Nothing at all within a minute: report the zero rather than wait for ever.
+  let quiet = setTimeout(report, 60_000);
+  udp.on('message', () => {
+    if (count++ > 0) quiet.refresh();
+    else {
+      clearTimeout(quiet);
+      quiet = setTimeout(report, quietMs);
+    }
+  });
+  udp.bind(port, () => out({ listening: true }));
 } else if (role === 'udp-burst') {
   const [host, port, count, size, intervalUs] = args;
   const udp = createSocket('udp4');

@@ -150,7 +150,7 @@ export async function readConfigFile(path: string): Promise<Record<string, unkno
 }
 
 /** TRICKLE_* variables that configure tools rather than the origin. */
-const nonConfigVariables = new Set(['TRICKLE_CONFIG', 'TRICKLE_FFMPEG', 'TRICKLE_FFPROBE', 'TRICKLE_CHROMIUM']);
+const nonConfigVariables = new Set(['TRICKLE_CONFIG', 'TRICKLE_FFMPEG', 'TRICKLE_FFPROBE', 'TRICKLE_CHROMIUM', 'TRICKLE_NETEM_VM']);
 
 /**
  * TRICKLE_PORT=9000 -> { port: 9000 }; TRICKLE_CACHE__MAX_BYTES=1 -> { cache: { maxBytes: 1 } }.

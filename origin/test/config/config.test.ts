@@ -38,6 +38,8 @@ describe('config', () => {
       cache: { maxFileBytes: 10 },
       corsAllowOrigin: ['https://a.example'],
     });
+    // Tools' own variables are not origin config (a guest kernel's command sees TRICKLE_NETEM_VM=1).
+    assert.deepEqual(configFromEnv({ TRICKLE_CHROMIUM: '/usr/bin/chromium', TRICKLE_TEST_MEDIA: '/tmp/m', TRICKLE_NETEM_VM: '1', TRICKLE_PORT: '9000' }), { port: 9000 });
   });
 
   it('names the bad key, where it came from and the allowed values', async () => {

@@ -1,0 +1,183 @@
+/**
+ * The lab's netem backend on a kernel that has netem (root): directly where this kernel has it,
+ * else inside a guest kernel that has it (`scripts/netem-vm`: Debian's kernel under qemu TCG, the
+ * host's userland and this checkout shared), where this same file runs again. Two profiles (idle
+ * RTT within 2 ms of the configured RTT plus the path's own, bulk goodput within 3% of the rate),
+ * random loss (the kernel's own, unseeded) within its binomial interval, a trace's rate step seen
+ * at the player within a second, and one response from `trickle serve` to curl under the trickle
+ * policy (which clamp backend ran is said; with bpf the clamp must have been applied). In the
+ * guest the tail-drop burst check is left out: the emulated sender cannot make a line-rate burst
+ * (lab.test.ts checks tail drop on the delay line).
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { release } from 'node:os';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, describe, it } from 'node:test';
+import { teardownClamp } from '@trickle/native';
+import type { FlowRecord } from '@trickle/origin';
+import { stepTrace } from '@trickle/player-sim';
+import { binomialInterval, bulkFlow, labDown, labUp, measureBulkGoodputBps, measureBurstDelivery, measureIdleRttMs, measureRandomLoss, netemAvailable, profileLink, symmetricLink, tcpPayloadEfficiency, type Lab } from '../../src/index.js';
+import { skipUnless } from '../helpers/requirements.js';
+
+const checkout = resolve(import.meta.dirname, '..', '..', '..', '..');
+const cli = resolve(checkout, 'bin', 'trickle.js');
+const inGuest = process.env.TRICKLE_NETEM_VM === '1';
+const skip = skipUnless('the netem backend tests', { root: true, media: true });
+const netemHere = skip === false ? netemAvailable() : { available: false, reason: 'not root' };
+const where = inGuest ? `guest kernel ${release()} under qemu TCG` : `this kernel (${release()})`;
+
+if (skip === false && (inGuest || netemHere.available)) {
+  describe(`the lab's netem backend on ${where}`, () => {
+    const name = 'tnem';
+    after(() => labDown(name));
+
+    // An emulated machine's own path costs time too (TCG: ~1 ms through the lab's three namespaces,
+    // where a real host takes ~0.05 ms): measured on the same lab with netem at zero delay (1 Gbit/s),
+    // and said beside each RTT.
+    let pathRttMs = 0;
+
+    it("measures the path's own RTT", async () => {
+      const lab = await labUp(name, symmetricLink({ rateBps: 1e9, rttMs: 0 }), { backend: 'netem' });
+      pathRttMs = await measureIdleRttMs(lab);
+      console.log(`# netem on ${where}: the path's own RTT (netem at 0 ms) ${pathRttMs.toFixed(2)} ms`);
+      assert.ok(pathRttMs < 2, `the path's own RTT ${pathRttMs} ms`);
+    });
+
+    // A DSL line, and the paper's DC2-like slow line (0.7 Mbit/s, 300 ms RTT, deep buffer).
+    for (const profile of ['dsl-6mbit', 'slow-1mbit']) {
+      it(`${profile}: idle RTT within 2 ms, bulk goodput within 3% of the rate`, async () => {
+        const link = profileLink(profile);
+        const lab = await labUp(name, link, { backend: 'netem' });
+        assert.equal(lab.state.backend, 'netem');
+        const rttMs = await measureIdleRttMs(lab);
+        const slow = link.down.rateBps < 1e6;
+        const goodputBps = await measureBulkGoodputBps(lab, slow ? { durationMs: 16_000, fromMs: 5000 } : { durationMs: 10_000, fromMs: 3000 });
+        const expectedBps = link.down.rateBps * tcpPayloadEfficiency;
+        const configuredRttMs = link.down.delayMs + link.up.delayMs;
+        // What netem adds to the path, against what was configured.
+        const errorMs = rttMs - pathRttMs - configuredRttMs;
+        console.log(`# netem on ${where}, ${profile}: RTT configured ${configuredRttMs} ms, measured ${rttMs.toFixed(2)} ms (the path's own ${pathRttMs.toFixed(2)} ms, netem's error ${errorMs.toFixed(2)} ms); goodput ${(goodputBps / 1e6).toFixed(3)} Mbit/s = ${((goodputBps / expectedBps - 1) * 100).toFixed(1)}% of the payload rate ${(expectedBps / 1e6).toFixed(3)}`);
+        assert.ok(Math.abs(errorMs) <= 2, `idle RTT ${rttMs} ms for ${configuredRttMs} ms on a path of ${pathRttMs} ms`);
+        assert.ok(Math.abs(goodputBps / expectedBps - 1) <= 0.03, `goodput ${goodputBps} vs ${expectedBps}`);
+      });
+    }
+
+    it('applies random loss within its binomial interval', async () => {
+      const lossRate = 0.05;
+      const lab = await labUp(name, { ...profileLink('dsl-6mbit'), down: { ...profileLink('dsl-6mbit').down, lossRate } }, { backend: 'netem' });
+      // 2000 datagrams of 200 B every 2 ms: 0.8 Mbit/s, well below the link, slow enough for an emulated sender.
+      const result = await measureRandomLoss(lab, 2000, 2000);
+      const interval = binomialInterval(result.sent, lossRate);
+      console.log(`# netem on ${where}: loss configured 5%, measured ${(result.lossRate * 100).toFixed(2)}% of ${result.sent} (99.9% interval ${(interval.low * 100).toFixed(2)}-${(interval.high * 100).toFixed(2)}%)`);
+      assert.ok(result.lossRate >= interval.low && result.lossRate <= interval.high, `loss ${result.lossRate} outside [${interval.low}, ${interval.high}]`);
+    });
+
+    it('drops the part of a burst that does not fit the buffer', { skip: inGuest ? 'an emulated sender cannot burst at line rate (the delay line is checked in lab.test.ts)' : false }, async () => {
+      const bufferBytes = 30_000;
+      const link = profileLink('dsl-6mbit');
+      const lab = await labUp(name, { ...link, down: { ...link.down, bufferBytes } }, { backend: 'netem' });
+      const { sent, received, dropsAtBottleneck } = await measureBurstDelivery(lab, 200);
+      const fits = Math.floor(bufferBytes / 1514);
+      assert.ok(received >= fits && received <= fits + 10, `${received} of ${sent} delivered through a ${bufferBytes} B buffer`);
+      assert.equal(dropsAtBottleneck, sent - received, 'every loss is a tail drop at the bottleneck');
+    });
+
+    it("follows a trace's rate step within a second", async () => {
+      // The replayer keeps the trace's clock from the lab's start, and the step comes after it is
+      // surely up: 20 s in, 45 s in the guest (where starting a Node process that imports the lab
+      // takes 15-30 s of emulated CPU). The flow runs from 10 s before the step.
+      const stepAtMs = inGuest ? 45_000 : 20_000;
+      const lab = await labUp(name, { ...symmetricLink({ rateBps: 8e6, rttMs: 20, bufferBdp: 2 }), trace: stepTrace(8e6, 2e6, stepAtMs, 600_000) }, { backend: 'netem' });
+      const zeroMs = Date.parse(lab.state.createdAt);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, stepAtMs - 10_000 - (Date.now() - zeroMs))));
+      const binMs = 250;
+      const { binsBps, startedAtEpochMs } = await bulkFlow(lab, stepAtMs + 4000 - (Date.now() - zeroMs), 0, 1000, binMs, 7003);
+      // The player's goodput per 250 ms on the trace's clock.
+      const rates = binsBps.map((bps, i) => ({ atMs: startedAtEpochMs - zeroMs + i * binMs, bps }));
+      const before = rates.filter((r) => r.atMs > stepAtMs - 2500 && r.atMs + binMs < stepAtMs);
+      const settled = rates.filter((r) => r.atMs >= stepAtMs + 1000 && r.atMs + binMs <= stepAtMs + 3500);
+      const show = (list: typeof rates) => list.map((r) => (r.bps / 1e6).toFixed(2)).join(', ');
+      console.log(`# netem on ${where}: 8 -> 2 Mbit/s at ${stepAtMs / 1000} s (flow from ${((startedAtEpochMs - zeroMs) / 1000).toFixed(1)} s): before ${show(before)}; from 1 s after ${show(settled)} Mbit/s`);
+      assert.ok(before.length >= 8 && before.every((r) => r.bps > 6.5e6), `before the step: ${show(before)} Mbit/s`);
+      // Per bin, a clear change (under half the old rate: a guest's coarse timers move a chunk or two between 250 ms bins); on the whole, the new rate.
+      const settledBps = settled.reduce((sum, r) => sum + r.bps, 0) / Math.max(1, settled.length);
+      assert.ok(settled.length >= 8 && settled.every((r) => r.bps < 4e6) && settledBps < 2.3e6, `from 1 s after the step: ${show(settled)} Mbit/s`);
+    });
+
+    it('carries a response from trickle serve under the trickle policy', async () => {
+      const lab: Lab = await labUp(name, profileLink('dsl-6mbit'), { backend: 'netem' });
+      const base = `http://${lab.address('origin')}:8080`;
+      // A clamp of its own (cgroup, program, pinned maps), removed after.
+      const clamp = { cgroup: 'trickle-test-netem', pinDir: '/run/trickle/bpf-test-netem' };
+      const origin = lab.spawn('origin', [process.execPath, cli, 'serve', '--media', process.env.TRICKLE_TEST_MEDIA!, '--host', lab.address('origin'), '--port', '8080', '--allow-policy-override', '--startup-seconds', '2', '--log-level', 'warn'], {
+        stdio: 'inherit',
+        env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clamp.cgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clamp.pinDir },
+      });
+      try {
+        const exited = once(origin, 'exit').then(([code]) => {
+          throw new Error(`trickle serve exited (${String(code)}) before it answered`);
+        });
+        await Promise.race([lab.waitForHttp(`${base}/healthz`, { attempts: 600 }), exited]);
+        const health = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/healthz`])) as { delivery: { clamp: { backend: string; fallbackReason: string | null } } };
+        // 1.5 MB of the ~3 Mbit/s progressive file: 2 s of startup, then ~2 s under the policy.
+        const length = 1_500_000;
+        const size = Number(await lab.output('player', ['curl', '-sf', '-o', '/dev/null', '-w', '%{size_download}', '-r', `0-${length - 1}`, `${base}/media/demo/progressive.mp4?policy=trickle`]));
+        const { flows } = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows`])) as { flows: FlowRecord[] };
+        const record = flows.find((r) => r.policy === 'trickle');
+        console.log(`# netem on ${where}: trickle served ${size} B; clamp backend ${health.delivery.clamp.backend}${health.delivery.clamp.fallbackReason === null ? '' : ` (${health.delivery.clamp.fallbackReason})`}; record: backend ${record?.backend}, throttled goodput ${record?.throttling?.goodputBps === undefined || record.throttling.goodputBps === null ? '-' : (record.throttling.goodputBps / 1e6).toFixed(2)} Mbit/s, R ${record?.targetRateBps === null || record?.targetRateBps === undefined ? '-' : (record.targetRateBps.mean / 1e6).toFixed(2)} Mbit/s, clamp ${JSON.stringify(record?.appliedClampPackets)}, srtt ${record?.srttUs} us`);
+        assert.equal(size, length);
+        assert.ok(record !== undefined && record.completed, 'a completed trickle flow record');
+        assert.equal(record.backend, health.delivery.clamp.backend, 'the record says the backend that ran');
+        if (record.backend === 'bpf') assert.ok(record.appliedClampPackets !== null, 'with the bpf backend the clamp was applied');
+      } finally {
+        if (origin.exitCode === null && origin.signalCode === null) {
+          origin.kill('SIGTERM');
+          await once(origin, 'exit');
+        }
+        await teardownClamp(clamp);
+      }
+    });
+  });
+} else if (skip === false) {
+  describe(`the lab's netem backend in a guest kernel (${netemHere.reason ?? 'no netem here'})`, () => {
+    const script = resolve(checkout, 'scripts', 'netem-vm');
+
+    it("boots, and returns the command's output and exit code", { timeout: 5 * 60_000 }, () => {
+      const check = spawnSync(script, ['check'], { encoding: 'utf8' });
+      assert.equal(check.status, 0, `no guest can start here: ${check.stdout.trim()}`);
+      const run = spawnSync(script, ['run', '--timeout', '240', '--', 'sh', '-c', 'uname -r; tc qdisc add dev lo root netem delay 1ms && echo netem; exit 3'], { encoding: 'utf8' });
+      assert.equal(run.status, 3, run.stderr);
+      assert.match(run.stdout, /^6\.\d+\.\d+-\d+-amd64\nnetem$/m, run.stdout);
+    });
+
+    it('says what is wrong with a bad command line, in one line', () => {
+      const none = spawnSync(script, ['run', '--'], { encoding: 'utf8' });
+      assert.equal(none.status, 2);
+      assert.match(none.stderr, /^netem-vm: run: no command \(usage: .*\)\n$/);
+      const unknown = spawnSync(script, ['start'], { encoding: 'utf8' });
+      assert.equal(unknown.status, 2);
+      assert.match(unknown.stderr, /^netem-vm: usage: scripts\/netem-vm prepare \| check \| run .*\n$/);
+    });
+
+    it('passes its checks inside the guest', { timeout: 20 * 60_000 }, async () => {
+      const started = Date.now();
+      const guest = spawn(script, ['run', '--timeout', '1080', '--', process.execPath, '--test', '--test-reporter=spec', resolve(import.meta.filename)], {
+        cwd: checkout,
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, NO_COLOR: '1' },
+      });
+      const lines: string[] = [];
+      createInterface({ input: guest.stdout }).on('line', (line) => {
+        lines.push(line);
+        console.log(`# guest: ${line}`);
+      });
+      const [code] = (await once(guest, 'exit')) as [number | null];
+      console.log(`# guest run: ${((Date.now() - started) / 1000).toFixed(0)} s, exit ${code}`);
+      assert.equal(code, 0, `the checks failed in the guest:\n${lines.slice(-40).join('\n')}`);
+      assert.ok(lines.some((line) => /tests \d+/.test(line)) && lines.some((line) => /fail 0/.test(line)), 'the guest ran the checks');
+    });
+  });
+}
