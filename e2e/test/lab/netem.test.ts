@@ -144,10 +144,14 @@ if (skip === false && (inGuest || netemHere.available)) {
 } else if (skip === false) {
   describe(`the lab's netem backend in a guest kernel (${netemHere.reason ?? 'no netem here'})`, () => {
     const script = resolve(checkout, 'scripts', 'netem-vm');
+    const check = spawnSync(script, ['check'], { encoding: 'utf8' });
+    const noGuest = check.status === 0 ? false : `no guest kernel can start here: ${(check.stdout || check.stderr || check.error?.message || '').trim()}`;
+    // In CI a guest that cannot start fails the test; elsewhere its checks are skipped, the reason printed.
+    const guestSkip = noGuest !== false && process.env.CI !== 'true' ? noGuest : false;
+    if (guestSkip !== false) console.log(`# skipping the netem checks in a guest kernel: ${guestSkip}`);
 
-    it("boots, and returns the command's output and exit code", { timeout: 5 * 60_000 }, () => {
-      const check = spawnSync(script, ['check'], { encoding: 'utf8' });
-      assert.equal(check.status, 0, `no guest can start here: ${check.stdout.trim()}`);
+    it("boots, and returns the command's output and exit code", { skip: guestSkip, timeout: 5 * 60_000 }, () => {
+      assert.equal(noGuest, false);
       const run = spawnSync(script, ['run', '--timeout', '240', '--', 'sh', '-c', 'uname -r; tc qdisc add dev lo root netem delay 1ms && echo netem; exit 3'], { encoding: 'utf8' });
       assert.equal(run.status, 3, run.stderr);
       assert.match(run.stdout, /^6\.\d+\.\d+-\d+-amd64\nnetem$/m, run.stdout);
@@ -162,7 +166,7 @@ if (skip === false && (inGuest || netemHere.available)) {
       assert.match(unknown.stderr, /^netem-vm: usage: scripts\/netem-vm prepare \| check \| run .*\n$/);
     });
 
-    it('passes its checks inside the guest', { timeout: 20 * 60_000 }, async () => {
+    it('passes its checks inside the guest', { skip: guestSkip, timeout: 20 * 60_000 }, async () => {
       const started = Date.now();
       const guest = spawn(script, ['run', '--timeout', '1080', '--', process.execPath, '--test', '--test-reporter=spec', resolve(import.meta.filename)], {
         cwd: checkout,
