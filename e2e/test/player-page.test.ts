@@ -1,10 +1,13 @@
 /**
  * The origin's /player/ page in real (Debian) Chromium: dash.js, hls.js and a plain <video> each
- * start playing the demo and keep playing; the plain <video> survives a seek (Range requests).
+ * start playing the demo and keep playing; the plain <video> survives a seek (Range requests);
+ * dash.js's end is an end whether or not it signals end of stream, and a stall short of the end
+ * is not one.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import type { Page } from 'playwright-core';
 import { buildApp, loadConfig } from '@trickle/origin';
 import { launchChromium, type LaunchedChromium } from '../src/chromium.js';
 import { skipUnless } from './helpers/requirements.js';
@@ -14,8 +17,15 @@ const skip = skipUnless('the player page tests', { chromium: true, media: true }
 
 interface Snapshot {
   startupMs: number | null;
-  rebuffers: unknown[];
+  rebuffers: { startMs: number; durationMs: number | null }[];
   errors: string[];
+  ended: boolean;
+  playedSeconds: number;
+}
+
+interface PageEvent {
+  type: string;
+  byElement?: boolean;
 }
 
 describe('/player/ in Chromium', { skip }, () => {
@@ -60,6 +70,49 @@ describe('/player/ in Chromium', { skip }, () => {
       await page.close();
     });
   }
+
+  /** dash.js from 19 s of the 24 s demo to its end (or `waitMs` of waiting); `prepare` may break it. */
+  async function playDashjsToEnd(prepare: (page: Page) => Promise<unknown>, waitMs = 25_000) {
+    const page = await chromium.context.newPage();
+    await prepare(page);
+    await page.goto(`${url}/player/?asset=demo&player=dashjs&seek=1:19`);
+    const ended = await page
+      .waitForFunction(() => (window as unknown as { trickle?: Snapshot }).trickle?.ended === true, undefined, { timeout: waitMs, polling: 250 })
+      .then(() => true, () => false);
+    const snapshot = await page.evaluate(() => (window as unknown as { trickle: Snapshot }).trickle);
+    const endedEvents = (await page.evaluate(() => (window as unknown as { trickleEvents: PageEvent[] }).trickleEvents)).filter((event) => event.type === 'ended');
+    await page.close();
+    return { ended, snapshot, endedEvents };
+  }
+
+  it('dash.js ends at the end of the media, signalled by the element', async () => {
+    const { ended, snapshot, endedEvents } = await playDashjsToEnd(async () => undefined);
+    assert.ok(ended, `ended (played to ${snapshot.playedSeconds} s)`);
+    assert.deepEqual(snapshot.errors, []);
+    assert.deepEqual(endedEvents.map((event) => event.byElement), [true]);
+  });
+
+  it('dash.js that never signals end of stream still ends at the end of the media, and no rebuffer lasts into the end', async () => {
+    // Without endOfStream the element parks where the shorter track ends (the audio, 43 ms short of
+    // the MPD's 24 s) and dash.js seeks to the end over and over: what CI saw once under app pacing.
+    const { ended, snapshot, endedEvents } = await playDashjsToEnd((page) =>
+      page.addInitScript(() => {
+        MediaSource.prototype.endOfStream = () => undefined;
+      }),
+    );
+    assert.ok(ended, `ended (played to ${snapshot.playedSeconds} s)`);
+    assert.deepEqual(snapshot.errors, []);
+    assert.deepEqual(endedEvents.map((event) => event.byElement), [false]);
+    assert.ok(snapshot.playedSeconds >= 23.85, `played to ${snapshot.playedSeconds} s (the audio ends at 23.95 s)`);
+    for (const rebuffer of snapshot.rebuffers) assert.ok(rebuffer.durationMs !== null && rebuffer.durationMs < 1_000, `a rebuffer of ${rebuffer.durationMs} ms`);
+  });
+
+  it('dash.js stalled short of the end (its last audio segment never comes) has not ended', async () => {
+    // Parked by 22 s at the latest (about 3 s after the seek), then 5 s more to end if it would.
+    const { ended, snapshot } = await playDashjsToEnd((page) => page.route('**/chunk-4-00012.m4s', () => undefined), 12_000);
+    assert.equal(ended, false, `not ended (played to ${snapshot.playedSeconds} s)`);
+    assert.ok(snapshot.playedSeconds > 21 && snapshot.playedSeconds < 23.5, `parked at ${snapshot.playedSeconds} s, where the audio ends`);
+  });
 
   it('a plain <video> plays progressive.mp4 and continues after a seek', async () => {
     const { page, snapshot } = await playFor('native', 2);

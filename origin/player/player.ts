@@ -10,7 +10,11 @@
  * - a stall: the watchdog saw `currentTime` stop while playing (with or without `waiting`);
  * - a video freeze: time advances but no new video frames are decoded (the picture stands still),
  *   reported apart because players do not announce it;
- * - hls.js repeats `bufferStalledError` during one stall: counted once per stall.
+ * - hls.js repeats `bufferStalledError` during one stall: counted once per stall;
+ * - the end: the element's `ended`, or playback parked within `endToleranceSec` of the duration for
+ *   `stallAfterMs` (dash.js can miss signalling end of stream when a track ends a frame short of
+ *   the MPD's duration, and then seeks to the end over and over without `ended`; the viewer has
+ *   seen every frame by then). The `ended` event says which (`byElement`).
  *
  * Query parameters: asset, player (dashjs|hlsjs|native), src (a URL to play instead of an asset),
  * policy (adds `?policy=` to every media request; the origin needs --allow-policy-override),
@@ -88,6 +92,12 @@ declare global {
 /** A stop of currentTime this long while playing is a stall; shorter ones are timer jitter. */
 const stallAfterMs = 500;
 const watchdogIntervalMs = 100;
+/**
+ * Playback parked this close to the duration has shown all there is: a track can end a frame or two
+ * short of the MPD's duration (the demo's audio, 50 ms), and Chromium stops 50 ms before the end of
+ * what is buffered when end of stream is not signalled.
+ */
+const endToleranceSec = 0.25;
 
 const byId = <T extends HTMLElement>(id: string): T => {
   const element = document.getElementById(id);
@@ -134,7 +144,7 @@ function openEpisode<T extends Episode>(episodes: T[]): T | undefined {
 function closeEpisodes(nowMs: number, ...lists: Episode[][]): void {
   for (const list of lists) {
     const open = openEpisode(list);
-    if (open !== undefined) open.durationMs = nowMs - open.startMs;
+    if (open !== undefined) open.durationMs = Math.max(0, nowMs - open.startMs);
   }
 }
 
@@ -302,12 +312,15 @@ video.addEventListener('seeked', () => {
   seeking = false;
   emit('seeked', { at: video.currentTime });
 });
+function end(snapshot: Snapshot, atMs: number, byElement: boolean): void {
+  snapshot.ended = true;
+  closeEpisodes(atMs, snapshot.rebuffers, snapshot.stalls, snapshot.videoFreezes);
+  emit('ended', { currentTime: video.currentTime, byElement });
+}
 video.addEventListener('ended', () => {
   const snapshot = window.trickle;
-  if (snapshot === undefined) return;
-  snapshot.ended = true;
-  closeEpisodes(sinceLoadMs(), snapshot.rebuffers, snapshot.stalls, snapshot.videoFreezes);
-  emit('ended', { currentTime: video.currentTime });
+  if (snapshot === undefined || snapshot.ended) return;
+  end(snapshot, sinceLoadMs(), true);
 });
 video.addEventListener('error', () => fail(`media element error: ${video.error?.message ?? video.error?.code ?? 'unknown'}`));
 
@@ -316,6 +329,7 @@ let lastTime = 0;
 let lastFrames = 0;
 let timeStoppedAtMs: number | null = null;
 let framesStoppedAtMs: number | null = null;
+let atEndSinceMs: number | null = null;
 setInterval(() => {
   const snapshot = window.trickle;
   if (snapshot === undefined) return;
@@ -329,6 +343,14 @@ setInterval(() => {
     emit('seek-requested', { from: time, to: pendingSeek.toSec });
     video.currentTime = pendingSeek.toSec;
     pendingSeek = null;
+  }
+  // Seeks in place do not reset this: the player that misses its end seeks to it every 200 ms.
+  const atEnd = snapshot.startupMs !== null && !snapshot.ended && !video.paused && Number.isFinite(video.duration) && time >= video.duration - endToleranceSec;
+  if (!atEnd) atEndSinceMs = null;
+  else {
+    atEndSinceMs ??= nowMs;
+    // Parked there is the end, not a stall: episodes close when playback got there.
+    if (nowMs - atEndSinceMs >= stallAfterMs) end(snapshot, atEndSinceMs, false);
   }
   const watching = snapshot.startupMs !== null && !snapshot.ended && !video.paused && !seeking;
   const timeMoved = time !== lastTime;
