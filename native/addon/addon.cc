@@ -91,8 +91,9 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
         InstanceMethod("bpfSetInitialWindow", &TrickleNative::BpfSetInitialWindow),
         InstanceMethod("bpfDeleteTarget", &TrickleNative::BpfDeleteTarget),
         InstanceMethod("bpfStats", &TrickleNative::BpfStats),
-        InstanceMethod("sendFile", &TrickleNative::SendFile),
-        InstanceMethod("sendFileCancel", &TrickleNative::SendFileCancel),
+        InstanceMethod("fileSendOpen", &TrickleNative::FileSendOpen),
+        InstanceMethod("fileSendWrite", &TrickleNative::FileSendWrite),
+        InstanceMethod("fileSendClose", &TrickleNative::FileSendClose),
     });
     (void)env;
   }
@@ -260,18 +261,25 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
 
   Napi::Value BpfStats(const Napi::CallbackInfo& info) { return clamp_.Stats(info.Env()); }
 
-  // (socket fd, path, offset, length, callback) -> -calls (all taken at once) or a transfer id
-  Napi::Value SendFile(const Napi::CallbackInfo& info) {
+  // (socket fd, path, end offset) -> a transfer id
+  Napi::Value FileSendOpen(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     int fd = FdArgument(info);
     std::string path = StringArgument(info, 1, "path");
-    const uint64_t offset = ByteCountArgument(info, 2, "offset");
-    const uint64_t length = ByteCountArgument(info, 3, "length");
-    if (info.Length() < 5 || !info[4].IsFunction()) throw ArgumentError(env, "expected a callback");
-    return Napi::Number::New(env, fileSender_.Start(env, fd, path, offset, length, info[4].As<Napi::Function>()));
+    return Napi::Number::New(env, fileSender_.Open(env, fd, path, ByteCountArgument(info, 2, "endOffset")));
   }
 
-  Napi::Value SendFileCancel(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), fileSender_.Cancel(U32Argument(info, 0, "transfer id"))); }
+  // (transfer id, offset, length, callback) -> the sendfile calls (all taken at once) or -1 (callback later)
+  Napi::Value FileSendWrite(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const uint32_t id = U32Argument(info, 0, "transfer id");
+    const uint64_t offset = ByteCountArgument(info, 1, "offset");
+    const uint64_t length = ByteCountArgument(info, 2, "length");
+    if (info.Length() < 4 || !info[3].IsFunction()) throw ArgumentError(env, "expected a callback");
+    return Napi::Number::New(env, fileSender_.Write(env, id, offset, length, info[3].As<Napi::Function>()));
+  }
+
+  Napi::Value FileSendClose(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), fileSender_.Close(U32Argument(info, 0, "transfer id"))); }
 
   BpfClamp clamp_;
   FileSender fileSender_;

@@ -20,11 +20,15 @@ struct FileSender::Transfer {
   // the number could then name another file. Closed with the transfer.
   int socketFd = -1;
   int fileFd = -1;
+  // The write under way: where it is, what is left, what it has sent and in how many calls.
   off_t offset = 0;
   uint64_t remaining = 0;
+  uint64_t writeSent = 0;
+  uint32_t writeCalls = 0;
+  // Bytes sent over the transfer's life.
   uint64_t sent = 0;
-  // sendfile calls that moved bytes (what "written in a few writes" is checked against)
-  uint32_t calls = 0;
+  // Watched only once a write finds the socket full; kept for the transfer's later writes.
+  bool pollInitialized = false;
   uv_poll_t poll{};
   Napi::FunctionReference callback;
   std::unique_ptr<Napi::AsyncContext> context;
@@ -55,20 +59,23 @@ FileSender::~FileSender() {
   for (auto& [id, transfer] : transfers_) {
     transfer->callback.Reset();
     transfer->context.reset();
-    transfer->owner = nullptr;
-    // The handle's memory must outlive the loop's close: its close callback frees it.
-    Close(transfer);
+    Release(transfer);
   }
   transfers_.clear();
 }
 
 int FileSender::Pump(Transfer& transfer) {
   while (transfer.remaining > 0) {
-    ssize_t n = sendfile(transfer.socketFd, transfer.fileFd, &transfer.offset, std::min(transfer.remaining, kMaxSendfileBytes));
+    const uint64_t asked = std::min(transfer.remaining, kMaxSendfileBytes);
+    ssize_t n = sendfile(transfer.socketFd, transfer.fileFd, &transfer.offset, asked);
     if (n > 0) {
-      transfer.calls++;
+      transfer.writeCalls++;
       transfer.remaining -= static_cast<uint64_t>(n);
+      transfer.writeSent += static_cast<uint64_t>(n);
       transfer.sent += static_cast<uint64_t>(n);
+      // A short count means the socket is full: wait for room rather than ask again for EAGAIN.
+      // (A file that ended early shows on the next call, which returns 0.)
+      if (static_cast<uint64_t>(n) < asked && transfer.remaining > 0) return EAGAIN;
       continue;
     }
     if (n == 0) return kFileShort;
@@ -78,11 +85,16 @@ int FileSender::Pump(Transfer& transfer) {
   return 0;
 }
 
-double FileSender::Start(Napi::Env env, int socketFd, const std::string& path, uint64_t offset, uint64_t length, Napi::Function callback) {
+double FileSender::Open(Napi::Env env, int socketFd, const std::string& path, uint64_t endOffset) {
   int fileFd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fileFd < 0) throw SyscallError(env, "open", errno, path);
   struct stat info {};
-  if (fstat(fileFd, &info) != 0 || static_cast<uint64_t>(info.st_size) < offset + length) {
+  if (fstat(fileFd, &info) != 0) {
+    int err = errno;
+    CloseFds(-1, fileFd);
+    throw SyscallError(env, "fstat", err, path);
+  }
+  if (static_cast<uint64_t>(info.st_size) < endOffset) {
     CloseFds(-1, fileFd);
     throw TransferError(env, kFileShort);
   }
@@ -95,33 +107,39 @@ double FileSender::Start(Napi::Env env, int socketFd, const std::string& path, u
   auto transfer = std::make_unique<Transfer>();
   transfer->socketFd = dupFd;
   transfer->fileFd = fileFd;
-  transfer->offset = static_cast<off_t>(offset);
-  transfer->remaining = length;
-  int err = Pump(*transfer);
-  if (err == 0) {
-    CloseFds(dupFd, fileFd);
-    return -static_cast<double>(transfer->calls);
-  }
-  if (err != EAGAIN) {
-    CloseFds(dupFd, fileFd);
-    throw TransferError(env, err);
-  }
-  uv_loop_t* loop = nullptr;
-  if (napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, &transfer->poll, dupFd) != 0) {
-    CloseFds(dupFd, fileFd);
-    throw SyscallError(env, "uv_poll_init", EINVAL, "watching the socket for room");
-  }
-  transfer->poll.data = transfer.get();
   transfer->owner = this;
   transfer->env = env;
   transfer->id = nextId_++;
   if (nextId_ == 0) nextId_ = 1;
-  transfer->callback = Napi::Persistent(callback);
-  transfer->context = std::make_unique<Napi::AsyncContext>(env, "trickle:sendFile");
-  uv_poll_start(&transfer->poll, UV_WRITABLE | UV_DISCONNECT, OnWritable);
   Transfer* raw = transfer.release();
   transfers_[raw->id] = raw;
   return static_cast<double>(raw->id);
+}
+
+double FileSender::Write(Napi::Env env, uint32_t id, uint64_t offset, uint64_t length, Napi::Function callback) {
+  auto found = transfers_.find(id);
+  if (found == transfers_.end()) throw ArgumentError(env, "no open file transfer " + std::to_string(id));
+  Transfer& transfer = *found->second;
+  if (!transfer.callback.IsEmpty()) throw ArgumentError(env, "file transfer " + std::to_string(id) + " is still writing");
+  transfer.offset = static_cast<off_t>(offset);
+  transfer.remaining = length;
+  transfer.writeSent = 0;
+  transfer.writeCalls = 0;
+  int err = Pump(transfer);
+  if (err == 0) return static_cast<double>(transfer.writeCalls);
+  if (err != EAGAIN) throw TransferError(env, err);
+  if (!transfer.pollInitialized) {
+    uv_loop_t* loop = nullptr;
+    if (napi_get_uv_event_loop(env, &loop) != napi_ok || uv_poll_init(loop, &transfer.poll, transfer.socketFd) != 0) {
+      throw SyscallError(env, "uv_poll_init", EINVAL, "watching the socket for room");
+    }
+    transfer.poll.data = &transfer;
+    transfer.pollInitialized = true;
+  }
+  transfer.callback = Napi::Persistent(callback);
+  transfer.context = std::make_unique<Napi::AsyncContext>(env, "trickle:fileSend");
+  uv_poll_start(&transfer.poll, UV_WRITABLE | UV_DISCONNECT, OnWritable);
+  return -1;
 }
 
 void FileSender::OnWritable(uv_poll_t* poll, int status, int events) {
@@ -133,6 +151,7 @@ void FileSender::OnWritable(uv_poll_t* poll, int status, int events) {
   // An error on the socket (a reset) shows as this sendfile's errno.
   int err = Pump(*transfer);
   if (err == EAGAIN) return;
+  uv_poll_stop(poll);
   owner->Finish(transfer, err);
 }
 
@@ -140,29 +159,31 @@ void FileSender::Finish(Transfer* transfer, int err) {
   Napi::Env env(transfer->env);
   Napi::FunctionReference callback = std::move(transfer->callback);
   std::unique_ptr<Napi::AsyncContext> context = std::move(transfer->context);
-  const double sent = static_cast<double>(transfer->sent);
-  const double calls = static_cast<double>(transfer->calls);
-  transfers_.erase(transfer->id);
-  Close(transfer);
   Napi::HandleScope scope(env);
   Napi::Value error = err == 0 ? env.Null() : TransferError(env, err).Value();
   try {
-    callback.MakeCallback(env.Global(), {error, Napi::Number::New(env, sent), Napi::Number::New(env, calls)}, *context);
+    callback.MakeCallback(env.Global(), {error, Napi::Number::New(env, static_cast<double>(transfer->writeSent)), Napi::Number::New(env, transfer->writeCalls)}, *context);
   } catch (const Napi::Error& thrown) {
     // No JavaScript frame to throw into: the process's uncaught exception handling takes it.
     napi_fatal_exception(env, thrown.Value());
   }
 }
 
-void FileSender::Close(Transfer* transfer) {
+void FileSender::Release(Transfer* transfer) {
   transfer->owner = nullptr;
-  // uv_close takes the fd out of the loop's epoll at once; only then may its number be reused.
-  uv_close(reinterpret_cast<uv_handle_t*>(&transfer->poll), [](uv_handle_t* handle) { delete static_cast<Transfer*>(handle->data); });
-  CloseFds(transfer->socketFd, transfer->fileFd);
-  transfer->socketFd = transfer->fileFd = -1;
+  const int socketFd = transfer->socketFd;
+  const int fileFd = transfer->fileFd;
+  if (transfer->pollInitialized) {
+    // uv_close takes the fd out of the loop's epoll at once; only then may its number be reused.
+    // The handle's memory must outlive the loop's close: its close callback frees it.
+    uv_close(reinterpret_cast<uv_handle_t*>(&transfer->poll), [](uv_handle_t* handle) { delete static_cast<Transfer*>(handle->data); });
+  } else {
+    delete transfer;
+  }
+  CloseFds(socketFd, fileFd);
 }
 
-double FileSender::Cancel(uint32_t id) {
+double FileSender::Close(uint32_t id) {
   auto found = transfers_.find(id);
   if (found == transfers_.end()) return -1;
   Transfer* transfer = found->second;
@@ -170,7 +191,7 @@ double FileSender::Cancel(uint32_t id) {
   transfers_.erase(found);
   transfer->callback.Reset();
   transfer->context.reset();
-  Close(transfer);
+  Release(transfer);
   return sent;
 }
 

@@ -72,10 +72,12 @@ export interface NativeBinding {
   bpfSetSchedule(cookie: bigint, mode: number, baseAcked: number, throttleOffset: number, graceUs: number, gainMilli: number, minPackets: number, pieces: Uint32Array): void;
   bpfDeleteTarget(cookie: bigint): boolean;
   bpfStats(): RawBpfStats;
-  /** Minus the sendfile calls when every byte was taken at once (no callback), else a transfer id and `done` later. */
-  sendFile(fd: number, path: string, offsetBytes: number, lengthBytes: number, done: (error: Error | null, sentBytes: number, calls: number) => void): number;
-  /** The bytes a transfer had sent, or -1 for an id that is not running. */
-  sendFileCancel(id: number): number;
+  /** A transfer id for writes of `path` into the socket, whose ranges end before `endOffsetBytes`. */
+  fileSendOpen(fd: number, path: string, endOffsetBytes: number): number;
+  /** The sendfile calls when every byte was taken at once (no callback), else -1 and `done` later. */
+  fileSendWrite(id: number, offsetBytes: number, lengthBytes: number, done: (error: Error | null, sentBytes: number, calls: number) => void): number;
+  /** The bytes a transfer sent over its life, or -1 for an id that is not open. */
+  fileSendClose(id: number): number;
 }
 
 export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

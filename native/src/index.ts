@@ -1,5 +1,5 @@
 /** Public entry of @trickle/native. */
-export { tcpInfo, setMaxPacingRate, getMaxPacingRate, setCongestionControl, getCongestionControl, setNotsentLowat, raiseSendBuffer, sendFile, socketCookie, socketFd, type FileSend, type SendFileDone, type TcpInfo, type SocketLike } from './socket.js';
+export { tcpInfo, setMaxPacingRate, getMaxPacingRate, setCongestionControl, getCongestionControl, setNotsentLowat, raiseSendBuffer, openFileSend, socketCookie, socketFd, type FileSend, type SendFileDone, type TcpInfo, type SocketLike } from './socket.js';
 export { attachClamp, type AttachOptions, type AttachedClamp } from './clamp/attach.js';
 export { clampBackends } from './clamp/registry.js';
 export { clampMode } from './clamp/bpf.js';

@@ -3,7 +3,7 @@
  * package implements it; tests and non-Linux hosts can use the same shape.
  */
 import type { ClampBackend } from './clamp/clamp-backend.js';
-import { getCongestionControl, raiseSendBuffer, sendFile, setCongestionControl, setMaxPacingRate, setNotsentLowat, socketCookie, tcpInfo, type FileSend, type SendFileDone, type SocketLike, type TcpInfo } from './socket.js';
+import { getCongestionControl, openFileSend, raiseSendBuffer, setCongestionControl, setMaxPacingRate, setNotsentLowat, socketCookie, tcpInfo, type FileSend, type SocketLike, type TcpInfo } from './socket.js';
 
 export interface SocketControl {
   tcpInfo(socket: SocketLike): TcpInfo;
@@ -13,10 +13,10 @@ export interface SocketControl {
   setNotsentLowat(socket: SocketLike, bytes: number): void;
   raiseSendBuffer(socket: SocketLike, bytes: number): number;
   socketCookie(socket: SocketLike): bigint;
-  sendFile(socket: SocketLike, path: string, offsetBytes: number, lengthBytes: number, done: SendFileDone): FileSend;
+  openFileSend(socket: SocketLike, path: string, endOffsetBytes: number): FileSend;
   readonly clamp: ClampBackend;
 }
 
 export function createSocketControl(clamp: ClampBackend): SocketControl {
-  return { tcpInfo, setMaxPacingRate, setCongestionControl, getCongestionControl, setNotsentLowat, raiseSendBuffer, socketCookie, sendFile, clamp };
+  return { tcpInfo, setMaxPacingRate, setCongestionControl, getCongestionControl, setNotsentLowat, raiseSendBuffer, socketCookie, openFileSend, clamp };
 }

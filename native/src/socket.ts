@@ -139,47 +139,46 @@ export function raiseSendBuffer(socket: SocketLike, bytes: number): number {
   return requireBinding().raiseSendBuffer(socketFd(socket), bytes);
 }
 
-/** A running sendFile: cancel it when the socket goes (its callback then never comes). */
+/**
+ * A response's file held open for writes into its socket with sendfile(2): from the page cache
+ * into the socket, no copy in user space, no JavaScript per chunk (the addon writes as the socket
+ * has room, watching it on the event loop). The file and a duplicate of the socket stay open until
+ * `close`, so a write (a paced block) costs one or two sendfile calls and nothing else. Nothing
+ * else may write to the socket meanwhile; the socket's own byte count (bytesWritten) does not see
+ * these bytes.
+ */
 export interface FileSend {
-  /** Stops writing; returns the bytes sent so far (undefined once it has finished). */
-  cancel(): number | undefined;
+  /**
+   * Hands `lengthBytes` from `offsetBytes` to the socket. Every byte taken at once: the sendfile
+   * calls it took (`done` is never called). Otherwise -1, and `done` once every byte is in the
+   * socket or it failed (a reset socket, NATIVE_ERR_FILE_SHORT for a file that ended early).
+   * One write at a time; throws what fails at once.
+   */
+  write(offsetBytes: number, lengthBytes: number, done: SendFileDone): number;
+  /** Stops a write under way (its `done` never comes) and releases the file; the bytes sent over the transfer's life. Later calls: undefined. */
+  close(): number | undefined;
 }
 
 /**
- * Writes `lengthBytes` of the file at `path` from `offsetBytes` into the socket with sendfile(2):
- * from the page cache into the socket, no copy in user space, no JavaScript per chunk (the
- * addon writes as the socket has room, watching it on the event loop). `done` comes once every
- * byte is in the socket (or it failed: a reset socket, NATIVE_ERR_FILE_SHORT for a file shorter
- * than the range), always asynchronously, with the sendfile calls it took. Nothing else may write
- * to the socket meanwhile; the socket's own byte count (bytesWritten) does not see these bytes.
+ * Opens `path` for writes into `socket` of ranges ending before `endOffsetBytes`. Throws
+ * NATIVE_ERR_FILE_SHORT (code) when the file is shorter than that (replaced or truncated since it
+ * was described), the syscall's error when it cannot be opened.
  */
-export function sendFile(socket: SocketLike, path: string, offsetBytes: number, lengthBytes: number, done: SendFileDone): FileSend {
+export function openFileSend(socket: SocketLike, path: string, endOffsetBytes: number): FileSend {
   const native = requireBinding();
-  let finished = false;
-  let id: number;
-  try {
-    id = native.sendFile(socketFd(socket), path, offsetBytes, lengthBytes, (error, sentBytes, calls) => {
-      finished = true;
-      done(error, sentBytes, calls);
-    });
-  } catch (error) {
-    process.nextTick(done, error as Error, 0, 0);
-    return { cancel: () => undefined };
-  }
-  if (id <= 0) {
-    process.nextTick(done, null, lengthBytes, -id);
-    return { cancel: () => undefined };
-  }
+  const id = native.fileSendOpen(socketFd(socket), path, endOffsetBytes);
+  let open = true;
   return {
-    cancel() {
-      if (finished) return undefined;
-      finished = true;
-      return native.sendFileCancel(id);
+    write: (offsetBytes, lengthBytes, done) => native.fileSendWrite(id, offsetBytes, lengthBytes, done),
+    close() {
+      if (!open) return undefined;
+      open = false;
+      return native.fileSendClose(id);
     },
   };
 }
 
-/** How a sendFile ended: the error (null: every byte is in the socket), the bytes sent, the sendfile calls made. */
+/** How an asynchronous write ended: the error (null: every byte is in the socket), the bytes it sent, the sendfile calls it made. */
 export type SendFileDone = (error: Error | null, sentBytes: number, sendfileCalls: number) => void;
 
 /** Cookies of live sockets: a socket keeps its cookie for life (a bare fd may be reused, so it is not cached). */

@@ -1,21 +1,28 @@
-/** sendFile on live loopback connections (no root needed): bytes, waiting for room, cancel, errors. */
+/** openFileSend on live loopback connections (no root needed): bytes, consecutive writes, waiting for room, close, errors. */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { sendFile, type SendFileDone } from '../src/index.js';
+import { openFileSend, type FileSend } from '../src/index.js';
 import { connectedPair } from './helpers/loopback-pair.js';
 
-function sent(socket: Socket, path: string, offsetBytes: number, lengthBytes: number): { result: Promise<{ error: Error | null; sentBytes: number; calls: number }>; cancel: () => number | undefined } {
-  let resolve!: (value: { error: Error | null; sentBytes: number; calls: number }) => void;
-  const result = new Promise<{ error: Error | null; sentBytes: number; calls: number }>((r) => (resolve = r));
-  const done: SendFileDone = (error, sentBytes, calls) => resolve({ error, sentBytes, calls });
-  const transfer = sendFile(socket, path, offsetBytes, lengthBytes, done);
-  return { result, cancel: () => transfer.cancel() };
+interface Written {
+  error: Error | null;
+  sentBytes: number;
+  calls: number;
+}
+
+/** One write: settled at once (the calls it took) or when its callback comes. */
+function write(transfer: FileSend, offsetBytes: number, lengthBytes: number): { atOnce: boolean; result: Promise<Written> } {
+  let resolve!: (value: Written) => void;
+  const result = new Promise<Written>((r) => (resolve = r));
+  const calls = transfer.write(offsetBytes, lengthBytes, (error, sentBytes, asyncCalls) => resolve({ error, sentBytes, calls: asyncCalls }));
+  if (calls >= 0) resolve({ error: null, sentBytes: lengthBytes, calls });
+  return { atOnce: calls >= 0, result };
 }
 
 function collect(client: Socket): { bytes: () => Buffer } {
@@ -24,7 +31,7 @@ function collect(client: Socket): { bytes: () => Buffer } {
   return { bytes: () => Buffer.concat(chunks) };
 }
 
-describe('sendFile', () => {
+describe('openFileSend', () => {
   let dir: string;
   let path: string;
   let content: Buffer;
@@ -36,53 +43,68 @@ describe('sendFile', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('writes a range byte for byte, asynchronously, in few calls when the socket has room', async () => {
+  it('writes consecutive blocks byte for byte through one held transfer, each in one call when the socket has room', async () => {
     const { server, serverSide, client } = await connectedPair();
     const received = collect(client);
-    let returned = false;
-    const transfer = sent(serverSide, path, 1000, 50_000);
-    returned = true;
-    const { error, sentBytes, calls } = await transfer.result;
-    assert.ok(returned, 'done never comes before sendFile returns');
-    assert.equal(error, null);
-    assert.equal(sentBytes, 50_000);
-    assert.ok(calls >= 1 && calls <= 2, `${calls} sendfile calls for 50 kB`);
+    const transfer = openFileSend(serverSide, path, 1000 + 4 * 16_384);
+    for (let block = 0; block < 4; block++) {
+      const { atOnce, result } = write(transfer, 1000 + block * 16_384, 16_384);
+      assert.ok(atOnce, `block ${block} was taken at once`);
+      assert.equal((await result).calls, 1);
+    }
+    assert.equal(transfer.close(), 4 * 16_384, 'the bytes sent over the transfer');
+    assert.equal(transfer.close(), undefined, 'a second close is a no-op');
     serverSide.end();
     await once(client, 'end');
-    assert.ok(received.bytes().equals(content.subarray(1000, 51_000)));
+    assert.ok(received.bytes().equals(content.subarray(1000, 1000 + 4 * 16_384)));
     server.close();
   });
 
   it('waits for room while the reader is paused, then finishes with every byte in order', async () => {
     const { server, serverSide, client } = await connectedPair();
     client.pause();
-    const transfer = sent(serverSide, path, 0, content.length);
+    const transfer = openFileSend(serverSide, path, content.length);
+    const { atOnce, result } = write(transfer, 0, content.length);
+    assert.equal(atOnce, false, '24 MB does not fit the socket buffers of a paused reader');
     let finished = false;
-    void transfer.result.then(() => (finished = true));
+    void result.then(() => (finished = true));
     await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.equal(finished, false, '24 MB does not fit the socket buffers of a paused reader');
+    assert.equal(finished, false);
     const received = collect(client);
     client.resume();
-    const { error, sentBytes, calls } = await transfer.result;
+    const { error, sentBytes, calls } = await result;
     assert.equal(error, null);
     assert.equal(sentBytes, content.length);
     assert.ok(calls > 1, 'the rest went as the socket drained');
+    assert.equal(transfer.close(), content.length);
     serverSide.end();
     await once(client, 'end');
     assert.ok(received.bytes().equals(content));
     server.close();
   });
 
-  it('stops on cancel without calling back, and the socket stays usable for Node', async () => {
+  it('refuses a second write while one is under way', async () => {
     const { server, serverSide, client } = await connectedPair();
     client.pause();
-    const transfer = sent(serverSide, path, 0, content.length);
+    const transfer = openFileSend(serverSide, path, content.length);
+    assert.equal(write(transfer, 0, content.length).atOnce, false);
+    assert.throws(() => transfer.write(0, 10, () => undefined), { code: 'NATIVE_ERR_ARGUMENT' });
+    transfer.close();
+    client.destroy();
+    serverSide.destroy();
+    server.close();
+  });
+
+  it('stops on close without calling back, and the socket stays usable for Node', async () => {
+    const { server, serverSide, client } = await connectedPair();
+    client.pause();
+    const transfer = openFileSend(serverSide, path, content.length);
+    const { result } = write(transfer, 0, content.length);
     let called = false;
-    void transfer.result.then(() => (called = true));
+    void result.then(() => (called = true));
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const sentSoFar = transfer.cancel();
+    const sentSoFar = transfer.close();
     assert.ok(typeof sentSoFar === 'number' && sentSoFar > 0 && sentSoFar < content.length, `sent so far: ${sentSoFar}`);
-    assert.equal(transfer.cancel(), undefined, 'a second cancel is a no-op');
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(called, false);
     const received = collect(client);
@@ -96,32 +118,42 @@ describe('sendFile', () => {
     server.close();
   });
 
-  it('reports a reset peer, a short file and a missing file as errors, asynchronously', async () => {
+  it('reports a reset peer asynchronously, and a file truncated after opening on the write that reaches its end', async () => {
     const { server, serverSide, client } = await connectedPair();
     client.pause();
-    const transfer = sent(serverSide, path, 0, content.length);
+    const transfer = openFileSend(serverSide, path, content.length);
+    const { result } = write(transfer, 0, content.length);
     await new Promise((resolve) => setTimeout(resolve, 100));
     client.resetAndDestroy();
-    const reset = await transfer.result;
+    const reset = await result;
     assert.ok(reset.error !== null && ['ECONNRESET', 'EPIPE'].includes((reset.error as NodeJS.ErrnoException).code ?? ''), String(reset.error));
-
-    const pair = await connectedPair();
-    const short = await sent(pair.serverSide, path, content.length - 10, 20).result;
-    assert.equal((short.error as NodeJS.ErrnoException | null)?.code, 'NATIVE_ERR_FILE_SHORT');
-    const missing = await sent(pair.serverSide, join(dir, 'gone.bin'), 0, 10).result;
-    assert.equal((missing.error as NodeJS.ErrnoException | null)?.code, 'ENOENT');
-    pair.client.destroy();
-    pair.serverSide.destroy();
-    pair.server.close();
+    transfer.close();
     serverSide.destroy();
     server.close();
+
+    const shrinking = join(dir, 'shrinking.bin');
+    writeFileSync(shrinking, content.subarray(0, 100_000));
+    const pair = await connectedPair();
+    const received = collect(pair.client);
+    const held = openFileSend(pair.serverSide, shrinking, 100_000);
+    truncateSync(shrinking, 50_000);
+    // sendfile takes the 50 000 bytes there are (a short count), then finds the end
+    const { error, sentBytes } = await write(held, 0, 100_000).result;
+    assert.equal((error as NodeJS.ErrnoException | null)?.code, 'NATIVE_ERR_FILE_SHORT');
+    assert.equal(sentBytes, 50_000);
+    held.close();
+    pair.serverSide.end();
+    await once(pair.client, 'end');
+    assert.ok(received.bytes().equals(content.subarray(0, 50_000)));
+    pair.server.close();
   });
 
-  it('fails like a closed fd on a destroyed socket', async () => {
+  it('refuses at open a file shorter than the ranges, a missing file and a destroyed socket', async () => {
     const { server, serverSide, client } = await connectedPair();
+    assert.throws(() => openFileSend(serverSide, path, content.length + 1), { code: 'NATIVE_ERR_FILE_SHORT' });
+    assert.throws(() => openFileSend(serverSide, join(dir, 'gone.bin'), 10), { code: 'ENOENT', syscall: 'open' });
     serverSide.destroy();
-    const { error } = await sent(serverSide, path, 0, 10).result;
-    assert.equal((error as NodeJS.ErrnoException | null)?.code, 'EBADF');
+    assert.throws(() => openFileSend(serverSide, path, 10), { code: 'EBADF' });
     client.destroy();
     server.close();
   });

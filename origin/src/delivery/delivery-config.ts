@@ -59,9 +59,10 @@ export const deliverySchema = z.strictObject({
   /** Goodput is judged against the schedule (catch-up) only after this many RTTs of throttling (acknowledgements lag one RTT behind writes). */
   goodputGraceRtts: z.number().min(0).max(1000).default(10),
   /**
-   * A response whose throttling phase runs in the kernel is written with sendfile(2) over plain
-   * HTTP (from the page cache, no copy, no JavaScript per chunk). Off: read and written by Node
-   * (for files on storage slow enough that a read would stall the event loop).
+   * Paced responses over plain HTTP are written with sendfile(2) through a transfer the addon
+   * holds open for the response (from the page cache, no copy): a kernel phase in a few calls, a
+   * token bucket's block in one. Off: read and written by Node (for files on storage slow enough
+   * that a read would stall the event loop).
    */
   sendFile: z.boolean().default(true),
   clamp: z

@@ -12,6 +12,7 @@ import type { SocketControl, TcpInfo } from '@trickle/native';
 import type { ByteRange } from '../http/range.js';
 import type { MediaFile } from '../media/library.js';
 import type { AssetIndex } from '../media/media-index.js';
+import { BlockTimer } from './block-timer.js';
 import { policyCatalogue, policyNames, type PolicyName } from './catalogue.js';
 import { readCmcd } from './cmcd.js';
 import type { AbGroupConfig, DeliveryConfig } from './delivery-config.js';
@@ -120,6 +121,7 @@ export class DeliveryEngine {
       flowLog: options.flowLog,
       goodputGraceRtts: options.delivery.goodputGraceRtts,
       sendFile: options.delivery.sendFile,
+      blockTimer: new BlockTimer(),
       timingAllowOrigin: options.timingAllowOrigin ?? '*',
       readRange: options.readRange,
       tcpInfo: (socket) => this.tcpInfo(socket),

@@ -19,8 +19,9 @@ import { FlowMeter, minimumGoodputWindowMs } from './flow-meter.js';
 import { buildFlowRecord, type InitialWindowRecord, type ResponseFacts, type TcpSnapshot } from './flow-record.js';
 import type { FlowLog } from './flow-log.js';
 import type { DeliveryMetrics } from './metrics.js';
+import type { BlockTimer } from './block-timer.js';
 import { PacedBody, type BlockDriver, type BlockSink } from './paced-body.js';
-import { fileChangedError, SentFileBody, sendFileSink, type SentFilePiece } from './sent-file-body.js';
+import { openFileSend, SentFileBody, sendFileSink, type SentFilePiece } from './sent-file-body.js';
 import { tlsRecordOverheadBytes, tlsWireOffset } from './tls-records.js';
 import type { MediaResponse, RatePlan } from './rates/rate-rule.js';
 
@@ -38,8 +39,10 @@ export interface ResponseServices {
   readonly metrics: DeliveryMetrics;
   readonly flowLog: FlowLog;
   readonly goodputGraceRtts: number;
-  /** A kernel-paced response over plain TCP is written with sendfile(2). */
+  /** Responses over plain TCP are written with sendfile(2) (paced ones block by block). */
   readonly sendFile: boolean;
+  /** Where paced bodies sleep until their next block's time. */
+  readonly blockTimer: BlockTimer;
   readonly timingAllowOrigin: string;
   readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer>;
   /** TCP_INFO now; a failure is logged once, counted, and gives undefined. */
@@ -247,7 +250,7 @@ export class ResponseDelivery implements BlockDriver {
       void reply.send(sink);
       return;
     }
-    this.body = new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, this, undefined, sink);
+    this.body = new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, this, services.blockTimer, undefined, sink);
     void reply.send(this.body);
   }
 
@@ -257,17 +260,14 @@ export class ResponseDelivery implements BlockDriver {
    * no longer holds the range.
    */
   private sendFileSink(): BlockSink | Error | undefined {
-    const { socket, file, reply } = this.spec;
+    const { socket, file, reply, range } = this.spec;
     if (!this.services.sendFile || socket instanceof TLSSocket) return undefined;
-    const changed = fileChangedError(file.path, this.spec.range.end + 1);
-    if (changed !== undefined) return changed;
-    const sendFile: SocketControl['sendFile'] = (target, path, offsetBytes, lengthBytes, done) =>
-      this.services.control.sendFile(target, path, offsetBytes, lengthBytes, (error, sentBytes, calls) => {
-        sentFileBytes.set(socket, (sentFileBytes.get(socket) ?? 0) + sentBytes);
-        this.sendfileCalls = (this.sendfileCalls ?? 0) + calls;
-        done(error, sentBytes, calls);
-      });
-    return sendFileSink(socket, file.path, sendFile, () => reply.raw.flushHeaders());
+    const transfer = openFileSend(this.services.control, socket, file.path, range.end + 1, (operation, error) => this.services.socketError(operation, error));
+    if (transfer === undefined || transfer instanceof Error) return transfer;
+    return sendFileSink(socket, transfer, () => reply.raw.flushHeaders(), (sentBytes, calls) => {
+      sentFileBytes.set(socket, (sentFileBytes.get(socket) ?? 0) + sentBytes);
+      this.sendfileCalls = (this.sendfileCalls ?? 0) + calls;
+    });
   }
 
   /**
@@ -342,7 +342,7 @@ export class ResponseDelivery implements BlockDriver {
         if (block.offset + block.sizeBytes > throttleOffset) kernel.phaseWriting(range.end + 1 - block.offset);
       },
     };
-    this.body = new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, unpaced);
+    this.body = new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, unpaced, this.services.blockTimer);
     void reply.send(this.body);
   }
 

@@ -5,52 +5,64 @@
  * which ends (with nothing more to write) once every byte is in the socket. Destroying a body (the
  * client left) stops its transfer at once.
  */
-import { statSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import type { FileSend, SocketControl } from '@trickle/native';
+import type { FileSend, SendFileDone, SocketControl } from '@trickle/native';
 import { OriginError } from '../errors.js';
 import type { BlockSink } from './paced-body.js';
 
 const noBytes = Buffer.alloc(0);
 
 /**
- * Whether the file still holds bytes up to `endOffset` (exclusive), checked before the response
- * starts, while its status can still say so: a file replaced or truncated since it was described
- * is an ORIGIN_ERR_FILE_CHANGED (503), as a failed read is. (Truncated later, mid-response, the
- * transfer fails and the connection is cut: never silently short data.)
+ * The response's file held open for sendfile(2) into its socket, opened before the response
+ * starts, while its status can still say what went wrong: a file replaced, truncated or gone since
+ * it was described is an ORIGIN_ERR_FILE_CHANGED (503), as a failed read is. (Truncated later,
+ * mid-response, a write fails and the connection is cut: never silently short data.) A socket that
+ * cannot be duplicated (descriptors exhausted, or it closed) is the socket's failure, not the
+ * file's: reported to `socketError`, and undefined (Node writes the response).
  */
-export function fileChangedError(path: string, endOffset: number): OriginError | undefined {
-  let sizeBytes: number;
+export function openFileSend(control: SocketControl, socket: Socket, path: string, endOffset: number, socketError: (operation: string, error: unknown) => void): FileSend | OriginError | undefined {
   try {
-    sizeBytes = statSync(path).size;
+    return control.openFileSend(socket, path, endOffset);
   } catch (error) {
-    return new OriginError('ORIGIN_ERR_FILE_CHANGED', `${path} could not be read: ${(error as Error).message}`, { file: path }, { cause: error });
+    const { code, syscall } = error as NodeJS.ErrnoException;
+    if (code === 'NATIVE_ERR_FILE_SHORT') return new OriginError('ORIGIN_ERR_FILE_CHANGED', `${path} changed while being served: it ends before ${endOffset} bytes`, { file: path }, { cause: error });
+    if (syscall === 'open' || syscall === 'fstat') return new OriginError('ORIGIN_ERR_FILE_CHANGED', `${path} could not be read: ${(error as Error).message}`, { file: path }, { cause: error });
+    socketError('openFileSend', error);
+    return undefined;
   }
-  return sizeBytes < endOffset ? new OriginError('ORIGIN_ERR_FILE_CHANGED', `${path} changed while being served: ${sizeBytes} bytes, the range ends at ${endOffset}`, { file: path }) : undefined;
 }
 
 /**
- * A sink that writes a file's ranges into the socket with sendfile(2). `flushHeaders` hands the
- * response's header to the socket: it goes through Node's own write queue, and an empty write
- * after it completes once it is in the socket, before the file's first byte.
+ * A sink that writes a file's ranges into the socket through a held transfer. `flushHeaders`
+ * hands the response's header to the socket: it goes through Node's own write queue, and an empty
+ * write after it completes once it is in the socket, before the file's first byte. `sent` counts
+ * every write's bytes and sendfile calls.
  */
-export function sendFileSink(socket: Socket, path: string, sendFile: SocketControl['sendFile'], flushHeaders: () => void): BlockSink {
-  let running: FileSend | undefined;
+export function sendFileSink(socket: Socket, transfer: FileSend, flushHeaders: () => void, sent: (sentBytes: number, calls: number) => void): BlockSink {
+  let pending: ((error: Error | null) => void) | undefined;
+  const written: SendFileDone = (error, sentBytes, calls) => {
+    sent(sentBytes, calls);
+    const done = pending!;
+    pending = undefined;
+    done(error);
+  };
   return {
     start(ready) {
       flushHeaders();
       socket.write(noBytes, (error) => ready(error ?? null));
     },
     send(offset, sizeBytes, done) {
-      running = sendFile(socket, path, offset, sizeBytes, (error) => {
-        running = undefined;
-        done(error);
-      });
+      pending = done;
+      const calls = transfer.write(offset, sizeBytes, written);
+      if (calls < 0) return false;
+      pending = undefined;
+      sent(sizeBytes, calls);
+      return true;
     },
-    cancel() {
-      running?.cancel();
-      running = undefined;
+    close() {
+      pending = undefined;
+      transfer.close();
     },
   };
 }
@@ -83,19 +95,25 @@ export class SentFileBody extends Readable {
   }
 
   private next(index: number): void {
-    if (this.destroyed) return;
-    const piece = this.pieces[index];
-    if (piece === undefined) {
-      this.allPushed = true;
-      this.push(null);
-      return;
+    try {
+      for (let piece = this.pieces[index]; !this.destroyed; piece = this.pieces[++index]) {
+        if (piece === undefined) {
+          this.allPushed = true;
+          this.sink.close();
+          this.push(null);
+          return;
+        }
+        piece.before?.();
+        const next = index + 1;
+        if (!this.sink.send(piece.offset, piece.sizeBytes, (error) => (error === null ? this.next(next) : this.destroy(error)))) return;
+      }
+    } catch (error) {
+      this.destroy(error as Error);
     }
-    piece.before?.();
-    this.sink.send(piece.offset, piece.sizeBytes, (error) => (error === null ? this.next(index + 1) : this.destroy(error)));
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (!this.allPushed) this.sink.cancel();
+    if (!this.allPushed) this.sink.close();
     callback(error);
   }
 }

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Block } from '../../src/delivery/enforcers/enforcer.js';
+import { BlockTimer } from '../../src/delivery/block-timer.js';
 import { PacedBody, type BlockDriver, type BlockSink } from '../../src/delivery/paced-body.js';
 
 interface Log {
@@ -27,6 +28,8 @@ function driver(log: Log, options: { startupEndOffset: number; blockBytes: numbe
 
 const source = (bytes: Buffer) => ({ read: (offset: number, size: number) => bytes.subarray(offset, offset + size) });
 
+const timer = new BlockTimer();
+
 async function drain(body: PacedBody): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(chunk as Buffer);
@@ -38,7 +41,7 @@ describe('paced body', () => {
     const bytes = Buffer.from(Array.from({ length: 700_000 }, (_, i) => i % 251));
     const log: Log = { events: [] };
     let clock = 0;
-    const body = new PacedBody(source(bytes), 100_000, 699_999, driver(log, { startupEndOffset: 400_000, blockBytes: 65_536, waits: [0, 5, 0] }), () => (clock += 1));
+    const body = new PacedBody(source(bytes), 100_000, 699_999, driver(log, { startupEndOffset: 400_000, blockBytes: 65_536, waits: [0, 5, 0] }), timer, () => (clock += 1));
     const sent = await drain(body);
     assert.deepEqual(sent, bytes.subarray(100_000));
     assert.deepEqual(log.events, [
@@ -63,27 +66,29 @@ describe('paced body', () => {
 
   it('never throttles a range that ends before the startup boundary', async () => {
     const log: Log = { events: [] };
-    const body = new PacedBody(source(Buffer.alloc(300_000)), 0, 299_999, driver(log, { startupEndOffset: 300_000, blockBytes: 65_536 }));
+    const body = new PacedBody(source(Buffer.alloc(300_000)), 0, 299_999, driver(log, { startupEndOffset: 300_000, blockBytes: 65_536 }), timer);
     assert.equal((await drain(body)).length, 300_000);
     assert.deepEqual(log.events, ['startup 0+262144 R=262144', 'startup 262144+37856 R=300000']);
   });
 
-  it('leaves no timer behind when destroyed while a block waits', async () => {
+  it('leaves no timer behind when destroyed while a block waits on the block timer', async () => {
     const log: Log = { events: [] };
-    const body = new PacedBody(source(Buffer.alloc(200_000)), 0, 199_999, driver(log, { startupEndOffset: 0, blockBytes: 65_536, waits: [0, 60_000] }));
+    const body = new PacedBody(source(Buffer.alloc(200_000)), 0, 199_999, driver(log, { startupEndOffset: 0, blockBytes: 65_536, waits: [0, 60_000] }), timer);
     const before = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     body.on('data', () => undefined);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length, before + 1, 'the second block waits on a timer');
+    assert.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length, before + 1, 'the second block waits on the block timer');
+    assert.equal(timer.size, 1);
     body.destroy();
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length, before);
+    assert.equal(timer.size, 0);
     assert.deepEqual(log.events.filter((e) => /^throttling \d/.test(e)), ['throttling 0+65536 R=65536']);
   });
 
   it('fails loudly on a short read', async () => {
     const log: Log = { events: [] };
-    const body = new PacedBody({ read: () => Buffer.alloc(10) }, 0, 99, driver(log, { startupEndOffset: 100, blockBytes: 65_536 }));
+    const body = new PacedBody({ read: () => Buffer.alloc(10) }, 0, 99, driver(log, { startupEndOffset: 100, blockBytes: 65_536 }), timer);
     await assert.rejects(drain(body), /short read: 10 of 100 bytes at offset 0/);
   });
 
@@ -99,10 +104,11 @@ describe('paced body', () => {
       send: (offset, sizeBytes, done) => {
         log.events.push(`send ${offset}+${sizeBytes}`);
         pending.push(() => done(null));
+        return false;
       },
-      cancel: () => void log.events.push('cancel'),
+      close: () => void log.events.push('close'),
     };
-    const body = new PacedBody({ read: () => assert.fail('a sink body never reads') }, 100_000, 499_999, driver(log, { startupEndOffset: 300_000, blockBytes: 65_536, waits: [0, 5] }), () => (clock += 1), sink);
+    const body = new PacedBody({ read: () => assert.fail('a sink body never reads') }, 100_000, 499_999, driver(log, { startupEndOffset: 300_000, blockBytes: 65_536, waits: [0, 5] }), timer, () => (clock += 1), sink);
     const ended = drain(body);
     // One block at a time: the next is asked for only when the sink says the previous is in the socket.
     for (;;) {
@@ -133,22 +139,72 @@ describe('paced body', () => {
       'before 496608+3392 t=6 wait 0',
       'throttling 496608+3392 R=500000',
       'send 496608+3392',
+      'close',
     ]);
   });
 
-  it('into a sink: destroyed mid-block, it cancels the sink and sends nothing more', async () => {
+  it('into a sink that takes blocks at once: back to back until one must wait, then on waking', async () => {
+    const log: Log = { events: [] };
+    let clock = 0;
+    const sink: BlockSink = {
+      start: (ready) => ready(null),
+      send: (offset, sizeBytes) => {
+        log.events.push(`send ${offset}+${sizeBytes}`);
+        return true;
+      },
+      close: () => void log.events.push('close'),
+    };
+    const body = new PacedBody({ read: () => assert.fail('a sink body never reads') }, 0, 199_999, driver(log, { startupEndOffset: 0, blockBytes: 65_536, waits: [0, 0, 3, 0] }), timer, () => (clock += 1), sink);
+    assert.equal((await drain(body)).length, 0);
+    assert.deepEqual(log.events, [
+      'throttling at 0 (t=1)',
+      'before 0+65536 t=1 wait 0',
+      'throttling 0+65536 R=65536',
+      'send 0+65536',
+      'before 65536+65536 t=2 wait 0',
+      'throttling 65536+65536 R=131072',
+      'send 65536+65536',
+      'before 131072+65536 t=3 wait 3',
+      'before 131072+65536 t=4 wait 0',
+      'throttling 131072+65536 R=196608',
+      'send 131072+65536',
+      'before 196608+3392 t=5 wait 0',
+      'throttling 196608+3392 R=200000',
+      'send 196608+3392',
+      'close',
+    ]);
+  });
+
+  it('into a sink: a send that throws destroys the body with its error and closes the sink', async () => {
     const log: Log = { events: [] };
     const sink: BlockSink = {
       start: (ready) => ready(null),
-      send: (offset, sizeBytes) => void log.events.push(`send ${offset}+${sizeBytes}`),
-      cancel: () => void log.events.push('cancel'),
+      send: () => {
+        throw Object.assign(new Error('sendfile failed: Broken pipe'), { code: 'EPIPE' });
+      },
+      close: () => void log.events.push('close'),
     };
-    const body = new PacedBody({ read: () => assert.fail('a sink body never reads') }, 0, 199_999, driver(log, { startupEndOffset: 0, blockBytes: 65_536 }), undefined, sink);
+    const body = new PacedBody({ read: () => assert.fail('a sink body never reads') }, 0, 99_999, driver(log, { startupEndOffset: 0, blockBytes: 65_536 }), timer, undefined, sink);
+    await assert.rejects(drain(body), { code: 'EPIPE' });
+    assert.deepEqual(log.events.filter((e) => e === 'close'), ['close']);
+  });
+
+  it('into a sink: destroyed mid-block, it closes the sink and sends nothing more', async () => {
+    const log: Log = { events: [] };
+    const sink: BlockSink = {
+      start: (ready) => ready(null),
+      send: (offset, sizeBytes) => {
+        log.events.push(`send ${offset}+${sizeBytes}`);
+        return false;
+      },
+      close: () => void log.events.push('close'),
+    };
+    const body = new PacedBody({ read: () => assert.fail('a sink body never reads') }, 0, 199_999, driver(log, { startupEndOffset: 0, blockBytes: 65_536 }), timer, undefined, sink);
     body.on('data', () => undefined);
     body.on('error', () => undefined);
     await new Promise((resolve) => setTimeout(resolve, 20));
     body.destroy();
     await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(log.events.filter((e) => e.startsWith('send') || e === 'cancel'), ['send 0+65536', 'cancel']);
+    assert.deepEqual(log.events.filter((e) => e.startsWith('send') || e === 'close'), ['send 0+65536', 'close']);
   });
 });

@@ -40,7 +40,7 @@ function recordingControl(options: { failPacing?: boolean } = {}): Recorded {
     setNotsentLowat: (_socket, bytes) => void recorded.lowats.push(bytes),
     raiseSendBuffer: () => 0,
     socketCookie: () => 1n,
-    sendFile: () => assert.fail('an enforcer never writes a body'),
+    openFileSend: () => assert.fail('an enforcer never writes a body'),
     clamp: undefined as unknown as SocketControl['clamp'],
   };
   return Object.assign(recorded, { control });
