@@ -101,10 +101,12 @@ if (skip === false && (inGuest || netemHere.available)) {
       const settled = rates.filter((r) => r.atMs >= stepAtMs + 1000 && r.atMs + binMs <= stepAtMs + 3500);
       const show = (list: typeof rates) => list.map((r) => (r.bps / 1e6).toFixed(2)).join(', ');
       console.log(`# netem on ${where}: 8 -> 2 Mbit/s at ${stepAtMs / 1000} s (flow from ${((startedAtEpochMs - zeroMs) / 1000).toFixed(1)} s): before ${show(before)}; from 1 s after ${show(settled)} Mbit/s`);
-      assert.ok(before.length >= 8 && before.every((r) => r.bps > 6.5e6), `before the step: ${show(before)} Mbit/s`);
-      // Per bin, a clear change (under half the old rate: a guest's coarse timers move a chunk or two between 250 ms bins); on the whole, the new rate.
-      const settledBps = settled.reduce((sum, r) => sum + r.bps, 0) / Math.max(1, settled.length);
-      assert.ok(settled.length >= 8 && settled.every((r) => r.bps < 4e6) && settledBps < 2.3e6, `from 1 s after the step: ${show(settled)} Mbit/s`);
+      // An emulated guest's coarse timers can move a chunk from one 250 ms bin to the next (CI read
+      // 5.56 then 9.64 for 8 Mbit/s): bins are judged against twice the new rate, the rate by their mean.
+      const meanBps = (list: typeof rates) => list.reduce((sum, r) => sum + r.bps, 0) / list.length;
+      assert.ok(before.length >= 8 && before.every((r) => r.bps > 4e6) && meanBps(before) > 6.5e6, `before the step: ${show(before)} Mbit/s`);
+      // Per bin, a clear change (under half the old rate); on the whole, the new rate.
+      assert.ok(settled.length >= 8 && settled.every((r) => r.bps < 4e6) && meanBps(settled) < 2.3e6, `from 1 s after the step: ${show(settled)} Mbit/s`);
     });
 
     it('carries a response from trickle serve under the trickle policy', async () => {
