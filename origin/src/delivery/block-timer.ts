@@ -43,7 +43,7 @@ export class BlockTimer {
     if (!(tickMs > 0)) throw new RangeError(`tickMs must be positive (got ${tickMs})`);
   }
 
-  /** Sleepers waiting (for tests and shutdown checks). */
+  /** Sleepers waiting (what the tests check a cancel against). */
   get size(): number {
     let count = 0;
     for (const sleepers of this.slots.values()) count += sleepers.length;

@@ -102,11 +102,15 @@ export class PacedBody extends Readable implements Sleeper {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     if (this.sleepingTick !== undefined) this.timer.cancel(this, this.sleepingTick);
     this.sleepingTick = undefined;
-    if (this.sink !== undefined && !this.sinkFinished) {
-      this.sinkFinished = true;
-      this.sink.close();
-    }
+    this.closeSink();
     callback(error);
+  }
+
+  /** Once: the sink is told the body is done with it (at the end, or when the client left). */
+  private closeSink(): void {
+    if (this.sink === undefined || this.sinkFinished) return;
+    this.sinkFinished = true;
+    this.sink.close();
   }
 
   /** Into the sink: blocks until one must wait or the socket is full. */
@@ -128,21 +132,16 @@ export class PacedBody extends Readable implements Sleeper {
   /** Into the stream: one block read and pushed (the stream asks for the next). */
   private produce(): void {
     let block: Block | undefined;
-    try {
-      block = this.nextBlock();
-    } catch (error) {
-      this.destroy(error as Error);
-      return;
-    }
-    if (block === undefined) return;
-    const read = block;
     let bytes: Buffer | Promise<Buffer>;
     try {
-      bytes = this.source.read(read.offset, read.sizeBytes);
+      block = this.nextBlock();
+      if (block === undefined) return;
+      bytes = this.source.read(block.offset, block.sizeBytes);
     } catch (error) {
       this.destroy(error as Error);
       return;
     }
+    const read = block;
     if (Buffer.isBuffer(bytes)) this.pushBlock(read, bytes);
     else bytes.then((chunk) => this.pushBlock(read, chunk), (error: unknown) => this.destroy(error as Error));
   }
@@ -170,10 +169,7 @@ export class PacedBody extends Readable implements Sleeper {
    */
   private nextBlock(): Block | undefined {
     if (this.offset > this.rangeEnd) {
-      if (this.sink !== undefined && !this.sinkFinished) {
-        this.sinkFinished = true;
-        this.sink.close();
-      }
+      this.closeSink();
       this.push(null);
       return undefined;
     }
