@@ -60,6 +60,7 @@ export function registerExperimentCommands(program: Command): void {
           out,
           fresh: flags.fresh,
           commandLine: `npx trickle experiment ${configPath} --out ${flags.out}`,
+          onNote: (what) => process.stderr.write(`${what} ...\n`),
           onProgress: (p) => {
             if (p.stage === 'done' || p.stage === 'resumed') {
               if (p.runIndex !== lastRun) process.stderr.write(`${p.stage === 'resumed' ? 'kept' : 'finished'} ${p.run.profile}/${p.run.id} (${p.runIndex + 1}/${p.runs})\n`);

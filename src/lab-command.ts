@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Command, Option } from 'commander';
-import { E2eError, labDown, labUp, openLab, parseBytes, parseDurationMs, parseLoss, parseRate, profileLink, profiles, startRouter, symmetricLink, type LabHost, type LinkSpec } from '@trickle/e2e';
+import { describePopulation, drawLinks, E2eError, labDown, labUp, linkDistributions, linkPopulation, openLab, parseBytes, parseDurationMs, parseLinksCsv, parseLoss, parseRate, populationStatus, populationUp, profileLink, profiles, startRouter, symmetricLink, type LabHost, type LabPlace, type LinkPopulation, type LinkSpec } from '@trickle/e2e';
 import { parseTrace } from '@trickle/player-sim';
 import { examples } from './help.js';
 
@@ -18,6 +18,33 @@ interface UpOptions {
   seed?: string;
   backend: 'auto' | 'netem' | 'delayline';
   cross?: boolean;
+  population?: string;
+  viewers?: string;
+  uplinkRate?: string;
+}
+
+/** `--population dc1-like --viewers 100` or `--population links.csv`: one access link per viewer. */
+async function populationFrom(opts: UpOptions): Promise<LinkPopulation> {
+  const source = opts.population!;
+  for (const single of ['profile', 'rate', 'rtt', 'trace', 'loss', 'buffer', 'bufferBdp', 'upRate', 'cross'] as const) {
+    if (opts[single] !== undefined) throw new E2eError('E2E_ERR_POPULATION', `--population gives every viewer its own link: leave out --${single.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+  }
+  const seed = opts.seed === undefined ? 1 : Number(opts.seed);
+  if (!Number.isInteger(seed) || seed < 0) throw new E2eError('E2E_ERR_POPULATION', `--seed must be a whole number >= 0 (got "${opts.seed}")`);
+  const uplinkRateBps = opts.uplinkRate === undefined ? undefined : parseRate(opts.uplinkRate);
+  if (source in linkDistributions) {
+    const viewers = Number(opts.viewers ?? '100');
+    return linkPopulation(drawLinks(source, viewers, seed), { source, seed, uplinkRateBps });
+  }
+  if (!source.endsWith('.csv')) throw new E2eError('E2E_ERR_POPULATION', `--population must be ${Object.keys(linkDistributions).join(', ')} or a .csv file of rate,rtt,buffer[,loss] rows (got "${source}")`);
+  if (opts.viewers !== undefined) throw new E2eError('E2E_ERR_POPULATION', 'a CSV population has a viewer per row: leave out --viewers');
+  let text: string;
+  try {
+    text = await readFile(source, 'utf8');
+  } catch (error) {
+    throw new E2eError('E2E_ERR_POPULATION', `cannot read ${source}: ${(error as Error).message}`);
+  }
+  return linkPopulation(parseLinksCsv(text, basename(source)), { source: `csv:${basename(source)}`, seed, uplinkRateBps });
 }
 
 async function linkFrom(opts: UpOptions): Promise<LinkSpec> {
@@ -94,8 +121,22 @@ export function registerLabCommands(program: Command): void {
   const lab = program.enablePositionalOptions().command('lab').enablePositionalOptions().description('an emulated access link: origin -- router (delay, loss, bottleneck) -- player, in network namespaces (root)');
   linkOptions(lab.command('up').description('bring a lab up (idempotent)').argument('<name>', 'lab name: 1-6 lowercase letters/digits'))
     .option('--cross', 'add the cross host (competing traffic, latency probe)')
-    .addHelpText('after', examples('sudo npx trickle lab up t --profile dsl-6mbit', 'sudo npx trickle lab up t --rate 20mbit --rtt 40ms --buffer-bdp 1 --loss 0.1% --cross', 'sudo npx trickle lab up t --trace traces/bus.json --rtt 100ms --buffer 64kb'))
+    .option('--population <source>', `one access link per viewer instead of one for all: ${Object.keys(linkDistributions).join(', ')} (fitted to the Trickle paper's data centres) or a CSV file of rate,rtt,buffer[,loss] rows; --seed draws`)
+    .option('--viewers <n>', 'viewers of a drawn population (default 100)')
+    .option('--uplink-rate <rate>', "the origin's uplink that a population's viewers share (default 1gbit)")
+    .addHelpText('after', examples('sudo npx trickle lab up t --profile dsl-6mbit', 'sudo npx trickle lab up t --rate 20mbit --rtt 40ms --buffer-bdp 1 --loss 0.1% --cross', 'sudo npx trickle lab up t --trace traces/bus.json --rtt 100ms --buffer 64kb', 'sudo npx trickle lab up p --population dc1-like --viewers 100 --seed 2', 'sudo npx trickle lab up p --population viewers.csv'))
     .action(async (name: string, opts: UpOptions) => {
+      if (opts.population !== undefined) {
+        const population = await populationFrom(opts);
+        await populationUp(name, population);
+        process.stdout.write(
+          `lab ${name} up (delayline, one link per viewer): ${describePopulation(population)}, origin uplink ${population.uplinkRateBps / 1e6} Mbit/s\n` +
+            `  origin  10.73.0.1  (trickle lab exec ${name} origin -- <command>)\n` +
+            `  viewers ${population.links[0]!.address} .. ${population.links[population.links.length - 1]!.address} in the player namespace: bind a viewer's address (curl --interface 10.73.1.1; trickle lab status ${name} lists the links)\n`,
+        );
+        return;
+      }
+      if (opts.viewers !== undefined || opts.uplinkRate !== undefined) throw new E2eError('E2E_ERR_POPULATION', '--viewers and --uplink-rate belong to --population');
       const started = await labUp(name, await linkFrom(opts), { backend: opts.backend, cross: opts.cross === true });
       const { down, up } = started.state.spec;
       process.stdout.write(
@@ -111,13 +152,15 @@ export function registerLabCommands(program: Command): void {
     .command('exec')
     .description('run a command on a host of the lab')
     .argument('<name>')
-    .argument('<host>', 'origin, player, cross or router')
+    .argument('<host>', 'origin, player, cross, router, or viewer:N (a population viewer\'s host)')
     .argument('<command...>', 'the command, after --')
     .passThroughOptions()
-    .addHelpText('after', examples('sudo npx trickle lab exec t origin -- npx trickle serve --host 10.73.0.1', 'sudo npx trickle lab exec t player -- curl -sI http://10.73.0.1:8080/media/demo/manifest.mpd'))
+    .addHelpText('after', examples('sudo npx trickle lab exec t origin -- npx trickle serve --host 10.73.0.1', 'sudo npx trickle lab exec t player -- curl -sI http://10.73.0.1:8080/media/demo/manifest.mpd', 'sudo npx trickle lab exec p viewer:7 -- curl -s --interface 10.73.1.8 -o /dev/null http://10.73.0.1:8080/media/demo/progressive.mp4'))
     .action(async (name: string, host: string, command: string[]) => {
-      if (!['origin', 'player', 'cross', 'router'].includes(host)) throw new E2eError('E2E_ERR_LAB', `host must be origin, player, cross or router (got "${host}")`);
-      process.exitCode = await (await openLab(name)).exec(host as LabHost | 'router', command[0] === '--' ? command.slice(1) : command);
+      const viewer = /^viewer:(\d+)$/.exec(host);
+      if (viewer === null && !['origin', 'player', 'cross', 'router'].includes(host)) throw new E2eError('E2E_ERR_LAB', `host must be origin, player, cross, router or viewer:N (got "${host}")`);
+      const place: LabPlace = viewer === null ? (host as LabHost | 'router') : { viewer: Number(viewer[1]) };
+      process.exitCode = await (await openLab(name)).exec(place, command[0] === '--' ? command.slice(1) : command);
     });
   lab
     .command('status')
@@ -126,7 +169,28 @@ export function registerLabCommands(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after', examples('sudo npx trickle lab status t', 'sudo npx trickle lab status t --json'))
     .action(async (name: string, opts: { json?: boolean }) => {
-      const status = await (await openLab(name)).status();
+      const opened = await openLab(name);
+      if (opened.state.population !== undefined) {
+        const links = await populationStatus(opened);
+        if (opts.json === true) {
+          process.stdout.write(`${JSON.stringify({ name, backend: opened.state.backend, population: opened.state.population, links }, null, 2)}\n`);
+          return;
+        }
+        const byViewer = new Map(opened.state.population.links.map((link) => [link.viewer, link]));
+        process.stdout.write(
+          `lab ${name} (delayline, one link per viewer): ${describePopulation(opened.state.population)}\n` +
+            `  viewer  address        down Mbit/s  RTT ms  buffer B   sent B (down)  drops  backlog B\n` +
+            links
+              .map((l) => {
+                const link = byViewer.get(l.viewer)!;
+                return `  ${String(l.viewer).padStart(6)}  ${l.address.padEnd(13)}  ${(link.down.rateBps / 1e6).toFixed(2).padStart(11)}  ${(link.down.delayMs + link.up.delayMs).toFixed(1).padStart(6)}  ${String(link.down.bufferBytes).padStart(8)}  ${String(l.down.sentBytes).padStart(13)}  ${String(l.down.drops).padStart(5)}  ${String(l.down.backlogBytes).padStart(9)}`;
+              })
+              .join('\n') +
+            '\n',
+        );
+        return;
+      }
+      const status = await opened.status();
       if (opts.json === true) {
         process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
         return;

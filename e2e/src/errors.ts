@@ -2,6 +2,7 @@
 export const e2eErrorCodes = {
   E2E_ERR_BROWSER_LAUNCH: 'Chromium could not be started',
   E2E_ERR_LINK_SPEC: 'invalid link specification',
+  E2E_ERR_POPULATION: 'invalid population of access links',
   E2E_ERR_TRACE: 'invalid bandwidth trace',
   E2E_ERR_CAPTURE: 'packet capture could not be read',
   E2E_ERR_LAB: 'the lab could not be set up or used',

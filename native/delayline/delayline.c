@@ -8,7 +8,14 @@
  * SIGUSR1 prints the counters as one JSON line; SIGTERM/SIGINT print them and exit. SIGHUP
  * re-reads --control FILE ("delay-ab-us N", "delay-ba-us N", "loss-ab P", "loss-ba P" lines), so
  * a trace can change the delay or loss of a running link. A lower delay never reorders frames:
- * the queue stays FIFO and newer frames wait for older ones.
+ * newer frames of a link wait for its older ones.
+ *
+ * --links FILE gives a population of access links: one line per viewer address,
+ * "<ipv4> <delay-ab-us> <delay-ba-us> <loss-ab> <loss-ba>". A frame a->b belongs to the link of
+ * its IPv4 destination, b->a to that of its source; other frames (ARP, unknown addresses) take
+ * the default delay and loss. Every frame waits in one time-ordered heap per direction, so links
+ * with different delays share the process and its queue memory. SIGHUP re-reads the file too
+ * (the set of addresses is fixed at start; their delay and loss may change).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -36,20 +43,49 @@
 
 struct frame {
 	uint64_t release_ns;
+	/* arrival order: frames due at the same nanosecond leave in the order they came */
+	uint64_t sequence;
 	uint32_t length;
+	uint32_t link;
 	unsigned char data[FRAME_MAX];
+};
+
+struct link_counters {
+	uint64_t received, forwarded, dropped_loss, dropped_overflow, send_errors;
+};
+
+/* One access link's side in one direction. */
+struct link_direction {
+	uint64_t delay_ns;
+	double loss;
+	/* the latest release time given to a frame of this link: keeps the link FIFO when its delay falls */
+	uint64_t last_release_ns;
+	struct link_counters counters;
+};
+
+/* links[0] is the default (frames of no listed address); links[1..] are sorted by address. */
+struct link {
+	uint32_t address; /* host byte order */
+	struct link_direction direction[2];
+};
+
+struct links {
+	struct link *entries;
+	uint32_t count;
 };
 
 struct direction {
 	const char *name;
+	int index; /* 0: a->b, keyed by the IPv4 destination; 1: b->a, keyed by the source */
 	int in_fd;
 	int out_fd;
-	uint64_t delay_ns;
-	double loss;
-	struct frame *ring;
+	struct frame *frames;
 	uint32_t capacity;
-	uint32_t head;
-	uint32_t count;
+	uint32_t *free_slots; /* a stack of free frame indices */
+	uint32_t free_count;
+	uint32_t *heap; /* frame indices, a min-heap on (release_ns, sequence) */
+	uint32_t heap_count;
+	uint64_t next_sequence;
 	uint64_t received, forwarded, dropped_loss, dropped_overflow, dropped_oversize, send_errors;
 	/* frames the kernel dropped before we could read them (PACKET_STATISTICS) */
 	uint64_t dropped_socket;
@@ -145,21 +181,82 @@ static int open_interface(const char *name)
 	return fd;
 }
 
-static void receive_all(struct direction *d)
+static int frame_before(const struct frame *a, const struct frame *b)
+{
+	return a->release_ns < b->release_ns || (a->release_ns == b->release_ns && a->sequence < b->sequence);
+}
+
+static void heap_push(struct direction *d, uint32_t slot)
+{
+	uint32_t i = d->heap_count++;
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+
+		if (!frame_before(&d->frames[slot], &d->frames[d->heap[parent]]))
+			break;
+		d->heap[i] = d->heap[parent];
+		i = parent;
+	}
+	d->heap[i] = slot;
+}
+
+static uint32_t heap_pop(struct direction *d)
+{
+	uint32_t top = d->heap[0], last = d->heap[--d->heap_count], i = 0;
+
+	for (;;) {
+		uint32_t child = 2 * i + 1;
+
+		if (child >= d->heap_count)
+			break;
+		if (child + 1 < d->heap_count && frame_before(&d->frames[d->heap[child + 1]], &d->frames[d->heap[child]]))
+			child++;
+		if (!frame_before(&d->frames[d->heap[child]], &d->frames[last]))
+			break;
+		d->heap[i] = d->heap[child];
+		i = child;
+	}
+	if (d->heap_count > 0)
+		d->heap[i] = last;
+	return top;
+}
+
+/* The link of a frame: a->b by its IPv4 destination, b->a by its source; 0 for anything else. */
+static uint32_t link_of(const struct links *links, const struct direction *d, const unsigned char *data, ssize_t length)
+{
+	/* virtio-net header (10), Ethernet (14), then the IPv4 header: source at 12, destination at 16 */
+	const unsigned char *ip = data + 10 + 14;
+	uint32_t address, lo = 1, hi;
+
+	if (links->count <= 1 || length < 10 + 14 + 20 || data[10 + 12] != 0x08 || data[10 + 13] != 0x00)
+		return 0;
+	address = (uint32_t)ip[d->index == 0 ? 16 : 12] << 24 | (uint32_t)ip[d->index == 0 ? 17 : 13] << 16 |
+		  (uint32_t)ip[d->index == 0 ? 18 : 14] << 8 | (uint32_t)ip[d->index == 0 ? 19 : 15];
+	hi = links->count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (links->entries[mid].address < address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < links->count && links->entries[lo].address == address ? lo : 0;
+}
+
+static void receive_all(struct direction *d, struct links *links)
 {
 	for (;;) {
-		struct frame *slot;
 		unsigned char scratch[FRAME_MAX];
-		unsigned char *target = scratch;
-		ssize_t length;
+		uint32_t slot = d->free_count > 0 ? d->free_slots[d->free_count - 1] : UINT32_MAX;
+		unsigned char *target = slot == UINT32_MAX ? scratch : d->frames[slot].data;
+		struct link_direction *link;
+		struct frame *frame;
+		uint32_t link_index;
+		uint64_t release;
+		ssize_t length = recv(d->in_fd, target, FRAME_MAX, MSG_TRUNC);
 
-		if (d->count < d->capacity) {
-			slot = &d->ring[(d->head + d->count) % d->capacity];
-			target = slot->data;
-		} else {
-			slot = NULL;
-		}
-		length = recv(d->in_fd, target, FRAME_MAX, MSG_TRUNC);
 		if (length < 0)
 			return;
 		d->received++;
@@ -167,34 +264,49 @@ static void receive_all(struct direction *d)
 			d->dropped_oversize++;
 			continue;
 		}
-		if (d->loss > 0 && next_uniform() < d->loss) {
+		link_index = link_of(links, d, target, length);
+		link = &links->entries[link_index].direction[d->index];
+		link->counters.received++;
+		if (link->loss > 0 && next_uniform() < link->loss) {
 			d->dropped_loss++;
+			link->counters.dropped_loss++;
 			continue;
 		}
-		if (slot == NULL) {
+		if (slot == UINT32_MAX) {
 			d->dropped_overflow++;
+			link->counters.dropped_overflow++;
 			continue;
 		}
-		slot->length = (uint32_t)length;
-		slot->release_ns = now_ns() + d->delay_ns;
-		d->count++;
+		d->free_count--;
+		release = now_ns() + link->delay_ns;
+		if (release < link->last_release_ns)
+			release = link->last_release_ns;
+		link->last_release_ns = release;
+		frame = &d->frames[slot];
+		frame->length = (uint32_t)length;
+		frame->link = link_index;
+		frame->release_ns = release;
+		frame->sequence = d->next_sequence++;
+		heap_push(d, slot);
 	}
 }
 
-static void send_due(struct direction *d, uint64_t now)
+static void send_due(struct direction *d, struct links *links, uint64_t now)
 {
-	while (d->count > 0) {
-		struct frame *slot = &d->ring[d->head];
+	while (d->heap_count > 0 && d->frames[d->heap[0]].release_ns <= now) {
+		uint32_t slot = heap_pop(d);
+		struct frame *frame = &d->frames[slot];
+		struct link_counters *counters = &links->entries[frame->link].direction[d->index].counters;
 
-		if (slot->release_ns > now)
-			return;
-		/* ENOBUFS here is the bottleneck queue (TBF) dropping: count it, as a router would. */
-		if (send(d->out_fd, slot->data, slot->length, 0) < 0)
+		/* ENOBUFS here is the bottleneck queue (TBF, or the link's class) dropping: count it, as a router would. */
+		if (send(d->out_fd, frame->data, frame->length, 0) < 0) {
 			d->send_errors++;
-		else
+			counters->send_errors++;
+		} else {
 			d->forwarded++;
-		d->head = (d->head + 1) % d->capacity;
-		d->count--;
+			counters->forwarded++;
+		}
+		d->free_slots[d->free_count++] = slot;
 	}
 }
 
@@ -213,10 +325,17 @@ static void print_direction(const struct direction *d)
 	printf("\"%s\":{\"received\":%llu,\"forwarded\":%llu,\"droppedLoss\":%llu,\"droppedOverflow\":%llu,\"droppedOversize\":%llu,\"droppedSocket\":%llu,\"sendErrors\":%llu,\"queued\":%u}",
 	       d->name, (unsigned long long)d->received, (unsigned long long)d->forwarded, (unsigned long long)d->dropped_loss,
 	       (unsigned long long)d->dropped_overflow, (unsigned long long)d->dropped_oversize, (unsigned long long)d->dropped_socket,
-	       (unsigned long long)d->send_errors, d->count);
+	       (unsigned long long)d->send_errors, d->heap_count);
 }
 
-static void print_stats(struct direction *ab, struct direction *ba)
+static void print_link_counters(const char *name, const struct link_counters *c)
+{
+	printf("\"%s\":{\"received\":%llu,\"forwarded\":%llu,\"droppedLoss\":%llu,\"droppedOverflow\":%llu,\"sendErrors\":%llu}", name,
+	       (unsigned long long)c->received, (unsigned long long)c->forwarded, (unsigned long long)c->dropped_loss,
+	       (unsigned long long)c->dropped_overflow, (unsigned long long)c->send_errors);
+}
+
+static void print_stats(struct direction *ab, struct direction *ba, const struct links *links)
 {
 	collect_socket_drops(ab);
 	collect_socket_drops(ba);
@@ -224,17 +343,31 @@ static void print_stats(struct direction *ab, struct direction *ba)
 	print_direction(ab);
 	printf(",");
 	print_direction(ba);
+	if (links->count > 1) {
+		printf(",\"links\":[");
+		for (uint32_t i = 1; i < links->count; i++) {
+			uint32_t a = links->entries[i].address;
+
+			printf("%s{\"address\":\"%u.%u.%u.%u\",", i > 1 ? "," : "", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+			print_link_counters("ab", &links->entries[i].direction[0].counters);
+			printf(",");
+			print_link_counters("ba", &links->entries[i].direction[1].counters);
+			printf("}");
+		}
+		printf("]");
+	}
 	printf("}\n");
 	fflush(stdout);
 }
 
 static int parse_number(const char *text, double min, double max, double *out);
 
-static void reload_control(const char *path, struct direction *ab, struct direction *ba)
+static void reload_control(const char *path, struct links *links)
 {
 	char key[32], text[64];
 	double value;
 	FILE *file = fopen(path, "r");
+	struct link *fallback = &links->entries[0];
 
 	if (!file) {
 		fprintf(stderr, "delayline: cannot read control file %s: %s\n", path, strerror(errno));
@@ -248,17 +381,98 @@ static void reload_control(const char *path, struct direction *ab, struct direct
 			continue;
 		}
 		if (strcmp(key, "delay-ab-us") == 0)
-			ab->delay_ns = (uint64_t)(value * 1000);
+			fallback->direction[0].delay_ns = (uint64_t)(value * 1000);
 		else if (strcmp(key, "delay-ba-us") == 0)
-			ba->delay_ns = (uint64_t)(value * 1000);
+			fallback->direction[1].delay_ns = (uint64_t)(value * 1000);
 		else if (strcmp(key, "loss-ab") == 0)
-			ab->loss = value;
+			fallback->direction[0].loss = value;
 		else if (strcmp(key, "loss-ba") == 0)
-			ba->loss = value;
+			fallback->direction[1].loss = value;
 		else
 			fprintf(stderr, "delayline: unknown control key %s\n", key);
 	}
 	fclose(file);
+}
+
+static int compare_links(const void *a, const void *b)
+{
+	uint32_t x = ((const struct link *)a)->address, y = ((const struct link *)b)->address;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Reads --links. At start (links->count == 1, only the default) it builds the table; on a reload
+ * it updates the delay and loss of addresses already known and refuses new ones. Returns 0, or -1
+ * with a one-line reason on stderr.
+ */
+static int load_links(const char *path, struct links *links)
+{
+	char line[256];
+	unsigned int line_number = 0;
+	int building = links->count == 1, status = 0;
+	FILE *file = fopen(path, "r");
+
+	if (!file) {
+		fprintf(stderr, "delayline: cannot read links file %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), file)) {
+		char address_text[32], delay_ab[32], delay_ba[32], loss_ab[32], loss_ba[32];
+		struct link entry = {0};
+		struct in_addr address;
+		double values[4];
+		int fields;
+
+		line_number++;
+		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0')
+			continue;
+		fields = sscanf(line, "%31s %31s %31s %31s %31s", address_text, delay_ab, delay_ba, loss_ab, loss_ba);
+		if (fields != 5 || inet_pton(AF_INET, address_text, &address) != 1 || parse_number(delay_ab, 0, 10e6, &values[0]) ||
+		    parse_number(delay_ba, 0, 10e6, &values[1]) || parse_number(loss_ab, 0, 1, &values[2]) || parse_number(loss_ba, 0, 1, &values[3])) {
+			fprintf(stderr, "delayline: %s line %u is not \"<ipv4> <delay-ab-us> <delay-ba-us> <loss-ab> <loss-ba>\"\n", path, line_number);
+			status = -1;
+			break;
+		}
+		entry.address = ntohl(address.s_addr);
+		entry.direction[0].delay_ns = (uint64_t)(values[0] * 1000);
+		entry.direction[1].delay_ns = (uint64_t)(values[1] * 1000);
+		entry.direction[0].loss = values[2];
+		entry.direction[1].loss = values[3];
+		if (building) {
+			struct link *grown = realloc(links->entries, (links->count + 1) * sizeof(struct link));
+
+			if (!grown) {
+				fprintf(stderr, "delayline: out of memory reading %s\n", path);
+				status = -1;
+				break;
+			}
+			links->entries = grown;
+			links->entries[links->count++] = entry;
+		} else {
+			struct link *known = bsearch(&entry, links->entries + 1, links->count - 1, sizeof(struct link), compare_links);
+
+			if (!known) {
+				fprintf(stderr, "delayline: %s line %u: %s was not a link at start (restart to add links)\n", path, line_number, address_text);
+				continue;
+			}
+			for (int i = 0; i < 2; i++) {
+				known->direction[i].delay_ns = entry.direction[i].delay_ns;
+				known->direction[i].loss = entry.direction[i].loss;
+			}
+		}
+	}
+	fclose(file);
+	if (status == 0 && building) {
+		qsort(links->entries + 1, links->count - 1, sizeof(struct link), compare_links);
+		for (uint32_t i = 2; i < links->count; i++) {
+			if (links->entries[i].address == links->entries[i - 1].address) {
+				fprintf(stderr, "delayline: %s lists an address twice\n", path);
+				return -1;
+			}
+		}
+	}
+	return status;
 }
 
 static void usage(void)
@@ -266,7 +480,9 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: delayline --if-a IF --if-b IF [--delay-ab-us N] [--delay-ba-us N]\n"
 		"                 [--loss-ab P] [--loss-ba P] [--seed N] [--queue-frames N] [--control FILE]\n"
-		"  a->b frames get delay-ab and loss-ab (a probability 0..1), b->a likewise.\n");
+		"                 [--links FILE]\n"
+		"  a->b frames get delay-ab and loss-ab (a probability 0..1), b->a likewise; with --links,\n"
+		"  frames of a listed address (a->b by destination, b->a by source) get that link's.\n");
 }
 
 static int parse_number(const char *text, double min, double max, double *out)
@@ -280,6 +496,27 @@ static int parse_number(const char *text, double min, double max, double *out)
 	return 0;
 }
 
+static int allocate_direction(struct direction *d, uint32_t capacity)
+{
+	d->capacity = capacity;
+	d->frames = calloc(capacity, sizeof(struct frame));
+	d->free_slots = calloc(capacity, sizeof(uint32_t));
+	d->heap = calloc(capacity, sizeof(uint32_t));
+	if (!d->frames || !d->free_slots || !d->heap)
+		return -1;
+	for (uint32_t i = 0; i < capacity; i++)
+		d->free_slots[i] = capacity - 1 - i;
+	d->free_count = capacity;
+	return 0;
+}
+
+static void free_direction(struct direction *d)
+{
+	free(d->frames);
+	free(d->free_slots);
+	free(d->heap);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -287,45 +524,51 @@ int main(int argc, char **argv)
 		{"delay-ab-us", required_argument, 0, 'd'}, {"delay-ba-us", required_argument, 0, 'e'},
 		{"loss-ab", required_argument, 0, 'l'}, {"loss-ba", required_argument, 0, 'm'},
 		{"seed", required_argument, 0, 's'}, {"queue-frames", required_argument, 0, 'q'},
-		{"control", required_argument, 0, 'c'},
+		{"control", required_argument, 0, 'c'}, {"links", required_argument, 0, 'k'},
 		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 	};
-	struct direction ab = {.name = "ab"}, ba = {.name = "ba"};
-	const char *if_a = NULL, *if_b = NULL, *control = NULL;
+	struct direction ab = {.name = "ab", .index = 0, .in_fd = -1}, ba = {.name = "ba", .index = 1, .in_fd = -1};
+	struct links links = {0};
+	const char *if_a = NULL, *if_b = NULL, *control = NULL, *links_path = NULL;
 	double value, capacity = 16384;
 	struct sigaction action;
-	int option, status = 0;
+	int option, status = 1;
 
 	rng_state = 0x9e3779b97f4a7c15ull;
+	links.entries = calloc(1, sizeof(struct link));
+	if (!links.entries)
+		return 1;
+	links.count = 1;
 	while ((option = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (option) {
 		case 'a': if_a = optarg; break;
 		case 'b': if_b = optarg; break;
-		case 'd': if (parse_number(optarg, 0, 10e6, &value)) goto bad; ab.delay_ns = (uint64_t)(value * 1000); break;
-		case 'e': if (parse_number(optarg, 0, 10e6, &value)) goto bad; ba.delay_ns = (uint64_t)(value * 1000); break;
-		case 'l': if (parse_number(optarg, 0, 1, &ab.loss)) goto bad; break;
-		case 'm': if (parse_number(optarg, 0, 1, &ba.loss)) goto bad; break;
+		case 'd': if (parse_number(optarg, 0, 10e6, &value)) goto bad; links.entries[0].direction[0].delay_ns = (uint64_t)(value * 1000); break;
+		case 'e': if (parse_number(optarg, 0, 10e6, &value)) goto bad; links.entries[0].direction[1].delay_ns = (uint64_t)(value * 1000); break;
+		case 'l': if (parse_number(optarg, 0, 1, &links.entries[0].direction[0].loss)) goto bad; break;
+		case 'm': if (parse_number(optarg, 0, 1, &links.entries[0].direction[1].loss)) goto bad; break;
 		case 's': if (parse_number(optarg, 0, 1.8e19, &value)) goto bad; rng_state = (uint64_t)value * 2654435761ull + 1; break;
 		case 'q': if (parse_number(optarg, 16, 1 << 20, &capacity)) goto bad; break;
 		case 'c': control = optarg; break;
-		case 'h': usage(); return 0;
+		case 'k': links_path = optarg; break;
+		case 'h': usage(); free(links.entries); return 0;
 		default: goto bad;
 		}
 	}
 	if (!if_a || !if_b)
 		goto bad;
-
-	ab.capacity = ba.capacity = (uint32_t)capacity;
-	ab.ring = calloc(ab.capacity, sizeof(struct frame));
-	ba.ring = calloc(ba.capacity, sizeof(struct frame));
-	if (!ab.ring || !ba.ring) {
-		fprintf(stderr, "delayline: cannot allocate queues of %u frames\n", ab.capacity);
-		return 1;
+	if (links_path && load_links(links_path, &links) != 0)
+		goto cleanup;
+	if (allocate_direction(&ab, (uint32_t)capacity) || allocate_direction(&ba, (uint32_t)capacity)) {
+		fprintf(stderr, "delayline: cannot allocate queues of %u frames\n", (uint32_t)capacity);
+		goto cleanup;
 	}
 	ab.in_fd = ba.out_fd = open_interface(if_a);
+	if (ab.in_fd < 0)
+		goto cleanup;
 	ba.in_fd = ab.out_fd = open_interface(if_b);
-	if (ab.in_fd < 0 || ba.in_fd < 0)
-		return 1;
+	if (ba.in_fd < 0)
+		goto cleanup;
 
 	memset(&action, 0, sizeof(action));
 	action.sa_handler = on_signal;
@@ -333,18 +576,19 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &action, NULL);
 	sigaction(SIGUSR1, &action, NULL);
 	sigaction(SIGHUP, &action, NULL);
-	printf("{\"ready\":true}\n");
+	printf("{\"ready\":true,\"links\":%u}\n", links.count - 1);
 	fflush(stdout);
 
+	status = 0;
 	while (!stop_requested) {
 		struct pollfd fds[2] = {{.fd = ab.in_fd, .events = POLLIN}, {.fd = ba.in_fd, .events = POLLIN}};
 		uint64_t now = now_ns(), next = UINT64_MAX;
 		struct timespec timeout, *timeout_ptr = NULL;
 
-		if (ab.count > 0)
-			next = ab.ring[ab.head].release_ns;
-		if (ba.count > 0 && ba.ring[ba.head].release_ns < next)
-			next = ba.ring[ba.head].release_ns;
+		if (ab.heap_count > 0)
+			next = ab.frames[ab.heap[0]].release_ns;
+		if (ba.heap_count > 0 && ba.frames[ba.heap[0]].release_ns < next)
+			next = ba.frames[ba.heap[0]].release_ns;
 		if (next != UINT64_MAX) {
 			uint64_t wait = next > now ? next - now : 0;
 
@@ -358,29 +602,38 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (fds[0].revents & POLLIN)
-			receive_all(&ab);
+			receive_all(&ab, &links);
 		if (fds[1].revents & POLLIN)
-			receive_all(&ba);
+			receive_all(&ba, &links);
 		now = now_ns();
-		send_due(&ab, now);
-		send_due(&ba, now);
-		if (reload_requested && control) {
+		send_due(&ab, &links, now);
+		send_due(&ba, &links, now);
+		if (reload_requested) {
 			reload_requested = 0;
-			reload_control(control, &ab, &ba);
+			if (control)
+				reload_control(control, &links);
+			if (links_path)
+				load_links(links_path, &links);
 		}
 		if (stats_requested) {
 			stats_requested = 0;
-			print_stats(&ab, &ba);
+			print_stats(&ab, &ba, &links);
 		}
 	}
-	print_stats(&ab, &ba);
-	close(ab.in_fd);
-	close(ba.in_fd);
-	free(ab.ring);
-	free(ba.ring);
+	print_stats(&ab, &ba, &links);
+
+cleanup:
+	if (ab.in_fd >= 0)
+		close(ab.in_fd);
+	if (ba.in_fd >= 0)
+		close(ba.in_fd);
+	free_direction(&ab);
+	free_direction(&ba);
+	free(links.entries);
 	return status;
 
 bad:
 	usage();
+	free(links.entries);
 	return 2;
 }

@@ -34,6 +34,8 @@ export interface HttpFetcherOptions {
   readonly onTimeToFirstByte?: ((ms: number) => void) | undefined;
   /** Told every response's headers (e.g. Server-Timing naming the connection's A/B group). */
   readonly onResponseHeaders?: ((headers: Record<string, string | string[] | undefined>) => void) | undefined;
+  /** Connect from this local address (a viewer of a population lab, on its own access link). */
+  readonly localAddress?: string | undefined;
 }
 
 export class HttpFetcher implements Fetcher {
@@ -97,7 +99,7 @@ export interface LiveRunOptions {
  */
 export async function playLiveSession(content: Content, abr: string, settings: Partial<SessionSettings>, fetcherOptions: HttpFetcherOptions = {}): Promise<SessionResult> {
   const rule = lookupRule(abr);
-  const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000 });
+  const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000, ...(fetcherOptions.localAddress === undefined ? {} : { connect: { localAddress: fetcherOptions.localAddress } }) });
   try {
     return await runSession(content, rule(), new HttpFetcher(content, agent, fetcherOptions), realClock, { ...defaultSessionSettings, ...settings });
   } finally {

@@ -108,6 +108,8 @@ export interface ProgressiveRunOptions {
   readonly clock: Clock;
   /** Told the response headers (e.g. Server-Timing naming the A/B group). */
   readonly onResponseHeaders?: (headers: Record<string, string | string[] | undefined>) => void;
+  /** Connect from this local address (a viewer of a population lab, on its own access link). */
+  readonly localAddress?: string | undefined;
 }
 
 /** Plays `url` progressively on its own connection for the session's length (or to the end of the file). */
@@ -115,7 +117,7 @@ export async function runProgressive(options: ProgressiveRunOptions): Promise<Se
   const settings = { ...defaultProgressiveSettings, ...options.settings };
   const startMs = options.clock.nowMs();
   const playback = new ProgressivePlayback(options.media, settings, startMs);
-  const agent = new Agent({ connections: 1 });
+  const agent = new Agent({ connections: 1, ...(options.localAddress === undefined ? {} : { connect: { localAddress: options.localAddress } }) });
   const leave = new AbortController();
   const timer = setTimeout(() => leave.abort(), settings.sessionSeconds * 1000);
   try {

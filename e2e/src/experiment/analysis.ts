@@ -13,6 +13,7 @@ import type { ExperimentConfig } from './config.js';
 import type { LossPhase } from './responses.js';
 import { asSessionResult } from '../qoe/session-record.js';
 import type { ResponseCaptureSummary, RunData, TimeSequence } from './run-data.js';
+import { summarizePopulation, type PopulationSummary } from './population-analysis.js';
 import { bootstrap, bootstrapComparison, ecdfPoints, intervalsOverlap, mean, median, quantileSorted, wilsonInterval, type Estimate } from './statistics.js';
 
 export type TransferKind = 'progressive' | 'segment';
@@ -106,6 +107,8 @@ export interface ProfileSummary {
   readonly queueing: readonly QueueingRow[];
   readonly timeSequences: readonly TimeSequence[];
   readonly browsers: { readonly sessions: number; readonly rebufferChancePercent: Estimate; readonly startupDelayMs: number; readonly meanBitrateMbps: number } | null;
+  /** A population profile's links, its Table 2 and the simulated players against dash.js on identical links. */
+  readonly population: PopulationSummary | null;
 }
 
 const mbps = (bps: number | null | undefined) => (bps == null ? Number.NaN : bps / 1e6);
@@ -320,6 +323,7 @@ export function summarizeProfile(profile: string, runs: readonly RunData[], conf
       browserSessions.length === 0
         ? null
         : { sessions: browserSessions.length, rebufferChancePercent: { value: browserChance.value * 100, low: browserChance.low * 100, high: browserChance.high * 100, n: browserChance.n }, startupDelayMs: browserAgg.startupDelayMs.mean, meanBitrateMbps: browserAgg.meanBitrateBps / 1e6 },
+    population: summarizePopulation(runs, { resamples: config.bootstrapResamples, trickleGroup: config.groups.find((g) => g.policy === 'trickle')?.name, baselineGroup: config.baseline ?? config.groups[0]!.name }),
   };
 }
 

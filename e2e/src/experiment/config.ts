@@ -11,6 +11,7 @@ import { policyNames } from '@trickle/origin';
 import { E2eError } from '../errors.js';
 import { parseDurationMs, parseRate, symmetricLink, type LinkSpec } from '../lab/link-spec.js';
 import { profileLink, profiles } from '../lab/profiles.js';
+import { linkDistributions } from '../lab/population.js';
 
 const rate = z.union([z.number().positive(), z.string()]).transform((value, context) => {
   try {
@@ -60,6 +61,24 @@ const linkSchema = z
     if (link.profile === undefined && (link.rate === undefined || link.rtt === undefined)) context.addIssue({ code: 'custom', message: 'give a lab profile ({ profile: dsl-6mbit }) or at least rate and rtt' });
   });
 
+/**
+ * A population of access links, one per viewer (population.ts): drawn from a named distribution
+ * (fitted to the paper's data centres) or read from a CSV of rate,rtt,buffer[,loss] rows. Each run
+ * draws its own population (seeded by this seed and the run's), so more runs meet more links.
+ */
+const populationSchema = z
+  .strictObject({
+    distribution: z.string().refine((name) => name in linkDistributions, `not a link distribution; known: ${Object.keys(linkDistributions).join(', ')}`).optional(),
+    /** A CSV file (relative to the working directory) with a row per viewer, in viewer order. */
+    csv: z.string().min(1).optional(),
+    seed: z.number().int().min(0).max(0xffff).default(1),
+    /** The origin's uplink, shared by every viewer (default 1 Gbit/s: not the bottleneck, as in the paper). */
+    uplinkRate: rate.optional(),
+  })
+  .superRefine((population, context) => {
+    if ((population.distribution === undefined) === (population.csv === undefined)) context.addIssue({ code: 'custom', message: 'give a distribution or a csv file, one of them' });
+  });
+
 const loadSchema = z.strictObject({
   /** Concurrent progressive-download viewers (the paper's YouTube flows): one GET of the MP4 each. */
   progressive: z.number().int().min(0).max(200).default(0),
@@ -86,6 +105,11 @@ const experimentSchema = z
     asset: z.string().regex(/^[A-Za-z0-9_-]+$/).default('demo'),
     /** The origin's media directory (relative to the working directory). */
     media: z.string().min(1).default('media'),
+    /**
+     * Made before the first run when the asset is missing: `trickle package` of another asset's
+     * progressive MP4 with this ladder (e.g. a low-rate copy of the demo at the paper's ~700 kbit/s).
+     */
+    prepareAsset: z.strictObject({ from: z.string().regex(/^[A-Za-z0-9_-]+$/), ladder: z.string().min(1) }).optional(),
     sessionSeconds: z.number().positive().max(3600),
     /** Media seconds sent at full speed before throttling (the paper: 30-40 s). */
     startupSeconds: z.number().min(0).max(3600).default(35),
@@ -107,7 +131,10 @@ const experimentSchema = z
         z.strictObject({
           name: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/),
           description: z.string().default(''),
-          link: linkSchema,
+          /** One link shared by every viewer ... */
+          link: linkSchema.optional(),
+          /** ... or one link per viewer: progressive, DASH and browser viewers each on their own. */
+          population: populationSchema.optional(),
           /** This profile's seeds and isolated runs, when they differ from the experiment's. */
           seeds: z.array(z.number().int().min(0).max(0xffffffff)).min(1).optional(),
           isolatedRuns: z.boolean().optional(),
@@ -126,11 +153,18 @@ const experimentSchema = z
     for (const name of config.control ?? []) if (!names.includes(name)) context.addIssue({ code: 'custom', path: ['control'], message: `no group "${name}"` });
     if (config.load.progressive + config.load.dash + config.load.browsers === 0) context.addIssue({ code: 'custom', path: ['load'], message: 'no viewers: give load.progressive, load.dash or load.browsers' });
     if (new Set(config.profiles.map((p) => p.name)).size !== config.profiles.length) context.addIssue({ code: 'custom', path: ['profiles'], message: 'profile names must be distinct' });
+    for (const [index, profile] of config.profiles.entries()) {
+      if ((profile.link === undefined) === (profile.population === undefined)) context.addIssue({ code: 'custom', path: ['profiles', index], message: 'give a link (one shared by all viewers) or a population (one per viewer), one of them' });
+      if (profile.population !== undefined && config.load.crossTrafficFlows > 0) context.addIssue({ code: 'custom', path: ['profiles', index, 'population'], message: 'a population has no shared bottleneck for cross traffic: set load.crossTrafficFlows to 0' });
+      if (profile.population !== undefined && config.load.browsers > config.load.dash) context.addIssue({ code: 'custom', path: ['load', 'browsers'], message: "in a population each browser shares its link's draw with a simulated DASH player: give at least as many load.dash as load.browsers" });
+    }
   });
 
 export type ExperimentConfig = z.output<typeof experimentSchema>;
 export type ExperimentGroup = ExperimentConfig['groups'][number];
-export type ExperimentLink = ExperimentConfig['profiles'][number]['link'];
+export type ExperimentProfile = ExperimentConfig['profiles'][number];
+export type ExperimentLink = NonNullable<ExperimentProfile['link']>;
+export type ExperimentPopulation = NonNullable<ExperimentProfile['population']>;
 
 export function linkOf(link: ExperimentLink, seed: number): LinkSpec {
   if (link.profile !== undefined) return { ...profileLink(link.profile), seed };

@@ -1,6 +1,8 @@
 /** summary.md of an experiment: the headline tables (the shape of bench/results/trickle-ab.md). */
 import { writeFile } from 'node:fs/promises';
 import type { ExperimentResults } from './run.js';
+import { dataCentreOf, paperComparison } from './paper.js';
+import { minimumPairs, simBrowserVerdicts } from './population-analysis.js';
 import { formatEstimate, formatNumber } from './statistics.js';
 
 const ci = formatEstimate;
@@ -20,7 +22,16 @@ export function summaryMarkdown(results: ExperimentResults, command: string): st
   ];
   for (const profile of results.profiles) {
     const { down, up } = profile.link;
-    lines.push('', `## ${profile.profile}`, '', `${down.rateBps / 1e6} Mbit/s down, ${up.rateBps / 1e6} Mbit/s up, RTT ${down.delayMs + up.delayMs} ms, buffer ${Math.round(down.bufferBytes / 1000)} kB; ${profile.runs.filter((r) => r.kind === 'mixed').length} mixed runs, ${profile.runs.filter((r) => r.kind === 'isolated').length} isolated.`);
+    const runCounts = `${profile.runs.filter((r) => r.kind === 'mixed').length} mixed runs, ${profile.runs.filter((r) => r.kind === 'isolated').length} isolated`;
+    const population = profile.population;
+    lines.push(
+      '',
+      `## ${profile.profile}`,
+      '',
+      population === null
+        ? `${down.rateBps / 1e6} Mbit/s down, ${up.rateBps / 1e6} Mbit/s up, RTT ${down.delayMs + up.delayMs} ms, buffer ${Math.round(down.bufferBytes / 1000)} kB; ${runCounts}.`
+        : `A population: every viewer on its own access link, ${population.viewersPerRun} per run drawn from ${population.source} (a new draw each run); the ${population.links.count} links met had a median of ${population.links.medianRateMbps.toFixed(2)} Mbit/s, ${population.links.medianRttMs.toFixed(0)} ms RTT and ${population.links.medianBufferMs.toFixed(0)} ms of buffer; ${runCounts}.`,
+    );
     for (const kind of profile.kinds) {
       lines.push(
         '',
@@ -42,6 +53,35 @@ export function summaryMarkdown(results: ExperimentResults, command: string): st
       if (compass !== undefined && compass.length > 0) {
         lines.push('', '| compass goal | measured | verdict |', '| --- | --- | --- |', ...compass.map((c) => `| ${c.goal} | ${c.measured} | ${c.verdict} |`));
       }
+    }
+    const dc = population === null ? undefined : dataCentreOf(population.source);
+    const progressive = profile.kinds.find((k) => k.kind === 'progressive');
+    const trickle = results.config.groups.find((g) => g.policy === 'trickle');
+    if (dc !== undefined && progressive !== undefined && trickle !== undefined) {
+      const baseline = results.config.baseline ?? results.config.groups[0]!.name;
+      lines.push(
+        '',
+        `### Side by side with the paper (${dc}; progressive downloads, the paper's flows; ${trickle.name} vs ${baseline})`,
+        '',
+        '| metric | the paper | ours (95 % interval) | reading |',
+        '| --- | --- | --- | --- |',
+        ...paperComparison(progressive, dc, trickle.name, baseline, population!.buckets).map((r) => `| ${r.metric} | ${r.paper} | ${r.ours} | ${r.reading} |`),
+      );
+    }
+    const agreement = population?.simVsBrowser ?? null;
+    if (agreement !== null) {
+      const verdicts = simBrowserVerdicts(agreement);
+      const verdict = (v: boolean | null) => (v === null ? (agreement.pairs < minimumPairs ? `too few (${agreement.pairs} pairs, fewer than ${minimumPairs})` : 'undefined (no rebuffering to compare)') : v ? 'met' : 'missed');
+      lines.push(
+        '',
+        `### Simulated DASH players vs dash.js on identical links (${agreement.pairs} pairs: each browser and the simulated player of its index met the same link in the same run)`,
+        '',
+        '| metric | player-sim | dash.js | dash.js vs player-sim | goal | verdict |',
+        '| --- | --- | --- | --- | --- | --- |',
+        `| rebuffering chance % | ${ci(agreement.simulated.rebufferChancePercent, 1)} | ${ci(agreement.browser.rebufferChancePercent, 1)} | ${ci(agreement.chanceDifferencePoints, 1)} points | within ±5 points | ${verdict(verdicts.chance)} |`,
+        `| rebuffering frequency / min | ${ci(agreement.simulated.rebufferFrequencyPerMin, 2)} | ${ci(agreement.browser.rebufferFrequencyPerMin, 2)} | x ${ci(agreement.frequencyRatio, 2)} | within 20 % | ${verdict(verdicts.frequency)} |`,
+        `| mean bitrate Mbit/s | ${ci(agreement.simulated.meanBitrateMbps, 2)} | ${ci(agreement.browser.meanBitrateMbps, 2)} | x ${ci(agreement.bitrateRatio, 3)} | within 10 % | ${verdict(verdicts.bitrate)} |`,
+      );
     }
     if (profile.queueing.length > 0) {
       lines.push(

@@ -9,6 +9,8 @@ import { renderReportPage, type ReportSection } from '../report/vega-page.js';
 import { minimumAaClusters, minimumRatedBytes, minimumVerdictConnections, minimumVerdictSessions, type CompassCheck, type GroupRow, type KindSummary, type ProfileSummary, type QueueingDistribution } from './analysis.js';
 import type { ExperimentResults } from './run.js';
 import { formatEstimate, formatNumber } from './statistics.js';
+import { dataCentreOf, paperComparison, paperFigures } from './paper.js';
+import { minimumPairs, simBrowserVerdicts } from './population-analysis.js';
 
 const kindTitle = { progressive: 'progressive downloads (the paper\'s flows)', segment: 'segment responses (DASH players)' } as const;
 
@@ -151,16 +153,76 @@ function kindSections(profile: ProfileSummary & { compass: Readonly<Record<strin
   return sections;
 }
 
-function profileSections(profile: ExperimentResults['profiles'][number], baseline: string): ReportSection[] {
+function populationSections(profile: ExperimentResults['profiles'][number], config: ExperimentResults['config'], baseline: string): ReportSection[] {
+  const population = profile.population;
+  if (population === null) return [];
+  const sections: ReportSection[] = [];
+  const dc = dataCentreOf(population.source);
+  const progressive = profile.kinds.find((k) => k.kind === 'progressive');
+  const trickle = config.groups.find((g) => g.policy === 'trickle');
+  if (dc !== undefined && progressive !== undefined && trickle !== undefined) {
+    const rows = paperComparison(progressive, dc, trickle.name, baseline, population.buckets);
+    sections.push({
+      heading: `${profile.profile}: side by side with the paper (${dc})`,
+      text: `The paper's figures for ${dc} (sections 5.1-5.4, Tables 2 and 3) beside ours for progressive downloads (the paper's flows), ${trickle.name} against ${baseline}, each with its 95 % interval. Table 2 buckets flows by their startup-phase goodput, as the paper did.`,
+      table: { columns: ['metric', 'the paper', 'ours (95 % interval)', 'reading'], rows: rows.map((r) => [r.metric, r.paper, r.ours, r.reading]) },
+    });
+    if (population.buckets !== null) {
+      const paper = paperFigures[dc].buckets;
+      const values = population.buckets.flatMap((bucket, index) => [
+        { bucket: bucket.label, source: 'the paper', improvement: paper[index]!.improvementPercent, low: null, high: null },
+        { bucket: bucket.label, source: 'ours', improvement: Number.isFinite(bucket.improvementPercent.value) ? bucket.improvementPercent.value : null, low: Number.isFinite(bucket.improvementPercent.low) ? bucket.improvementPercent.low : null, high: Number.isFinite(bucket.improvementPercent.high) ? bucket.improvementPercent.high : null },
+      ]);
+      sections.push({
+        heading: `${profile.profile}: Table 2, retransmission improvement by bandwidth`,
+        chart: {
+          $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+          width: 600,
+          height: 240,
+          data: { values },
+          layer: [
+            { mark: { type: 'point', filled: true, size: 80 }, encoding: { x: { field: 'bucket', type: 'ordinal', sort: null, title: 'startup goodput (Mbit/s)' }, y: { field: 'improvement', type: 'quantitative', title: 'retransmission rate, % lower than the baseline' }, color: { field: 'source', type: 'nominal', title: null } } },
+            { mark: 'rule', encoding: { x: { field: 'bucket', type: 'ordinal', sort: null }, y: { field: 'low', type: 'quantitative' }, y2: { field: 'high' }, color: { field: 'source', type: 'nominal' } } },
+          ],
+        },
+      });
+    }
+  }
+  const agreement = population.simVsBrowser;
+  if (agreement !== null) {
+    const verdicts = simBrowserVerdicts(agreement);
+    const verdict = (v: boolean | null) => (v === null ? (agreement.pairs < minimumPairs ? `too few (${agreement.pairs} pairs)` : 'undefined') : v ? 'met' : 'missed');
+    sections.push({
+      heading: `${profile.profile}: player-sim against dash.js on identical links`,
+      text: `${agreement.pairs} pairs: each browser session met the same link, in the same run, as the simulated DASH player of its index. Differences and ratios carry paired-bootstrap intervals.`,
+      table: {
+        columns: ['metric', 'player-sim', 'dash.js', 'dash.js vs player-sim', 'goal', 'verdict'],
+        rows: [
+          ['rebuffering chance %', ci(agreement.simulated.rebufferChancePercent, 1), ci(agreement.browser.rebufferChancePercent, 1), `${ci(agreement.chanceDifferencePoints, 1)} points`, 'within ±5 points', verdict(verdicts.chance)],
+          ['rebuffering frequency / min', ci(agreement.simulated.rebufferFrequencyPerMin, 2), ci(agreement.browser.rebufferFrequencyPerMin, 2), `x ${ci(agreement.frequencyRatio, 2)}`, 'within 20 %', verdict(verdicts.frequency)],
+          ['mean bitrate Mbit/s', ci(agreement.simulated.meanBitrateMbps, 2), ci(agreement.browser.meanBitrateMbps, 2), `x ${ci(agreement.bitrateRatio, 3)}`, 'within 10 %', verdict(verdicts.bitrate)],
+        ],
+      },
+    });
+  }
+  return sections;
+}
+
+function profileSections(profile: ExperimentResults['profiles'][number], config: ExperimentResults['config'], baseline: string): ReportSection[] {
   const { down, up } = profile.link;
+  const population = profile.population;
   const sections: ReportSection[] = [
     {
-      heading: `${profile.profile}: link and runs`,
-      text: `Downlink ${down.rateBps / 1e6} Mbit/s, uplink ${up.rateBps / 1e6} Mbit/s, RTT ${down.delayMs + up.delayMs} ms, bottleneck buffer ${Math.round(down.bufferBytes / 1000)} kB (tail drop)${down.lossRate > 0 ? `, random loss ${down.lossRate * 100} %` : ''}. Mixed runs: all groups at once, connections assigned at random by the origin; isolated runs: one group alone.`,
+      heading: `${profile.profile}: ${population === null ? 'link' : 'links'} and runs`,
+      text:
+        population === null
+          ? `Downlink ${down.rateBps / 1e6} Mbit/s, uplink ${up.rateBps / 1e6} Mbit/s, RTT ${down.delayMs + up.delayMs} ms, bottleneck buffer ${Math.round(down.bufferBytes / 1000)} kB (tail drop)${down.lossRate > 0 ? `, random loss ${down.lossRate * 100} %` : ''}. Mixed runs: all groups at once, connections assigned at random by the origin; isolated runs: one group alone.`
+          : `A population: every viewer behind its own access link (rate, RTT, tail-drop buffer), ${population.viewersPerRun} per run drawn from ${population.source}, a new draw each run, all sharing the origin's uplink. The ${population.links.count} links met: median ${population.links.medianRateMbps.toFixed(2)} Mbit/s, ${population.links.medianRttMs.toFixed(0)} ms RTT, ${population.links.medianBufferMs.toFixed(0)} ms of buffer. Connections assigned at random by the origin. "Bottleneck" counts below are every viewer's queues together.`,
       table: { columns: ['run', 'kind', 'seed', 'group', 'responses', 'viewers', 'viewer errors', 'bottleneck packets', 'bottleneck drops'], rows: profile.runs.map((r) => [r.id, r.kind, r.seed, r.group, r.flows, r.viewers, r.errors, r.bottleneckPackets, r.bottleneckDrops]) },
     },
   ];
   for (const kind of profile.kinds) sections.push(...kindSections(profile, kind, baseline));
+  sections.push(...populationSections(profile, config, baseline));
   if (profile.timeSequences.length > 0) {
     const points = profile.timeSequences.flatMap((t) => t.points.map((p) => ({ group: t.group, ...p, kind: p.retransmission ? 'retransmission' : 'data' })));
     const zoom = profile.timeSequences.flatMap((t) => t.zoom.map((p) => ({ group: t.group, ...p, kind: p.retransmission ? 'retransmission' : 'data' })));
@@ -230,7 +292,7 @@ export async function writeExperimentReport(path: string, results: ExperimentRes
   const html = await renderReportPage({
     title: `Experiment ${results.name}`,
     subtitle: `${results.description} ${results.date}, ${results.machine.hostname} (${results.machine.cores} x ${results.machine.cpus}, Linux ${results.machine.kernel}, Node ${results.machine.node}). Groups: ${config.groups.map((g) => `${g.name} = ${g.policy}`).join(', ')}; ${config.seeds.length} mixed run(s) per profile of ${config.sessionSeconds} s; load ${config.load.progressive} progressive + ${config.load.dash} DASH + ${config.load.browsers} browser viewers; startup phase ${config.startupSeconds} s of media; congestion control ${config.transport.congestionControl ?? 'kernel default'}; slow start after idle ${config.transport.slowStartAfterIdle ? 'on' : 'off'}.`,
-    sections: results.profiles.flatMap((profile) => profileSections(profile, baseline)),
+    sections: results.profiles.flatMap((profile) => profileSections(profile, config, baseline)),
   });
   await writeFile(path, html);
 }

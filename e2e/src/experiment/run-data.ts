@@ -2,6 +2,7 @@
 import type { FlowRecord } from '@trickle/origin';
 import type { SessionRecord } from '../qoe/session-record.js';
 import type { LinkSpec } from '../lab/link-spec.js';
+import type { LinkPopulation } from '../lab/population.js';
 import type { ProbeSample } from '../lab/measure.js';
 import type { LossPhase } from './responses.js';
 import type { ViewerReport } from './viewers.js';
@@ -41,6 +42,11 @@ export interface RunData {
   /** The group of an isolated run. */
   readonly group: string | null;
   readonly link: LinkSpec;
+  /**
+   * A population profile's links, one per viewer: progressive viewers first, then DASH players,
+   * then browsers (each on a copy of the link of the DASH player with its index).
+   */
+  readonly population?: LinkPopulation | undefined;
   readonly startedAt: string;
   readonly durationMs: number;
   readonly records: readonly FlowRecord[];

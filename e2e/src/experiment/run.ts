@@ -14,7 +14,8 @@ import { availableParallelism, cpus, hostname, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { ByteTimeMap, readProgressiveLayout, type FlowRecord } from '@trickle/origin';
+import { existsSync } from 'node:fs';
+import { ByteTimeMap, packageInput, readProgressiveLayout, type FlowRecord } from '@trickle/origin';
 import { E2eError } from '../errors.js';
 import { labDown, labUp, type Lab } from '../lab/lab.js';
 import { startCapture, startProbe } from '../lab/measure.js';
@@ -24,7 +25,9 @@ import { originPort, startLabOrigin } from '../qoe/run.js';
 import { playSession } from '../qoe/session.js';
 import type { SessionRecord } from '../qoe/session-record.js';
 import { compassChecks, summarizeProfile, type ProfileSummary } from './analysis.js';
-import { linkOf, type ExperimentConfig } from './config.js';
+import { linkOf, type ExperimentConfig, type ExperimentPopulation, type ExperimentProfile } from './config.js';
+import { drawLinks, linkPopulation, parseLinksCsv, type LinkDraw, type LinkPopulation } from '../lab/population.js';
+import { populationUp } from '../lab/population-lab.js';
 import { writeSummaryMarkdown } from './markdown.js';
 import { writeExperimentReport } from './report.js';
 import { responsesOfCapture, timeSequenceOf } from './responses.js';
@@ -58,6 +61,8 @@ export interface ExperimentOptions {
   readonly onProgress?: (progress: ExperimentProgress) => void;
   /** How the experiment was started, for summary.md (default: a generic command line). */
   readonly commandLine?: string;
+  /** Told of work outside the runs (packaging the asset). */
+  readonly onNote?: (what: string) => void;
 }
 
 export interface ExperimentResults {
@@ -87,6 +92,46 @@ export function planRuns(config: ExperimentConfig): PlannedRun[] {
   return runs;
 }
 
+/**
+ * A run's population: a link per progressive viewer and DASH player (drawn with a seed of the
+ * profile's and the run's, or the CSV's rows in viewer order), then one per browser, a copy of
+ * the link of the DASH player with its index, so simulated and real players meet identical links.
+ */
+export async function populationOfRun(population: ExperimentPopulation, load: ExperimentConfig['load'], runSeed: number): Promise<LinkPopulation> {
+  const simulated = load.progressive + load.dash;
+  let draws: LinkDraw[];
+  let source: string;
+  const seed = population.seed * 100_000 + runSeed;
+  if (population.csv !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(population.csv, 'utf8');
+    } catch (error) {
+      throw new E2eError('E2E_ERR_EXPERIMENT', `cannot read the population's CSV ${population.csv}: ${(error as Error).message}`);
+    }
+    draws = parseLinksCsv(text, population.csv);
+    if (draws.length !== simulated) throw new E2eError('E2E_ERR_EXPERIMENT', `${population.csv} has ${draws.length} links; the load has ${simulated} simulated viewers (progressive + dash), one link each`);
+    source = `csv:${population.csv}`;
+  } else {
+    draws = drawLinks(population.distribution!, simulated, seed);
+    source = population.distribution!;
+  }
+  const browsers = Array.from({ length: load.browsers }, (_, i) => draws[load.progressive + i]!);
+  return linkPopulation([...draws, ...browsers], { source, seed, uplinkRateBps: population.uplinkRate });
+}
+
+/** Brings up the run's lab: the profile's shared link, or the run's population with a host per browser. */
+async function labForRun(config: ExperimentConfig, profile: ExperimentProfile, run: PlannedRun, labName: string, needsCross: boolean): Promise<Lab> {
+  if (profile.population !== undefined) {
+    const population = await populationOfRun(profile.population, config.load, run.seed);
+    const simulated = config.load.progressive + config.load.dash;
+    return populationUp(labName, population, { ownHosts: Array.from({ length: config.load.browsers }, (_, i) => simulated + i) });
+  }
+  const link = profile.link!;
+  // The same lab serves every run of a profile (labUp is a no-op for an identical link); the seed only seeds random loss.
+  return labUp(labName, linkOf(link, link.loss !== undefined ? run.seed : 1), { cross: needsCross });
+}
+
 const runFile = (out: string, run: PlannedRun) => join(out, 'runs', run.profile, `${run.id}.json`);
 
 async function readJson<T>(path: string): Promise<T | undefined> {
@@ -94,6 +139,20 @@ async function readJson<T>(path: string): Promise<T | undefined> {
     return JSON.parse(await readFile(path, 'utf8')) as T;
   } catch {
     return undefined;
+  }
+}
+
+/** Packages the experiment's asset from another one's progressive MP4 when it is missing and the config says how. */
+export async function prepareAsset(config: ExperimentConfig, onProgress?: (what: string) => void): Promise<void> {
+  const dir = join(resolve(config.media), config.asset);
+  if (config.prepareAsset === undefined || existsSync(join(dir, 'manifest.mpd'))) return;
+  const input = join(resolve(config.media), config.prepareAsset.from, 'progressive.mp4');
+  if (!existsSync(input)) throw new E2eError('E2E_ERR_EXPERIMENT', `the asset "${config.asset}" is made from ${input}, which is missing (make the demo with "npx trickle media demo")`);
+  onProgress?.(`packaging ${config.asset} from ${config.prepareAsset.from} (${config.prepareAsset.ladder})`);
+  try {
+    await packageInput({ input, outDir: dir, ladder: config.prepareAsset.ladder, overwrite: true });
+  } catch (error) {
+    throw new E2eError('E2E_ERR_EXPERIMENT', `cannot package the asset "${config.asset}": ${(error as Error).message}`);
   }
 }
 
@@ -187,9 +246,11 @@ async function executeRun(config: ExperimentConfig, run: PlannedRun, lab: Lab, w
   try {
     const before = await bottleneckCounters(lab);
     const capture = await startCapture(lab, pcap, { snaplenBytes: 96, filter: `tcp and src host ${lab.address('origin')} and src port ${originPort}` });
-    const probe = config.load.probeIntervalMs > 0 ? startProbe(lab, { from: 'cross', intervalMs: config.load.probeIntervalMs }) : undefined;
+    const population = lab.state.population;
+    // A population has no shared bottleneck to probe: each viewer's srtt is its own queue's measure.
+    const probe = config.load.probeIntervalMs > 0 && population === undefined ? startProbe(lab, { from: 'cross', intervalMs: config.load.probeIntervalMs }) : undefined;
     const sessionMs = config.sessionSeconds * 1000 + config.load.startSpreadSeconds * 1000;
-    for (let i = 0; i < config.load.crossTrafficFlows; i++) {
+    for (let i = 0; i < (population === undefined ? config.load.crossTrafficFlows : 0); i++) {
       const port = 7100 + i;
       const sink = startPeer(lab, 'cross', ['tcp-sink', String(port), '0', String(sessionMs), '1000']);
       await sink.message((m) => m.listening === true);
@@ -213,12 +274,13 @@ async function executeRun(config: ExperimentConfig, run: PlannedRun, lab: Lab, w
         cmcd: config.load.cmcd,
         maxBufferSec: config.load.maxBufferSeconds,
         progressiveTable: table,
+        localAddresses: population?.links.slice(0, config.load.progressive + config.load.dash).map((link) => link.address),
       };
       const viewerRun = config.load.progressive + config.load.dash > 0 ? startViewers(lab, plan).reports : Promise.resolve([]);
       // dash.js has no BBA rule: browsers then use its default (dynamic).
       const browserRun = Promise.all(
         Array.from({ length: config.load.browsers }, (_, i) =>
-          playSession(i, { url: `${originUrl}${assetPath(config.asset, 'dashjs')}`, player: 'dashjs', seconds: config.sessionSeconds, namespace: lab.namespace('player'), abr: config.load.abr === 'bba' ? undefined : config.load.abr }, 1),
+          playSession(i, { url: `${originUrl}${assetPath(config.asset, 'dashjs')}`, player: 'dashjs', seconds: config.sessionSeconds, namespace: lab.namespace(population === undefined ? 'player' : { viewer: config.load.progressive + config.load.dash + i }), abr: config.load.abr === 'bba' ? undefined : config.load.abr }, 1),
         ),
       );
       [viewers, browsers] = await Promise.all([viewerRun, browserRun]);
@@ -250,6 +312,7 @@ async function executeRun(config: ExperimentConfig, run: PlannedRun, lab: Lab, w
       seed: run.seed,
       group: run.group,
       link: lab.state.spec,
+      population,
       startedAt: startedAt.toISOString(),
       durationMs: Math.round(performance.now() - startMs),
       records,
@@ -298,6 +361,7 @@ export async function prepareOut(options: Pick<ExperimentOptions, 'config' | 'ou
 export async function runExperiment(options: ExperimentOptions): Promise<ExperimentResults> {
   const { config, out } = options;
   await prepareOut(options);
+  await prepareAsset(config, options.onNote);
   const table = await progressiveTable(config);
   const runs = planRuns(config);
   const labName = options.labName ?? 'exp';
@@ -314,8 +378,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
       }
       report('starting', 0);
       const profile = config.profiles.find((p) => p.name === run.profile)!;
-      // The same lab serves every run of a profile (labUp is a no-op for an identical link); the seed only seeds random loss.
-      lab = await labUp(labName, linkOf(profile.link, profile.link.loss !== undefined ? run.seed : 1), { cross: needsCross });
+      lab = await labForRun(config, profile, run, labName, needsCross && profile.population === undefined);
       const data = await executeRun(config, run, lab, workDir, table, (fraction) => report('playing', fraction * 0.95));
       report('analysing', 0.97);
       await mkdir(join(out, 'runs', run.profile), { recursive: true });

@@ -1,7 +1,8 @@
 /**
  * The experiment's simulated viewers, run on the lab's player side (`ip netns exec <player ns>
  * node viewers-main.js <plan-json>`): progressive-download viewers and player-sim DASH players,
- * each on its own connection, starting at seeded random times. Each learns its connection's A/B
+ * each on its own connection (from its own address, on its own link, in a population lab),
+ * starting at seeded random times. Each learns its connection's A/B
  * group from the origin's Server-Timing header. One JSON line per finished session on stdout.
  */
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
@@ -47,14 +48,14 @@ const viewers: Promise<void>[] = [];
 for (let i = 0; i < plan.progressive; i++) {
   viewers.push(
     viewer('progressive', i, startOffsetsMs[i]!, (recorder) =>
-      runProgressive({ url: `${plan.originUrl}${assetPath(plan.asset, 'native')}`, media: media!, clock: realClock, settings: { sessionSeconds: plan.sessionSeconds }, onResponseHeaders: recorder.onResponseHeaders }),
+      runProgressive({ url: `${plan.originUrl}${assetPath(plan.asset, 'native')}`, media: media!, clock: realClock, settings: { sessionSeconds: plan.sessionSeconds }, onResponseHeaders: recorder.onResponseHeaders, localAddress: plan.localAddresses?.[i] }),
     ),
   );
 }
 for (let i = 0; i < plan.dash; i++) {
   viewers.push(
     viewer('dash', i, startOffsetsMs[plan.progressive + i]!, (recorder) =>
-      playLiveSession(content!, plan.abr, { sessionSeconds: plan.sessionSeconds, maxBufferSec: plan.maxBufferSec }, { cmcd: plan.cmcd, onResponseHeaders: recorder.onResponseHeaders }),
+      playLiveSession(content!, plan.abr, { sessionSeconds: plan.sessionSeconds, maxBufferSec: plan.maxBufferSec }, { cmcd: plan.cmcd, onResponseHeaders: recorder.onResponseHeaders, localAddress: plan.localAddresses?.[plan.progressive + i] }),
     ),
   );
 }

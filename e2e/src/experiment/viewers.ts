@@ -23,6 +23,8 @@ export interface ViewerPlan {
   readonly maxBufferSec: number;
   /** Needed when `progressive` > 0. */
   readonly progressiveTable: ProgressiveTable | undefined;
+  /** A population lab: viewer i (progressive first, then DASH) connects from localAddresses[i], its own link. */
+  readonly localAddresses?: readonly string[] | undefined;
 }
 
 export type ViewerReport =

@@ -18,6 +18,36 @@ function controlText(downMs: number, upMs: number, spec: LinkSpec): string {
   return `delay-ab-us ${Math.round(downMs * 1000)}\ndelay-ba-us ${Math.round(upMs * 1000)}\nloss-ab ${spec.down.lossRate}\nloss-ba ${spec.up.lossRate}\n`;
 }
 
+/**
+ * Starts the delay line in the router between the two ports and resolves to its pid once it is
+ * forwarding. `linksFile`: a population's per-address delays and losses (population-lab.ts).
+ */
+export async function startDelayline(ports: RouterPorts, spec: LinkSpec, linksFile?: string): Promise<number> {
+  const control = join(ports.stateDir, 'delayline.control');
+  await writeFile(control, controlText(spec.down.delayMs, spec.up.delayMs, spec));
+  const log = openSync(join(ports.stateDir, 'delayline.log'), 'a');
+  // a = origin side, b = access side: a->b is the downlink.
+  const command = [
+    delaylinePath(),
+    ...['--if-a', ports.originSide, '--if-b', ports.accessSide],
+    ...['--delay-ab-us', String(Math.round(spec.down.delayMs * 1000)), '--delay-ba-us', String(Math.round(spec.up.delayMs * 1000))],
+    ...['--loss-ab', String(spec.down.lossRate), '--loss-ba', String(spec.up.lossRate), '--seed', String(spec.seed), '--control', control],
+    ...(linksFile === undefined ? [] : ['--links', linksFile]),
+  ];
+  const inRouter = ports.routerNs === null ? command : ['ip', 'netns', 'exec', ports.routerNs, ...command];
+  const child = spawn(inRouter[0]!, inRouter.slice(1), { detached: true, stdio: ['ignore', log, log] });
+  closeSync(log);
+  child.unref();
+  for (let i = 0; i < 100; i++) {
+    const text = await readFile(join(ports.stateDir, 'delayline.log'), 'utf8').catch(() => '');
+    if (text.includes('"ready":true')) return child.pid!;
+    if (child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const text = await readFile(join(ports.stateDir, 'delayline.log'), 'utf8').catch(() => '');
+  throw new E2eError('E2E_ERR_LAB', `the delay line did not start: ${text.trim() || `is ${delaylinePath()} built? (npm ci builds it)`}`);
+}
+
 export class DelaylineBackend implements LinkBackend {
   readonly name = 'delayline';
 
@@ -25,28 +55,7 @@ export class DelaylineBackend implements LinkBackend {
     if (ports.forwarding === 'routed') throw new E2eError('E2E_ERR_LAB', 'the delay line forwards frames between two interfaces of one subnet (bridge forwarding); for routed forwarding the router gives it an inner veth pair (routed-line.ts)');
     inNs(ports.routerNs, ['tc', 'qdisc', 'replace', 'dev', ports.accessSide, 'root', ...tbfArgs(spec.down)]);
     inNs(ports.routerNs, ['tc', 'qdisc', 'replace', 'dev', ports.originSide, 'root', ...tbfArgs(spec.up)]);
-    const control = join(ports.stateDir, 'delayline.control');
-    await writeFile(control, controlText(spec.down.delayMs, spec.up.delayMs, spec));
-    const log = openSync(join(ports.stateDir, 'delayline.log'), 'a');
-    // a = origin side, b = access side: a->b is the downlink.
-    const command = [
-      delaylinePath(),
-      ...['--if-a', ports.originSide, '--if-b', ports.accessSide],
-      ...['--delay-ab-us', String(Math.round(spec.down.delayMs * 1000)), '--delay-ba-us', String(Math.round(spec.up.delayMs * 1000))],
-      ...['--loss-ab', String(spec.down.lossRate), '--loss-ba', String(spec.up.lossRate), '--seed', String(spec.seed), '--control', control],
-    ];
-    const inRouter = ports.routerNs === null ? command : ['ip', 'netns', 'exec', ports.routerNs, ...command];
-    const child = spawn(inRouter[0]!, inRouter.slice(1), { detached: true, stdio: ['ignore', log, log] });
-    closeSync(log);
-    child.unref();
-    for (let i = 0; i < 100; i++) {
-      const text = await readFile(join(ports.stateDir, 'delayline.log'), 'utf8').catch(() => '');
-      if (text.includes('"ready":true')) return [child.pid!];
-      if (child.exitCode !== null) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const text = await readFile(join(ports.stateDir, 'delayline.log'), 'utf8').catch(() => '');
-    throw new E2eError('E2E_ERR_LAB', `the delay line did not start: ${text.trim() || `is ${delaylinePath()} built? (npm ci builds it)`}`);
+    return [await startDelayline(ports, spec)];
   }
 
   setRate(ports: RouterPorts, direction: 'down' | 'up', spec: DirectionSpec): void {
@@ -71,7 +80,7 @@ export class DelaylineBackend implements LinkBackend {
       const fresh = text.slice(before).trim().split('\n').filter((line) => line.startsWith('{"ab"'));
       if (fresh.length > 0) {
         const raw = JSON.parse(fresh[fresh.length - 1]!) as Record<string, unknown>;
-        return { down: raw.ab, up: raw.ba };
+        return { down: raw.ab, up: raw.ba, ...(raw.links === undefined ? {} : { links: raw.links }) };
       }
     }
     return undefined;

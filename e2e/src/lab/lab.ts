@@ -13,10 +13,19 @@ import { E2eError } from '../errors.js';
 import { linkBackends } from './backends.js';
 import type { LinkBackendName, RouterPorts } from './link-backend.js';
 import type { DirectionSpec, LinkSpec } from './link-spec.js';
+import type { LinkPopulation } from './population.js';
 import { netemAvailable } from './netem-backend.js';
 import { inNs, run } from './shell.js';
 
 export type LabHost = 'origin' | 'player' | 'cross';
+
+/** A population lab's viewer, as a place to run a command: its own host where it has one, else the player namespace. */
+export interface ViewerHost {
+  readonly viewer: number;
+}
+
+/** Where a command of the lab can run. */
+export type LabPlace = LabHost | 'router' | ViewerHost;
 
 export const labAddresses: Readonly<Record<LabHost, string>> = { origin: '10.73.0.1', player: '10.73.0.2', cross: '10.73.0.3' };
 export const labRoot = process.env.TRICKLE_LAB_DIR ?? '/run/trickle/lab';
@@ -43,6 +52,10 @@ export interface LabState {
   readonly ports: RouterPorts;
   readonly pids: { delayline?: number; replay?: number };
   readonly createdAt: string;
+  /** A population lab (population-lab.ts): one access link per viewer address; `spec` is then the link of everything else. */
+  readonly population?: LinkPopulation;
+  /** Viewers of the population with a network namespace of their own (a browser's host), by viewer. */
+  readonly viewerNamespaces?: Readonly<Record<number, string>>;
 }
 
 export interface QdiscStats {
@@ -63,7 +76,7 @@ export interface LabStatus {
 
 const namePattern = /^[a-z][a-z0-9]{0,5}$/;
 
-function checkName(name: string): void {
+export function checkName(name: string): void {
   if (!namePattern.test(name)) throw new E2eError('E2E_ERR_LAB', `lab name "${name}" must be 1-6 lowercase letters or digits, starting with a letter (it prefixes interface names)`);
 }
 
@@ -75,7 +88,7 @@ export function requireLabPrivileges(): void {
   if (spawnSync('ip', ['-V']).status !== 0) throw new E2eError('E2E_ERR_PRIVILEGE', 'the lab needs iproute2 (apt-get install iproute2)');
 }
 
-function stateDir(name: string): string {
+export function stateDir(name: string): string {
   return join(labRoot, name);
 }
 
@@ -143,6 +156,40 @@ function chooseBackend(requested: LabOptions['backend']): LinkBackendName {
   return netemAvailable().available ? 'netem' : 'delayline';
 }
 
+/**
+ * The namespaces and their wires: origin <-> router (origin side); router (access side) <-> switch;
+ * switch <-> player (and cross). Offloads off everywhere: forwarded frames must be MTU-sized with
+ * complete checksums.
+ */
+export function wireLab(name: string, namespaces: LabState['namespaces'], ports: RouterPorts, options: { cross: boolean; prefixLength: number }): void {
+  const cross = options.cross;
+  const hosts: LabHost[] = cross ? ['origin', 'player', 'cross'] : ['origin', 'player'];
+  for (const ns of [namespaces.router, namespaces.switch, ...hosts.map((h) => namespaces[h])]) run(['ip', 'netns', 'add', ns]);
+  run(['ip', 'link', 'add', `${name}o0`, 'netns', namespaces.origin, 'type', 'veth', 'peer', 'name', ports.originSide, 'netns', namespaces.router]);
+  run(['ip', 'link', 'add', ports.accessSide, 'netns', namespaces.router, 'type', 'veth', 'peer', 'name', `${name}sr`, 'netns', namespaces.switch]);
+  run(['ip', 'link', 'add', `${name}p0`, 'netns', namespaces.player, 'type', 'veth', 'peer', 'name', `${name}sp`, 'netns', namespaces.switch]);
+  if (cross) run(['ip', 'link', 'add', `${name}c0`, 'netns', namespaces.cross, 'type', 'veth', 'peer', 'name', `${name}sc`, 'netns', namespaces.switch]);
+  for (const ns of [namespaces.router, namespaces.switch]) inNs(ns, ['sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
+  inNs(namespaces.switch, ['ip', 'link', 'add', 'br0', 'type', 'bridge']);
+  const devices: [string, string, string | undefined][] = [
+    [namespaces.origin, `${name}o0`, labAddresses.origin],
+    [namespaces.player, `${name}p0`, labAddresses.player],
+    [namespaces.router, ports.originSide, undefined],
+    [namespaces.router, ports.accessSide, undefined],
+    [namespaces.switch, `${name}sr`, undefined],
+    [namespaces.switch, `${name}sp`, undefined],
+    ...(cross ? ([[namespaces.cross, `${name}c0`, labAddresses.cross], [namespaces.switch, `${name}sc`, undefined]] as [string, string, string | undefined][]) : []),
+  ];
+  for (const [ns, dev, address] of devices) {
+    inNs(ns, ['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
+    if (address !== undefined) inNs(ns, ['ip', 'addr', 'add', `${address}/${options.prefixLength}`, 'dev', dev]);
+    if (ns === namespaces.switch) inNs(ns, ['ip', 'link', 'set', dev, 'master', 'br0']);
+    inNs(ns, ['ip', 'link', 'set', dev, 'up']);
+    inNs(ns, ['ip', 'link', 'set', 'lo', 'up']);
+  }
+  inNs(namespaces.switch, ['ip', 'link', 'set', 'br0', 'up']);
+}
+
 /** Brings the lab up; running it again with the same link is a no-op (idempotent). */
 export async function labUp(name: string, spec: LinkSpec, options: LabOptions = {}): Promise<Lab> {
   checkName(name);
@@ -160,33 +207,7 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
   await mkdir(dir, { recursive: true });
   const ports: RouterPorts = { routerNs: namespaces.router, originSide: `${name}ro`, accessSide: `${name}ra`, stateDir: dir };
   try {
-    const hosts: LabHost[] = cross ? ['origin', 'player', 'cross'] : ['origin', 'player'];
-    for (const ns of [namespaces.router, namespaces.switch, ...hosts.map((h) => namespaces[h])]) run(['ip', 'netns', 'add', ns]);
-    // origin <-> router (origin side); router (access side) <-> switch; switch <-> player, cross.
-    run(['ip', 'link', 'add', `${name}o0`, 'netns', namespaces.origin, 'type', 'veth', 'peer', 'name', ports.originSide, 'netns', namespaces.router]);
-    run(['ip', 'link', 'add', ports.accessSide, 'netns', namespaces.router, 'type', 'veth', 'peer', 'name', `${name}sr`, 'netns', namespaces.switch]);
-    run(['ip', 'link', 'add', `${name}p0`, 'netns', namespaces.player, 'type', 'veth', 'peer', 'name', `${name}sp`, 'netns', namespaces.switch]);
-    if (cross) run(['ip', 'link', 'add', `${name}c0`, 'netns', namespaces.cross, 'type', 'veth', 'peer', 'name', `${name}sc`, 'netns', namespaces.switch]);
-    for (const ns of [namespaces.router, namespaces.switch]) inNs(ns, ['sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
-    inNs(namespaces.switch, ['ip', 'link', 'add', 'br0', 'type', 'bridge']);
-    const devices: [string, string, string | undefined][] = [
-      [namespaces.origin, `${name}o0`, labAddresses.origin],
-      [namespaces.player, `${name}p0`, labAddresses.player],
-      [namespaces.router, ports.originSide, undefined],
-      [namespaces.router, ports.accessSide, undefined],
-      [namespaces.switch, `${name}sr`, undefined],
-      [namespaces.switch, `${name}sp`, undefined],
-      ...(cross ? ([[namespaces.cross, `${name}c0`, labAddresses.cross], [namespaces.switch, `${name}sc`, undefined]] as [string, string, string | undefined][]) : []),
-    ];
-    for (const [ns, dev, address] of devices) {
-      // Offloads off: forwarded frames must be MTU-sized with complete checksums.
-      inNs(ns, ['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
-      if (address !== undefined) inNs(ns, ['ip', 'addr', 'add', `${address}/24`, 'dev', dev]);
-      if (ns === namespaces.switch) inNs(ns, ['ip', 'link', 'set', dev, 'master', 'br0']);
-      inNs(ns, ['ip', 'link', 'set', dev, 'up']);
-      inNs(ns, ['ip', 'link', 'set', 'lo', 'up']);
-    }
-    inNs(namespaces.switch, ['ip', 'link', 'set', 'br0', 'up']);
+    wireLab(name, namespaces, ports, { cross, prefixLength: 24 });
     const pids = options.shape === false ? [] : await linkBackends[backendName]().apply(ports, spec);
     const state: LabState = {
       name,
@@ -233,7 +254,11 @@ export class Lab {
     return this.state.name;
   }
 
-  namespace(host: LabHost | 'router'): string {
+  namespace(host: LabPlace): string {
+    if (typeof host === 'object') {
+      if (this.state.population?.links[host.viewer] === undefined) throw new E2eError('E2E_ERR_LAB', `lab "${this.name}" has no viewer ${host.viewer}`);
+      return this.state.viewerNamespaces?.[host.viewer] ?? this.state.namespaces.player;
+    }
     if (host === 'cross' && !this.state.cross) throw new E2eError('E2E_ERR_LAB', `lab "${this.name}" has no cross host (bring it up with --cross)`);
     return this.state.namespaces[host];
   }
@@ -243,7 +268,7 @@ export class Lab {
   }
 
   /** Runs a command on a host of the lab and waits for it. */
-  exec(host: LabHost | 'router', command: readonly string[], options: SpawnOptions = {}): Promise<number> {
+  exec(host: LabPlace, command: readonly string[], options: SpawnOptions = {}): Promise<number> {
     const child = this.spawn(host, command, { stdio: 'inherit', ...options });
     return new Promise((resolve, reject) => {
       child.on('error', reject);
@@ -265,11 +290,11 @@ export class Lab {
       code = await this.exec(options.from ?? 'player', ['curl', '-sf', '-o', '/dev/null', '--connect-timeout', '2', url], { stdio: 'ignore' });
       if (code === 0) return;
     }
-    throw new E2eError('E2E_ERR_LAB', `${url} did not answer from the ${options.from ?? 'player'} side of lab "${this.name}" after ${attempts} tries (last curl exit ${code})`);
+    throw new E2eError('E2E_ERR_LAB', `${url} did not answer from the ${String(options.from ?? 'player')} side of lab "${this.name}" after ${attempts} tries (last curl exit ${code})`);
   }
 
   /** Runs a command on a host of the lab and resolves to its standard output (stderr passes through). */
-  output(host: LabHost | 'router', command: readonly string[], options: { okExitCodes?: readonly number[] } = {}): Promise<string> {
+  output(host: LabPlace, command: readonly string[], options: { okExitCodes?: readonly number[] } = {}): Promise<string> {
     const okExitCodes = options.okExitCodes ?? [0];
     const child = this.spawn(host, command, { stdio: ['ignore', 'pipe', 'inherit'] });
     const chunks: Buffer[] = [];
@@ -283,7 +308,7 @@ export class Lab {
     });
   }
 
-  spawn(host: LabHost | 'router', command: readonly string[], options: SpawnOptions = {}): ChildProcess {
+  spawn(host: LabPlace, command: readonly string[], options: SpawnOptions = {}): ChildProcess {
     if (command.length === 0) throw new E2eError('E2E_ERR_LAB', 'no command to run');
     return spawn('ip', ['netns', 'exec', this.namespace(host), ...command], options);
   }

@@ -4,9 +4,19 @@
  *     bins (from the connection's epoch ms) and the goodput over the window;
  *   tcp-source <host> <port> <durationMs> [pacingBytesPerSec|-] [blockBytes|-] [blockIntervalMs|-] [congestionControl]:
  *     send as fast as TCP allows, or kernel-paced, or in application-paced blocks;
+ *   tcp-sinks <port> <windowFromMs> <windowToMs> <connections>: accept that many connections (a
+ *     population's viewers, one each), report each one's goodput over the window and its bytes by
+ *     its local address at the window's end and close it, exit after the last;
+ *   tcp-sources <port> <durationMs> <host>[,<host>...] [congestionControl]: one bulk flow to each
+ *     host at once, reset at the end (a slow link's send buffer would otherwise drain for seconds);
+ *   udp-floods <port> <durationMs> <sizeBytes> <host>=<bitsPerSec>[,...]: datagrams to each host
+ *     at its own rate (in 2 ms steps), for a link's queue that never empties;
+ *   udp-sinks <port> <quietMs> <address>[,...]: a socket bound to each address (a population's
+ *     viewers), report each one's datagrams and bytes once none came for quietMs;
  *   udp-sink <port> <quietMs>: count datagrams until none came for quietMs (a sender that starts
  *     late or sends slowly, on a loaded host or in an emulated guest, loses none to a sink's clock);
- *   udp-burst <host> <port> <count> <sizeBytes> [intervalUs]: send datagrams back to back (or spaced).
+ *   udp-burst <host> <port> <count> <sizeBytes> [intervalUs]: send datagrams back to back (or spaced),
+ *     report how many and how long they took.
  */
 import { createSocket } from 'node:dgram';
 import { connect, createServer } from 'node:net';
@@ -63,6 +73,99 @@ if (role === 'tcp-sink') {
     pump();
   });
   socket.on('error', () => undefined);
+} else if (role === 'tcp-sinks') {
+  const [port, fromMs, toMs, connections] = args.map(Number) as [number, number, number, number];
+  let reported = 0;
+  const server = createServer((socket) => {
+    const startMs = performance.now();
+    const localAddress = socket.localAddress;
+    let windowBytes = 0;
+    let totalBytes = 0;
+    socket.on('data', (chunk: Buffer) => {
+      const atMs = performance.now() - startMs;
+      totalBytes += chunk.length;
+      if (atMs >= fromMs && atMs < toMs) windowBytes += chunk.length;
+    });
+    // Reported at the window's end, not at the close: the sender's reset can be tail-dropped in a full queue.
+    setTimeout(() => {
+      out({ localAddress, windowGoodputBps: (windowBytes * 8 * 1000) / (toMs - fromMs), totalBytes });
+      socket.destroy();
+      if (++reported === connections) server.close();
+    }, toMs);
+    socket.on('error', () => undefined);
+  });
+  server.listen(port, '0.0.0.0', () => out({ listening: true }));
+} else if (role === 'tcp-sources') {
+  const [port, durationMs, hosts, congestionControl] = args;
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  for (const host of hosts!.split(',')) {
+    const socket = connect(Number(port), host, () => {
+      if (congestionControl !== undefined) setCongestionControl(socket, congestionControl);
+      const endMs = Date.now() + Number(durationMs);
+      const pump = () => {
+        while (Date.now() < endMs) if (!socket.write(chunk)) return;
+        socket.destroy();
+      };
+      socket.on('drain', pump);
+      setTimeout(() => socket.destroy(), Number(durationMs) + 100);
+      pump();
+    });
+    socket.on('error', () => undefined);
+  }
+} else if (role === 'udp-floods') {
+  const [port, durationMs, size, targets] = args;
+  const udp = createSocket('udp4');
+  const payload = Buffer.alloc(Number(size), 0x63);
+  const frameBits = (Number(size) + 42) * 8;
+  const flows = targets!.split(',').map((target) => {
+    const [host, rate] = target.split('=');
+    return { host: host!, datagramsPerMs: Number(rate) / frameBits / 1000, owed: 0, sent: 0 };
+  });
+  const startedMs = performance.now();
+  let lastMs = startedMs;
+  const timer = setInterval(() => {
+    const nowMs = performance.now();
+    if (nowMs - startedMs >= Number(durationMs)) {
+      clearInterval(timer);
+      out({ sent: Object.fromEntries(flows.map((f) => [f.host, f.sent])) });
+      udp.close();
+      return;
+    }
+    for (const flow of flows) {
+      flow.owed += flow.datagramsPerMs * (nowMs - lastMs);
+      for (; flow.owed >= 1; flow.owed--, flow.sent++) udp.send(payload, Number(port), flow.host);
+    }
+    lastMs = nowMs;
+  }, 2);
+} else if (role === 'udp-sinks') {
+  const [port, quietMs, addresses] = args;
+  const counts = new Map<string, { datagrams: number; bytes: number }>();
+  let quiet: NodeJS.Timeout | undefined;
+  const sockets = addresses!.split(',').map((address) => {
+    counts.set(address, { datagrams: 0, bytes: 0 });
+    const socket = createSocket('udp4');
+    socket.on('message', (message) => {
+      const count = counts.get(address)!;
+      count.datagrams++;
+      count.bytes += message.length;
+      quiet?.refresh();
+    });
+    return new Promise<ReturnType<typeof createSocket>>((resolve) => socket.bind(Number(port), address, () => resolve(socket)));
+  });
+  const bound = await Promise.all(sockets);
+  out({ listening: true });
+  const report = () => {
+    out({ received: Object.fromEntries(counts) });
+    for (const socket of bound) socket.close();
+  };
+  // Nothing within a minute: report the zeros rather than wait for ever.
+  quiet = setTimeout(report, 60_000);
+  const firstMessage = () => {
+    clearTimeout(quiet);
+    quiet = setTimeout(report, Number(quietMs));
+    for (const socket of bound) socket.off('message', firstMessage);
+  };
+  for (const socket of bound) socket.on('message', firstMessage);
 } else if (role === 'udp-sink') {
   const [port, quietMs] = args.map(Number) as [number, number];
   const udp = createSocket('udp4');
@@ -87,11 +190,13 @@ if (role === 'tcp-sink') {
   const payload = Buffer.alloc(Number(size), 0x62);
   let sent = 0;
   const spacingUs = Number(intervalUs ?? 0);
+  const startedNs = process.hrtime.bigint();
   const send = () => {
     udp.send(payload, Number(port), host!, () => {
       sent++;
       if (sent >= Number(count)) {
-        out({ sent });
+        // How long the burst took to leave: a link drains for that long while it arrives.
+        out({ sent, elapsedUs: Number((process.hrtime.bigint() - startedNs) / 1000n) });
         udp.close();
       } else if (spacingUs > 0) {
         const until = process.hrtime.bigint() + BigInt(spacingUs * 1000);

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import type { Lab, LabHost } from './lab.js';
+import type { Lab, LabPlace } from './lab.js';
 
 const peer = join(import.meta.dirname, 'traffic-peer.js');
 
@@ -14,7 +14,7 @@ export interface Peer {
   exited: Promise<number | null>;
 }
 
-export function startPeer(lab: Lab, host: LabHost, args: readonly string[]): Peer {
+export function startPeer(lab: Lab, host: LabPlace, args: readonly string[]): Peer {
   const child = lab.spawn(host, [process.execPath, peer, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const messages: Record<string, unknown>[] = [];
   const waiters: { predicate: (m: Record<string, unknown>) => boolean; resolve: (m: unknown) => void }[] = [];

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { E2eError } from '../../src/errors.js';
 import { linkOf, loadExperimentConfig, parseExperimentConfig } from '../../src/experiment/config.js';
-import { planRuns } from '../../src/experiment/run.js';
+import { planRuns, populationOfRun } from '../../src/experiment/run.js';
+import { writeFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 
 const experiments = join(import.meta.dirname, '..', '..', '..', '..', 'experiments');
 
@@ -48,7 +50,7 @@ describe('experiment config', () => {
     assert.equal(config.startupSeconds, 35);
     assert.equal(config.load.probeIntervalMs, 100);
     assert.equal(config.transport.slowStartAfterIdle, true);
-    const link = linkOf(config.profiles[0]!.link, 3);
+    const link = linkOf(config.profiles[0]!.link!, 3);
     assert.equal(link.down.rateBps, 20e6);
     assert.equal(link.down.delayMs + link.up.delayMs, 20);
     assert.equal(link.seed, 3);
@@ -63,6 +65,37 @@ describe('experiment config', () => {
     refused({ ...minimal, profiles: [{ name: 'p', link: { profile: 'moon' } }] }, /not a lab profile/);
     refused({ ...minimal, load: {} }, /no viewers/);
     refused({ ...minimal, extra: 1 }, /extra/);
+  });
+
+  it('takes a population instead of a link: a distribution or a CSV, one of them, no cross traffic, a DASH twin per browser', () => {
+    const population = parseExperimentConfig({ ...minimal, profiles: [{ name: 'dc1', population: { distribution: 'dc1-like', uplinkRate: '500mbit' } }], load: { progressive: 3, dash: 2, browsers: 1 } });
+    assert.deepEqual(population.profiles[0]!.population, { distribution: 'dc1-like', seed: 1, uplinkRate: 500e6 });
+    refused({ ...minimal, profiles: [{ name: 'p', population: { distribution: 'dc9-like' } }] }, /profiles\.0\.population\.distribution: not a link distribution; known: dc1-like, dc2-like/);
+    refused({ ...minimal, profiles: [{ name: 'p', population: { distribution: 'dc1-like', csv: 'links.csv' } }] }, /one of them/);
+    refused({ ...minimal, profiles: [{ name: 'p', link: { rate: '20mbit', rtt: '20ms' }, population: { distribution: 'dc1-like' } }] }, /a link \(one shared by all viewers\) or a population/);
+    refused({ ...minimal, profiles: [{ name: 'p' }] }, /a link \(one shared by all viewers\) or a population/);
+    refused({ ...minimal, profiles: [{ name: 'p', population: { distribution: 'dc1-like' } }], load: { dash: 2, crossTrafficFlows: 1 } }, /crossTrafficFlows to 0/);
+    refused({ ...minimal, profiles: [{ name: 'p', population: { distribution: 'dc1-like' } }], load: { dash: 1, browsers: 2 } }, /load\.browsers/);
+  });
+
+  it("draws each run's population from the profile's seed and the run's, browsers on their DASH twins' links", async () => {
+    const config = parseExperimentConfig({ ...minimal, profiles: [{ name: 'dc2', population: { distribution: 'dc2-like', seed: 4 } }], load: { progressive: 3, dash: 2, browsers: 2 } });
+    const first = await populationOfRun(config.profiles[0]!.population!, config.load, 1);
+    assert.equal(first.links.length, 7);
+    assert.deepEqual(first.links.map((l) => l.address), ['10.73.1.1', '10.73.1.2', '10.73.1.3', '10.73.1.4', '10.73.1.5', '10.73.1.6', '10.73.1.7']);
+    // Browsers 0 and 1 (viewers 5, 6) on copies of DASH players 0 and 1 (viewers 3, 4).
+    assert.deepEqual({ ...first.links[5]!, viewer: 0, address: '' }, { ...first.links[3]!, viewer: 0, address: '' });
+    assert.deepEqual({ ...first.links[6]!, viewer: 0, address: '' }, { ...first.links[4]!, viewer: 0, address: '' });
+    assert.deepEqual(await populationOfRun(config.profiles[0]!.population!, config.load, 1), first);
+    assert.notDeepEqual((await populationOfRun(config.profiles[0]!.population!, config.load, 2)).links, first.links);
+    const dir = await mkdtemp(join(tmpdir(), 'trickle-population-'));
+    const csv = join(dir, 'links.csv');
+    await writeFile(csv, 'rate,rtt,buffer\n6mbit,40ms,64kb\n1mbit,200ms,50kb\n');
+    const fromCsv = parseExperimentConfig({ ...minimal, profiles: [{ name: 'csv', population: { csv } }], load: { progressive: 1, dash: 1, browsers: 1 } });
+    const rows = await populationOfRun(fromCsv.profiles[0]!.population!, fromCsv.load, 1);
+    assert.deepEqual(rows.links.map((l) => l.down.rateBps), [6e6, 1e6, 1e6]);
+    const tooMany = parseExperimentConfig({ ...minimal, profiles: [{ name: 'csv', population: { csv } }], load: { progressive: 2, dash: 1 } });
+    await assert.rejects(populationOfRun(tooMany.profiles[0]!.population!, tooMany.load, 1), /has 2 links; the load has 3 simulated viewers/);
   });
 
   it('says which file is not YAML or cannot be read', async () => {

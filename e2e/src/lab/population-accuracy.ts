@@ -1,0 +1,249 @@
+/**
+ * Checking a population lab link by link, at the population's load: in each round a share of the
+ * viewers gets a datagram flood at 1.1x its link's rate (its queue never empties, so what it sends
+ * is the link's rate) while another share measures its idle RTT (ping from its own address),
+ * until every viewer has been loaded once and pinged once: every link's RTT is read while the
+ * delay line and the queues carry others' traffic. Then a datagram burst larger than each
+ * viewer's buffer, a few viewers at a time: each viewer's drops must be at its own queue, and none
+ * outside the batch. Used by the population test (which asserts) and `trickle bench population`
+ * (which writes the table).
+ */
+import { readFileSync } from 'node:fs';
+import type { Lab } from './lab.js';
+import { populationStatus, type ViewerLinkStatus } from './population-lab.js';
+import type { AccessLink } from './population.js';
+import { startPeer } from './traffic.js';
+import { E2eError } from '../errors.js';
+import { tbfBurstBytes } from './link-backend.js';
+
+export interface LinkAccuracy {
+  readonly viewer: number;
+  readonly address: string;
+  readonly rateBps: number;
+  readonly rttMs: number;
+  readonly bufferBytes: number;
+  /** Mean ping RTT from the viewer's address while other viewers were loaded (NaN: no echo came back). */
+  readonly measuredRttMs: number;
+  /** What the viewer's downlink queue sent over the window (frames with their headers) under its flood: the link's rate. */
+  readonly linkRateBps: number;
+  /** The queue held a backlog at both ends of the window (the flood kept it busy). */
+  readonly backlogged: boolean;
+  /**
+   * Frames the viewer's downlink queue sent during its flood per datagram the viewer received
+   * (at its own address): 1 when every datagram to it crossed its own link and nothing else did.
+   */
+  readonly queueFramesPerReceived: number;
+  /** The burst: datagrams sent, received, dropped at this viewer's queue, and at the queues of viewers outside its batch. */
+  readonly burst: {
+    readonly sent: number;
+    readonly received: number;
+    readonly dropsHere: number;
+    readonly dropsElsewhere: number;
+    /** The buffer and the bucket in frames: what a burst arriving at once gets through. */
+    readonly fits: number;
+    /** That plus what the link sends while the burst is sent (the sender's own duration, an upper bound of its arrival's). */
+    readonly atMost: number;
+  };
+}
+
+export interface PopulationAccuracy {
+  readonly links: readonly LinkAccuracy[];
+  /** Viewers loaded at once: the population / rounds. */
+  readonly loadedViewers: number;
+  /** Share of one core the delay line used while a round's viewers were loaded (its sends carry the frames through the veths and queues). */
+  readonly delaylineCoreShare: number;
+  /** Share of the whole machine busy (all cores) meanwhile: origin and viewers' TCP, the delay line, the queues. */
+  readonly machineBusyShare: number;
+  /** What a round's loaded viewers' queues sent together (the load the lab carried), mean over the rounds. */
+  readonly loadedRateBps: number;
+}
+
+export interface PopulationAccuracyOptions {
+  /**
+   * The population is measured in this many rounds (default 2): round r loads the viewers with
+   * viewer % rounds = r and pings those of the next round, so 1/rounds of the population is
+   * loaded at a time.
+   */
+  readonly rounds?: number;
+  /** Length of each round's floods (default 8 s); the rate window is [fromMs, durationMs - 500). */
+  readonly durationMs?: number;
+  readonly fromMs?: number;
+  readonly pings?: number;
+  readonly onProgress?: (what: string) => void;
+}
+
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime: fields 14 and 15 of stat, 12 and 13 after "pid (comm) ".
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+const clockTicksPerSec = 100;
+
+/** Busy and total jiffies of the whole machine (/proc/stat's first line). */
+function machineTicks(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((sum, v) => sum + v, 0);
+  // idle and iowait are the 4th and 5th.
+  return { busy: total - fields[3]! - fields[4]!, total };
+}
+
+/** The mean RTT of the echoes that came back (NaN when none did: an overloaded lab drops them). */
+async function pingMeanMs(lab: Lab, link: AccessLink, count: number): Promise<number> {
+  const text = await lab.output({ viewer: link.viewer }, ['ping', '-q', '-I', link.address, '-c', String(count), '-i', '0.2', '-W', '5', lab.address('origin')], { okExitCodes: [0, 1] });
+  const match = /= [\d.]+\/([\d.]+)\//.exec(text);
+  return match === null ? Number.NaN : Number(match[1]);
+}
+
+function byViewer(statuses: readonly ViewerLinkStatus[]): Map<number, ViewerLinkStatus> {
+  return new Map(statuses.map((s) => [s.viewer, s]));
+}
+
+interface RoundResult {
+  readonly received: Map<string, number>;
+  readonly linkRateBps: Map<number, number>;
+  readonly backlogged: Map<number, boolean>;
+  readonly rtt: Map<string, number>;
+  readonly before: Map<number, ViewerLinkStatus>;
+  readonly after: Map<number, ViewerLinkStatus>;
+  readonly coreShare: number;
+  readonly machineShare: number;
+}
+
+const floodDatagramBytes = 1472;
+
+async function loadRound(lab: Lab, loaded: readonly AccessLink[], idle: readonly AccessLink[], options: { durationMs: number; fromMs: number; pings: number }, port: number): Promise<RoundResult> {
+  const toMs = options.durationMs - 500;
+  // One sink per namespace the loaded viewers live in (the shared player namespace, own hosts), a socket per viewer's address.
+  const byNamespace = new Map<string, AccessLink[]>();
+  for (const link of loaded) byNamespace.set(lab.namespace({ viewer: link.viewer }), [...(byNamespace.get(lab.namespace({ viewer: link.viewer })) ?? []), link]);
+  const sinks = [...byNamespace.values()].map((links) => startPeer(lab, { viewer: links[0]!.viewer }, ['udp-sinks', String(port), '1500', links.map((l) => l.address).join(',')]));
+  for (const sink of sinks) await sink.message((m) => m.listening === true);
+  const before = byViewer(await populationStatus(lab));
+  const pid = lab.state.pids.delayline!;
+  const ticksBefore = cpuTicks(pid);
+  const machineBefore = machineTicks();
+  const startedMs = performance.now();
+  const flood = startPeer(lab, 'origin', ['udp-floods', String(port), String(options.durationMs), String(floodDatagramBytes), loaded.map((l) => `${l.address}=${Math.round(l.down.rateBps * 1.1)}`).join(',')]);
+  const until = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - (performance.now() - startedMs))));
+  await until(options.fromMs);
+  const windowStart = { status: byViewer(await populationStatus(lab)), atMs: performance.now() };
+  const rtt = new Map<string, number>();
+  const pings = Promise.all(idle.map(async (link) => rtt.set(link.address, await pingMeanMs(lab, link, options.pings))));
+  await until(toMs);
+  const windowEnd = { status: byViewer(await populationStatus(lab)), atMs: performance.now() };
+  await pings;
+  await until(options.durationMs);
+  const coreShare = (cpuTicks(pid) - ticksBefore) / clockTicksPerSec / ((performance.now() - startedMs) / 1000);
+  const machineAfter = machineTicks();
+  const machineShare = (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total);
+  await flood.exited;
+  const received = new Map<string, number>();
+  for (const sink of sinks) {
+    const report = await sink.message<{ received: Record<string, { datagrams: number }> }>((m) => 'received' in m);
+    for (const [address, count] of Object.entries(report.received)) received.set(address, count.datagrams);
+  }
+  const after = byViewer(await populationStatus(lab));
+  const windowSec = (windowEnd.atMs - windowStart.atMs) / 1000;
+  const linkRateBps = new Map(loaded.map((link) => [link.viewer, ((windowEnd.status.get(link.viewer)!.down.sentBytes - windowStart.status.get(link.viewer)!.down.sentBytes) * 8) / windowSec]));
+  const backlogged = new Map(loaded.map((link) => [link.viewer, windowStart.status.get(link.viewer)!.down.backlogBytes > 0 && windowEnd.status.get(link.viewer)!.down.backlogBytes > 0]));
+  return { received, linkRateBps, backlogged, rtt, before, after, coreShare, machineShare };
+}
+
+/** How many datagrams of `datagramBytes` a queue of `bufferBytes` behind a bucket of `burstBytes` lets through from one burst. */
+function burstCapacity(bufferBytes: number, rateBps: number, frameBytes: number): number {
+  return Math.floor((Math.max(bufferBytes, tbfBurstBytes(rateBps)) + tbfBurstBytes(rateBps)) / frameBytes);
+}
+
+export async function measurePopulationAccuracy(lab: Lab, options: PopulationAccuracyOptions = {}): Promise<PopulationAccuracy> {
+  const population = lab.state.population;
+  if (population === undefined) throw new E2eError('E2E_ERR_LAB', `lab "${lab.name}" is not a population lab`);
+  const settings = { durationMs: options.durationMs ?? 8000, fromMs: options.fromMs ?? 2000, pings: options.pings ?? 10 };
+  const rounds = options.rounds ?? 2;
+  if (!Number.isInteger(rounds) || rounds < 2 || rounds > population.links.length) throw new E2eError('E2E_ERR_LAB', `rounds must be 2..${population.links.length} (got ${rounds})`);
+  const progress = options.onProgress ?? (() => undefined);
+  const links = population.links;
+  // Neighbour entries both ways before anything is timed: a first echo waits for ARP.
+  progress(`resolving ${links.length} viewers' addresses`);
+  await Promise.all(links.map((link) => lab.exec({ viewer: link.viewer }, ['ping', '-q', '-c', '1', '-W', '5', '-I', link.address, lab.address('origin')], { stdio: 'ignore' })));
+  const groups = Array.from({ length: rounds }, (_, r) => links.filter((l) => l.viewer % rounds === r));
+  const roundResults: RoundResult[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const pinged = groups[(r + 1) % rounds]!;
+    progress(`round ${r + 1}/${rounds}: floods on ${groups[r]!.length} links, pings on ${pinged.length}`);
+    roundResults.push(await loadRound(lab, groups[r]!, pinged, settings, 7301 + r));
+  }
+  const datagramBytes = floodDatagramBytes;
+  const frameBytes = datagramBytes + 42;
+  const bursts = new Map<number, LinkAccuracy['burst']>();
+  // Bursts to a few viewers at once (distinct ports), small enough together for the delay line's
+  // queue: each viewer's drops must be at its own queue, and none at any queue outside the batch.
+  const batches: AccessLink[][] = [];
+  let frames = 0;
+  for (const link of links) {
+    const sent = 2 * burstCapacity(link.down.bufferBytes, link.down.rateBps, frameBytes) + 20;
+    const last = batches[batches.length - 1];
+    if (last === undefined || last.length >= 5 || frames + sent > 6000) {
+      batches.push([link]);
+      frames = sent;
+    } else {
+      last.push(link);
+      frames += sent;
+    }
+  }
+  for (const [index, batch] of batches.entries()) {
+    progress(`bursts into the buffers of viewers ${batch.map((l) => l.viewer).join(', ')} (${index + 1}/${batches.length})`);
+    const statusBefore = byViewer(await populationStatus(lab));
+    const received = await Promise.all(
+      batch.map(async (link, slot) => {
+        const port = String(7400 + slot);
+        const sent = 2 * burstCapacity(link.down.bufferBytes, link.down.rateBps, frameBytes) + 20;
+        const sink = startPeer(lab, { viewer: link.viewer }, ['udp-sink', port, '1500']);
+        await sink.message((m) => m.listening === true);
+        const burst = startPeer(lab, 'origin', ['udp-burst', link.address, port, String(sent), String(datagramBytes)]);
+        const { elapsedUs } = await burst.message<{ elapsedUs: number }>((m) => 'sent' in m);
+        // What fits: the buffer and the bucket, plus what the link sent while the burst was arriving.
+        const drainedFrames = Math.ceil(((link.down.rateBps / 8) * (elapsedUs / 1e6)) / frameBytes);
+        const fits = burstCapacity(link.down.bufferBytes, link.down.rateBps, frameBytes);
+        return { sent, received: (await sink.message<{ received: number }>((m) => 'received' in m)).received, fits, atMost: fits + drainedFrames };
+      }),
+    );
+    const statusAfter = byViewer(await populationStatus(lab));
+    const inBatch = new Set(batch.map((l) => l.viewer));
+    const dropsOutside = links.filter((other) => !inBatch.has(other.viewer)).reduce((sum, other) => sum + statusAfter.get(other.viewer)!.down.drops - statusBefore.get(other.viewer)!.down.drops, 0);
+    for (const [slot, link] of batch.entries()) {
+      bursts.set(link.viewer, {
+        ...received[slot]!,
+        dropsHere: statusAfter.get(link.viewer)!.down.drops - statusBefore.get(link.viewer)!.down.drops,
+        dropsElsewhere: dropsOutside,
+      });
+    }
+  }
+  const results: LinkAccuracy[] = links.map((link) => {
+    const loadedIn = roundResults[link.viewer % rounds]!;
+    // Viewers of group g are pinged in the round before theirs.
+    const pingedIn = roundResults[(link.viewer % rounds + rounds - 1) % rounds]!;
+    const received = loadedIn.received.get(link.address) ?? 0;
+    const framesHere = loadedIn.after.get(link.viewer)!.down.sentPackets - loadedIn.before.get(link.viewer)!.down.sentPackets;
+    return {
+      viewer: link.viewer,
+      address: link.address,
+      rateBps: link.down.rateBps,
+      rttMs: link.down.delayMs + link.up.delayMs,
+      bufferBytes: link.down.bufferBytes,
+      measuredRttMs: pingedIn.rtt.get(link.address) ?? Number.NaN,
+      linkRateBps: loadedIn.linkRateBps.get(link.viewer) ?? 0,
+      backlogged: loadedIn.backlogged.get(link.viewer) ?? false,
+      queueFramesPerReceived: received === 0 ? Number.NaN : framesHere / received,
+      burst: bursts.get(link.viewer)!,
+    };
+  });
+  const meanOver = (pick: (round: RoundResult) => number) => roundResults.reduce((sum, round) => sum + pick(round), 0) / rounds;
+  return {
+    links: results,
+    loadedViewers: Math.round(links.length / rounds),
+    delaylineCoreShare: meanOver((round) => round.coreShare),
+    machineBusyShare: meanOver((round) => round.machineShare),
+    loadedRateBps: meanOver((round) => [...round.linkRateBps.values()].reduce((sum, rate) => sum + rate, 0)),
+  };
+}
