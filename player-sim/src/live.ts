@@ -99,7 +99,7 @@ export interface LiveRunOptions {
  */
 export async function playLiveSession(content: Content, abr: string, settings: Partial<SessionSettings>, fetcherOptions: HttpFetcherOptions = {}): Promise<SessionResult> {
   const rule = lookupRule(abr);
-  const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000, ...(fetcherOptions.localAddress === undefined ? {} : { connect: { localAddress: fetcherOptions.localAddress } }) });
+  const agent = new Agent({ connections: 1, keepAliveTimeout: 60_000, ...(fetcherOptions.localAddress === undefined ? {} : { localAddress: fetcherOptions.localAddress }) });
   try {
     return await runSession(content, rule(), new HttpFetcher(content, agent, fetcherOptions), realClock, { ...defaultSessionSettings, ...settings });
   } finally {

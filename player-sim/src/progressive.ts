@@ -117,7 +117,7 @@ export async function runProgressive(options: ProgressiveRunOptions): Promise<Se
   const settings = { ...defaultProgressiveSettings, ...options.settings };
   const startMs = options.clock.nowMs();
   const playback = new ProgressivePlayback(options.media, settings, startMs);
-  const agent = new Agent({ connections: 1, ...(options.localAddress === undefined ? {} : { connect: { localAddress: options.localAddress } }) });
+  const agent = new Agent({ connections: 1, ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }) });
   const leave = new AbortController();
   const timer = setTimeout(() => leave.abort(), settings.sessionSeconds * 1000);
   try {

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { ProgressivePlayback, type ProgressiveMedia } from '../src/progressive.js';
+import { realClock } from '../src/live.js';
+import { ProgressivePlayback, runProgressive, type ProgressiveMedia } from '../src/progressive.js';
 
 /** 1000 bytes for 10 s of media, linear: 100 bytes a second. */
 const media: ProgressiveMedia = { sizeBytes: 1000, durationSec: 10, mediaSecAtByte: (bytes) => bytes / 100 };
@@ -50,5 +54,24 @@ describe('progressive playback', () => {
     assert.deepEqual(result.rebuffers, []);
     assert.equal(result.stalledSec, 0);
     assert.equal(result.abandoned, true);
+  });
+
+  it("connects from the local address it is given (a population viewer's own link)", async () => {
+    const seen: (string | undefined)[] = [];
+    const server = createServer((request, response) => {
+      seen.push(request.socket.remoteAddress);
+      response.end(Buffer.alloc(1000));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/progressive.mp4`;
+      const result = await runProgressive({ url, media, clock: realClock, settings, localAddress: '127.0.0.2' });
+      assert.equal(result.bytesDownloaded, 1000);
+      await runProgressive({ url, media, clock: realClock, settings });
+      assert.deepEqual(seen, ['127.0.0.2', '127.0.0.1']);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -278,9 +278,12 @@ export function summarizeProfile(profile: string, runs: readonly RunData[], conf
   const flows: FlowSample[] = [];
   for (const run of mixed) {
     const captures = new Map(run.captures.map((c) => [c.recordId, c]));
+    // In a population, responses to no viewer's address are the harness's own (the players' content index, the origin's readiness check).
+    const viewers = run.population === undefined ? undefined : new Set(run.population.links.map((link) => link.address));
     for (const record of run.records) {
       // Responses the viewer left before their end (a progressive download at the session's end) count, as the paper's flows did.
       if (record.group === null || record.status >= 400) continue;
+      if (viewers !== undefined && !viewers.has(record.client.address ?? '')) continue;
       flows.push({ run: run.id, group: record.group, connection: `${run.id}/${record.connectionId}`, record, capture: captures.get(record.id) });
     }
   }

@@ -55,8 +55,7 @@ describe('population lab on the kernel', { skip }, () => {
       assert.ok(Math.abs(link.measuredRttMs - link.rttMs) <= 1, `${describe(link)}: RTT ${link.measuredRttMs} ms under load`);
       // Every datagram the viewer received crossed its own queue, and nothing else did.
       assert.ok(Math.abs(link.queueFramesPerReceived - 1) <= 0.002, `${describe(link)}: its queue sent ${link.queueFramesPerReceived} frames per datagram it received`);
-      // Under a flood at 1.1x its rate the queue never empties, and sends at the link's rate (frames with their headers).
-      assert.ok(link.backlogged, `${describe(link)}: its queue emptied under a flood at 1.1x its rate`);
+      // Under a flood at 1.1x its rate the queue sends at the link's rate (frames with their headers).
       assert.ok(Math.abs(link.linkRateBps / link.rateBps - 1) <= 0.03, `${describe(link)}: its queue sent ${link.linkRateBps} bit/s`);
       assert.equal(link.burst.dropsElsewhere, 0, `${describe(link)}: a burst to it dropped at other viewers' queues`);
       assert.equal(link.burst.dropsHere, link.burst.sent - link.burst.received, `${describe(link)}: ${link.burst.sent} sent, ${link.burst.received} received, ${link.burst.dropsHere} dropped at its queue`);
