@@ -122,8 +122,8 @@ export function registerLabCommands(program: Command): void {
   linkOptions(lab.command('up').description('bring a lab up (idempotent)').argument('<name>', 'lab name: 1-6 lowercase letters/digits'))
     .option('--cross', 'add the cross host (competing traffic, latency probe)')
     .option('--population <source>', `one access link per viewer instead of one for all: ${Object.keys(linkDistributions).join(', ')} (fitted to the Trickle paper's data centres) or a CSV file of rate,rtt,buffer[,loss] rows; --seed draws`)
-    .option('--viewers <n>', 'viewers of a drawn population (default 100)')
-    .option('--uplink-rate <rate>', "the origin's uplink that a population's viewers share (default 1gbit)")
+    .option('--viewers <n>', 'viewers of a drawn population (default: 100)')
+    .option('--uplink-rate <rate>', "the origin's uplink that a population's viewers share (default: 1gbit)")
     .addHelpText('after', examples('sudo npx trickle lab up t --profile dsl-6mbit', 'sudo npx trickle lab up t --rate 20mbit --rtt 40ms --buffer-bdp 1 --loss 0.1% --cross', 'sudo npx trickle lab up t --trace traces/bus.json --rtt 100ms --buffer 64kb', 'sudo npx trickle lab up p --population dc1-like --viewers 100 --seed 2', 'sudo npx trickle lab up p --population viewers.csv'))
     .action(async (name: string, opts: UpOptions) => {
       if (opts.population !== undefined) {
