@@ -42,7 +42,7 @@ const files = ['dist/test', 'origin/dist/test', 'native/dist/test', 'player-sim/
 // Tests that count retransmissions or time flows through emulated paths (the lab's user-space delay
 // line, namespace paths with TBF) need the machine's two cores to themselves: run beside another
 // such test, each one's figures pick up the other's load. They run one at a time, after the rest.
-const pathTests = [join('e2e', 'dist', 'test', 'lab') + '/', join('e2e', 'dist', 'test', 'policies') + '/', join('e2e', 'dist', 'test', 'qoe', 'run.test.js'), join('e2e', 'dist', 'test', 'qoe-matrix', 'cell.test.js'), join('e2e', 'dist', 'test', 'experiment', 'smoke.test.js'), join('dist', 'test', 'docker', 'stack.test.js'), join('origin', 'dist', 'test', 'delivery', 'churn.test.js'), join('e2e', 'dist', 'test', 'examples') + '/', join('native', 'dist', 'test', 'clamp', 'bpf-path.test.js'), join('native', 'dist', 'test', 'clamp', 'bpf-schedule.test.js')];
+const pathTests = [join('e2e', 'dist', 'test', 'lab') + '/', join('e2e', 'dist', 'test', 'policies') + '/', join('e2e', 'dist', 'test', 'qoe', 'run.test.js'), join('e2e', 'dist', 'test', 'qoe-matrix', 'cell.test.js'), join('e2e', 'dist', 'test', 'experiment', 'smoke.test.js'), join('e2e', 'dist', 'test', 'experiment', 'population-smoke.test.js'), join('dist', 'test', 'docker', 'stack.test.js'), join('origin', 'dist', 'test', 'delivery', 'churn.test.js'), join('e2e', 'dist', 'test', 'examples') + '/', join('native', 'dist', 'test', 'clamp', 'bpf-path.test.js'), join('native', 'dist', 'test', 'clamp', 'bpf-schedule.test.js')];
 const isPathTest = (file) => pathTests.some((part) => file.includes(part));
 const env = { TRICKLE_TEST_MEDIA: mediaRoot };
 const others = files.filter((file) => !isPathTest(file));
