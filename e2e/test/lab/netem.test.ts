@@ -2,7 +2,8 @@
  * The lab's netem backend on a kernel that has netem (root): directly where this kernel has it,
  * else inside a guest kernel that has it (`scripts/netem-vm`: Debian's kernel under qemu TCG, the
  * host's userland and this checkout shared), where this same file runs again. Two profiles (idle
- * RTT within 2 ms of the configured RTT plus the path's own, bulk goodput within 3% of the rate),
+ * RTT within 2 ms of the configured RTT plus the path's own, 3 ms from 100 ms where ping prints whole ms,
+ * bulk goodput within 3% of the rate),
  * random loss (the kernel's own, unseeded) within its binomial interval, a trace's rate step seen
  * at the player within a second, and one response from `trickle serve` to curl under the trickle
  * policy (which clamp backend ran is said; with bpf the clamp must have been applied). In the
@@ -61,7 +62,9 @@ if (skip === false && (inGuest || netemHere.available)) {
         // What netem adds to the path, against what was configured.
         const errorMs = rttMs - pathRttMs - configuredRttMs;
         console.log(`# netem on ${where}, ${profile}: RTT configured ${configuredRttMs} ms, measured ${rttMs.toFixed(2)} ms (the path's own ${pathRttMs.toFixed(2)} ms, netem's error ${errorMs.toFixed(2)} ms); goodput ${(goodputBps / 1e6).toFixed(3)} Mbit/s = ${((goodputBps / expectedBps - 1) * 100).toFixed(1)}% of the payload rate ${(expectedBps / 1e6).toFixed(3)}`);
-        assert.ok(Math.abs(errorMs) <= 2, `idle RTT ${rttMs} ms for ${configuredRttMs} ms on a path of ${pathRttMs} ms`);
+        // ping prints whole milliseconds from 100 ms on: a path that long is read to 1 ms less finely.
+        const boundMs = 2 + (configuredRttMs >= 100 ? 1 : 0);
+        assert.ok(Math.abs(errorMs) <= boundMs, `idle RTT ${rttMs} ms for ${configuredRttMs} ms on a path of ${pathRttMs} ms (bound ${boundMs} ms)`);
         assert.ok(Math.abs(goodputBps / expectedBps - 1) <= 0.03, `goodput ${goodputBps} vs ${expectedBps}`);
       });
     }
