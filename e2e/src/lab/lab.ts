@@ -330,8 +330,13 @@ export class Lab {
       addresses: this.state.addresses,
       link: this.state.spec,
       bottleneck: { down: stats(this.state.ports.accessSide), up: stats(this.state.ports.originSide) },
-      forwarding: await linkBackends[this.state.backend]().forwardingStats(this.state.ports),
+      forwarding: await this.forwardingStats(),
     };
+  }
+
+  /** The backend's own forwarding counters (the delay line's), without reading the queues. */
+  forwardingStats(): Promise<Record<string, unknown> | undefined> {
+    return linkBackends[this.state.backend]().forwardingStats(this.state.ports);
   }
 
   down(): Promise<void> {

@@ -116,7 +116,10 @@ async function loadRound(lab: Lab, loaded: readonly AccessLink[], idle: readonly
   const toMs = options.durationMs - 500;
   // One sink per namespace the loaded viewers live in (the shared player namespace, own hosts), a socket per viewer's address.
   const byNamespace = new Map<string, AccessLink[]>();
-  for (const link of loaded) byNamespace.set(lab.namespace({ viewer: link.viewer }), [...(byNamespace.get(lab.namespace({ viewer: link.viewer })) ?? []), link]);
+  for (const link of loaded) {
+    const ns = lab.namespace({ viewer: link.viewer });
+    byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), link]);
+  }
   const sinks = [...byNamespace.values()].map((links) => startPeer(lab, { viewer: links[0]!.viewer }, ['udp-sinks', String(port), '1500', links.map((l) => l.address).join(',')]));
   for (const sink of sinks) await sink.message((m) => m.listening === true);
   const before = byViewer(await populationStatus(lab));
@@ -155,6 +158,9 @@ function burstCapacity(bufferBytes: number, rateBps: number, frameBytes: number)
   return Math.floor((Math.max(bufferBytes, tbfBurstBytes(rateBps)) + tbfBurstBytes(rateBps)) / frameBytes);
 }
 
+/** The datagrams of a viewer's burst: twice what its queue holds, and 20 more. */
+const burstDatagrams = (link: AccessLink, frameBytes: number) => 2 * burstCapacity(link.down.bufferBytes, link.down.rateBps, frameBytes) + 20;
+
 export async function measurePopulationAccuracy(lab: Lab, options: PopulationAccuracyOptions = {}): Promise<PopulationAccuracy> {
   const population = lab.state.population;
   if (population === undefined) throw new E2eError('E2E_ERR_LAB', `lab "${lab.name}" is not a population lab`);
@@ -181,7 +187,7 @@ export async function measurePopulationAccuracy(lab: Lab, options: PopulationAcc
   const batches: AccessLink[][] = [];
   let frames = 0;
   for (const link of links) {
-    const sent = 2 * burstCapacity(link.down.bufferBytes, link.down.rateBps, frameBytes) + 20;
+    const sent = burstDatagrams(link, frameBytes);
     const last = batches[batches.length - 1];
     if (last === undefined || last.length >= 5 || frames + sent > 6000) {
       batches.push([link]);
@@ -197,7 +203,7 @@ export async function measurePopulationAccuracy(lab: Lab, options: PopulationAcc
     const received = await Promise.all(
       batch.map(async (link, slot) => {
         const port = String(7400 + slot);
-        const sent = 2 * burstCapacity(link.down.bufferBytes, link.down.rateBps, frameBytes) + 20;
+        const sent = burstDatagrams(link, frameBytes);
         const sink = startPeer(lab, { viewer: link.viewer }, ['udp-sink', port, '1500']);
         await sink.message((m) => m.listening === true);
         const burst = startPeer(lab, 'origin', ['udp-burst', link.address, port, String(sent), String(datagramBytes)]);

@@ -184,7 +184,8 @@ export async function populationStatus(lab: Lab): Promise<ViewerLinkStatus[]> {
   };
   const down = leaves(lab.state.ports.accessSide);
   const up = leaves(lab.state.ports.originSide);
-  const forwarding = (await lab.status()).forwarding as { links?: DelaylineLinkJson[] } | undefined;
+  // Only the delay line's counters: the queues are read above, leaf by leaf.
+  const forwarding = (await lab.forwardingStats()) as { links?: DelaylineLinkJson[] } | undefined;
   const framesIn = new Map((forwarding?.links ?? []).map((l) => [l.address, l]));
   const side = (leaf: TcQdiscJson | undefined, frames: number | undefined) => ({ sentBytes: leaf?.bytes ?? 0, sentPackets: leaf?.packets ?? 0, drops: leaf?.drops ?? 0, backlogBytes: leaf?.backlog ?? 0, framesIn: frames ?? 0 });
   return population.links.map((link: AccessLink) => ({
