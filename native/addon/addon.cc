@@ -87,6 +87,7 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
         InstanceMethod("bpfClose", &TrickleNative::BpfClose),
         InstanceMethod("bpfSetTarget", &TrickleNative::BpfSetTarget),
         InstanceMethod("bpfGetTarget", &TrickleNative::BpfGetTarget),
+        InstanceMethod("bpfTakeClosed", &TrickleNative::BpfTakeClosed),
         InstanceMethod("bpfSetSchedule", &TrickleNative::BpfSetSchedule),
         InstanceMethod("bpfSetInitialWindow", &TrickleNative::BpfSetInitialWindow),
         InstanceMethod("bpfDeleteTarget", &TrickleNative::BpfDeleteTarget),
@@ -254,6 +255,7 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
   }
 
   Napi::Value BpfGetTarget(const Napi::CallbackInfo& info) { return clamp_.GetTarget(info.Env(), CookieArgument(info, 0)); }
+  Napi::Value BpfTakeClosed(const Napi::CallbackInfo& info) { return clamp_.TakeClosed(info.Env(), CookieArgument(info, 0)); }
 
   Napi::Value BpfDeleteTarget(const Napi::CallbackInfo& info) {
     return Napi::Boolean::New(info.Env(), clamp_.DeleteTarget(info.Env(), CookieArgument(info, 0)));

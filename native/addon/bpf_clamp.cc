@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 #include <vector>
 
 #include "errors.h"
@@ -27,6 +28,7 @@ namespace trickle {
 namespace {
 const char* kTargetsPin = "/trickle_targets";
 const char* kStatsPin = "/trickle_stats";
+const char* kClosedPin = "/trickle_closed";
 const char* kLinkPin = "/trickle_link";
 }  // namespace
 
@@ -55,10 +57,10 @@ void BpfClamp::Close() {
 #endif
   link_ = nullptr;
   skeleton_ = nullptr;
-  if (targets_fd_ >= 0) close(targets_fd_);
-  if (stats_fd_ >= 0) close(stats_fd_);
-  targets_fd_ = -1;
-  stats_fd_ = -1;
+  for (int* fd : {&targets_fd_, &stats_fd_, &closed_fd_}) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+  }
 }
 
 void BpfClamp::RequireOpen(Napi::Env env) const {
@@ -84,7 +86,11 @@ bool PinnedMapMatches(const std::string& path, uint32_t valueSize, uint32_t maxE
 }
 
 bool PinnedMapsMatch(const std::string& pinDir) {
-  return PinnedMapMatches(pinDir + kTargetsPin, sizeof(trickle_clamp_target), TRICKLE_MAX_TARGETS, BPF_F_NO_PREALLOC) && PinnedMapMatches(pinDir + kStatsPin, sizeof(uint64_t), TRICKLE_STAT_COUNT, 0);
+  // A generation before trickle_closed pinned targets without it (and laid them out otherwise).
+  const bool targetsPinned = access((pinDir + kTargetsPin).c_str(), F_OK) == 0;
+  const bool closedPinned = access((pinDir + kClosedPin).c_str(), F_OK) == 0;
+  return targetsPinned == closedPinned && PinnedMapMatches(pinDir + kTargetsPin, sizeof(trickle_clamp_target), TRICKLE_MAX_TARGETS, BPF_F_NO_PREALLOC) &&
+         PinnedMapMatches(pinDir + kStatsPin, sizeof(uint64_t), TRICKLE_STAT_COUNT, 0) && PinnedMapMatches(pinDir + kClosedPin, sizeof(trickle_closed_phase), TRICKLE_MAX_CLOSED, 0);
 }
 
 // Pins left by an older build (another map layout) would be reused by the loader or refused by it:
@@ -92,6 +98,7 @@ bool PinnedMapsMatch(const std::string& pinDir) {
 void RemoveStalePins(const std::string& pinDir) {
   const std::string targets = pinDir + kTargetsPin;
   const std::string stats = pinDir + kStatsPin;
+  const std::string closed = pinDir + kClosedPin;
   if (PinnedMapsMatch(pinDir)) return;
   const std::string link = pinDir + kLinkPin;
   int linkFd = bpf_obj_get(link.c_str());
@@ -99,7 +106,7 @@ void RemoveStalePins(const std::string& pinDir) {
     bpf_link_detach(linkFd);
     close(linkFd);
   }
-  for (const std::string& path : {link, targets, stats}) unlink(path.c_str());
+  for (const std::string& path : {link, targets, stats, closed}) unlink(path.c_str());
 }
 
 // The tag (a hash of the instructions) of a program, or of the program a link runs; empty on failure.
@@ -177,7 +184,8 @@ bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const
   if (!pinDir.empty()) {
     // Pin paths make libbpf reuse maps pinned by an earlier setup instead of creating new ones.
     if ((err = -bpf_map__set_pin_path(skel->maps.trickle_targets, (pinDir + kTargetsPin).c_str())) != 0 ||
-        (err = -bpf_map__set_pin_path(skel->maps.trickle_stats, (pinDir + kStatsPin).c_str())) != 0) {
+        (err = -bpf_map__set_pin_path(skel->maps.trickle_stats, (pinDir + kStatsPin).c_str())) != 0 ||
+        (err = -bpf_map__set_pin_path(skel->maps.trickle_closed, (pinDir + kClosedPin).c_str())) != 0) {
       failedCall = "bpf_map__set_pin_path";
       goto cleanup;
     }
@@ -234,6 +242,7 @@ bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const
   }
   targets_fd_ = dup(bpf_map__fd(skel->maps.trickle_targets));
   stats_fd_ = dup(bpf_map__fd(skel->maps.trickle_stats));
+  closed_fd_ = dup(bpf_map__fd(skel->maps.trickle_closed));
   skeleton_ = skel;
   link_ = link;
   skel = nullptr;
@@ -258,19 +267,20 @@ void BpfClamp::OpenPinned(Napi::Env env, const std::string& pinDir) {
   }
   int targetsFd = bpf_obj_get(targets.c_str());
   if (targetsFd < 0) throw SyscallError(env, "bpf_obj_get", errno, targets);
-  int statsFd = bpf_obj_get(stats.c_str());
-  if (statsFd < 0) {
-    int err = errno;
-    close(targetsFd);
-    throw SyscallError(env, "bpf_obj_get", err, stats);
-  }
   targets_fd_ = targetsFd;
-  stats_fd_ = statsFd;
+  for (const auto& [fd, path] : {std::pair{&stats_fd_, stats}, std::pair{&closed_fd_, pinDir + kClosedPin}}) {
+    *fd = bpf_obj_get(path.c_str());
+    if (*fd < 0) {
+      int err = errno;
+      Close();
+      throw SyscallError(env, "bpf_obj_get", err, path);
+    }
+  }
 }
 
 void BpfClamp::Unpin(Napi::Env env, const std::string& pinDir) {
   Close();
-  for (const char* name : {kLinkPin, kTargetsPin, kStatsPin}) {
+  for (const char* name : {kLinkPin, kTargetsPin, kStatsPin, kClosedPin}) {
     const std::string path = pinDir + name;
     if (unlink(path.c_str()) != 0 && errno != ENOENT) throw SyscallError(env, "unlink", errno, path);
   }
@@ -316,6 +326,33 @@ void BpfClamp::SetInitialWindow(Napi::Env env, uint64_t cookie, uint32_t packets
   if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0) throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
 }
 
+namespace {
+// What the program did to a scheduled response, as the binding's RawScheduleState.
+Napi::Object ScheduleRunObject(Napi::Env env, const trickle_schedule_run& run) {
+  Napi::Object schedule = Napi::Object::New(env);
+  auto number = [&](const char* name, double value) { schedule.Set(name, Napi::Number::New(env, value)); };
+  number("state", run.state);
+  number("catchUps", run.catch_ups);
+  number("phaseStartNs", static_cast<double>(run.phase_start_ns));
+  number("phaseStartAcked", static_cast<double>(run.phase_start_acked));
+  number("phaseStartRetrans", run.phase_start_retrans);
+  number("phaseStartSegsOut", run.phase_start_segs_out);
+  number("phaseStartSrttUs", run.phase_start_srtt_us);
+  number("floorNs", static_cast<double>(run.floor_ns));
+  number("catchingUpNs", static_cast<double>(run.catching_up_ns));
+  number("clampSum", static_cast<double>(run.clamp_sum));
+  number("clampSamples", run.clamp_samples);
+  number("clampMin", run.clamp_min);
+  number("clampMax", run.clamp_max);
+  number("maxLagUs", run.max_lag_us);
+  number("heldNs", static_cast<double>(run.held_ns));
+  number("cwndSum", static_cast<double>(run.cwnd_sum));
+  number("cwndMin", run.cwnd_min);
+  number("cwndMax", run.cwnd_max);
+  return schedule;
+}
+}  // namespace
+
 Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t cookie) {
   RequireOpen(env);
   trickle_clamp_target target{};
@@ -335,27 +372,26 @@ Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t cookie) {
   result.Set("initialWindowResult", Napi::Number::New(env, target.initial_window_result));
   result.Set("pacingBytesPerSec", Napi::Number::New(env, static_cast<double>(target.pacing_bytes_per_sec)));
   if (target.mode != TRICKLE_MODE_SCHEDULE && target.mode != TRICKLE_MODE_PACE_SCHEDULE) return result;
-  Napi::Object schedule = Napi::Object::New(env);
-  auto number = [&](const char* name, double value) { schedule.Set(name, Napi::Number::New(env, value)); };
-  number("state", target.state);
-  number("catchUps", target.catch_ups);
-  number("phaseStartNs", static_cast<double>(target.phase_start_ns));
-  number("phaseStartAcked", static_cast<double>(target.phase_start_acked));
-  number("phaseStartRetrans", target.phase_start_retrans);
-  number("phaseStartSegsOut", target.phase_start_segs_out);
-  number("phaseStartSrttUs", target.phase_start_srtt_us);
-  number("floorNs", static_cast<double>(target.floor_ns));
-  number("catchingUpNs", static_cast<double>(target.catching_up_ns));
-  number("clampSum", static_cast<double>(target.clamp_sum));
-  number("clampSamples", target.clamp_samples);
-  number("clampMin", target.clamp_min);
-  number("clampMax", target.clamp_max);
-  number("maxLagUs", target.max_lag_us);
-  number("heldNs", static_cast<double>(target.held_ns));
-  number("cwndSum", static_cast<double>(target.cwnd_sum));
-  number("cwndMin", target.cwnd_min);
-  number("cwndMax", target.cwnd_max);
-  result.Set("schedule", schedule);
+  result.Set("schedule", ScheduleRunObject(env, target.run));
+  return result;
+}
+
+Napi::Value BpfClamp::TakeClosed(Napi::Env env, uint64_t cookie) {
+  RequireOpen(env);
+  trickle_closed_phase closed{};
+  if (bpf_map_lookup_and_delete_elem(closed_fd_, &cookie, &closed) != 0) {
+    if (errno == ENOENT) return env.Undefined();
+    throw SyscallError(env, "bpf_map_lookup_and_delete_elem", errno, "trickle_closed");
+  }
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("mode", Napi::Number::New(env, closed.mode));
+  result.Set("schedule", ScheduleRunObject(env, closed.run));
+  result.Set("closedNs", Napi::Number::New(env, static_cast<double>(closed.closed_ns)));
+  result.Set("bytesAcked", Napi::Number::New(env, static_cast<double>(closed.bytes_acked)));
+  result.Set("baseAcked", Napi::Number::New(env, static_cast<double>(closed.base_acked)));
+  result.Set("totalRetrans", Napi::Number::New(env, closed.total_retrans));
+  result.Set("dataSegsOut", Napi::Number::New(env, closed.data_segs_out));
+  result.Set("srttUs", Napi::Number::New(env, closed.srtt_us));
   return result;
 }
 
@@ -366,18 +402,18 @@ bool BpfClamp::DeleteTarget(Napi::Env env, uint64_t cookie) {
   throw SyscallError(env, "bpf_map_delete_elem", errno, "trickle_targets");
 }
 
-uint32_t BpfClamp::CountTargets(Napi::Env env) {
+uint32_t BpfClamp::CountEntries(Napi::Env env, int fd, const char* mapName) {
   RequireOpen(env);
   uint32_t count = 0;
   uint64_t key = 0;
   uint64_t next = 0;
   const void* previous = nullptr;
-  while (bpf_map_get_next_key(targets_fd_, previous, &next) == 0) {
+  while (bpf_map_get_next_key(fd, previous, &next) == 0) {
     count++;
     key = next;
     previous = &key;
   }
-  if (errno != ENOENT) throw SyscallError(env, "bpf_map_get_next_key", errno, "trickle_targets");
+  if (errno != ENOENT) throw SyscallError(env, "bpf_map_get_next_key", errno, mapName);
   return count;
 }
 
@@ -394,7 +430,8 @@ Napi::Object BpfClamp::Stats(Napi::Env env) {
     for (uint64_t value : perCpu) total += static_cast<double>(value);
     stats.Set(names[key], Napi::Number::New(env, total));
   }
-  stats.Set("entries", Napi::Number::New(env, CountTargets(env)));
+  stats.Set("entries", Napi::Number::New(env, CountEntries(env, targets_fd_, "trickle_targets")));
+  stats.Set("closedPhasesKept", Napi::Number::New(env, CountEntries(env, closed_fd_, "trickle_closed")));
   return stats;
 }
 
@@ -415,8 +452,9 @@ void BpfClamp::SetTarget(Napi::Env env, uint64_t, uint32_t, uint64_t, uint32_t, 
 void BpfClamp::SetSchedule(Napi::Env env, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t, const uint32_t*, size_t) { NotCompiled(env); }
 void BpfClamp::SetInitialWindow(Napi::Env env, uint64_t, uint32_t) { NotCompiled(env); }
 Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t) { NotCompiled(env); }
+Napi::Value BpfClamp::TakeClosed(Napi::Env env, uint64_t) { NotCompiled(env); }
 bool BpfClamp::DeleteTarget(Napi::Env env, uint64_t) { NotCompiled(env); }
-uint32_t BpfClamp::CountTargets(Napi::Env env) { NotCompiled(env); }
+uint32_t BpfClamp::CountEntries(Napi::Env env, int, const char*) { NotCompiled(env); }
 Napi::Object BpfClamp::Stats(Napi::Env env) { NotCompiled(env); }
 
 #endif

@@ -37,8 +37,11 @@ class BpfClamp {
   // Asks the program for TCP_BPF_IW on the socket's first data segment; keeps the clamp fields.
   void SetInitialWindow(Napi::Env env, uint64_t cookie, uint32_t packets);
   Napi::Value GetTarget(Napi::Env env, uint64_t cookie);
+  // What the program kept of a scheduled response whose socket closed under it (undefined: none);
+  // taken once: the record is deleted.
+  Napi::Value TakeClosed(Napi::Env env, uint64_t cookie);
   bool DeleteTarget(Napi::Env env, uint64_t cookie);
-  uint32_t CountTargets(Napi::Env env);
+  uint32_t CountEntries(Napi::Env env, int fd, const char* mapName);
   Napi::Object Stats(Napi::Env env);
   bool IsOpen() const { return targets_fd_ >= 0; }
 
@@ -46,6 +49,7 @@ class BpfClamp {
   void RequireOpen(Napi::Env env) const;
   int targets_fd_ = -1;
   int stats_fd_ = -1;
+  int closed_fd_ = -1;
   void* skeleton_ = nullptr;
   void* link_ = nullptr;
 };

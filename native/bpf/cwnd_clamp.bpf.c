@@ -3,7 +3,8 @@
  * Trickle's per-socket congestion window clamp (Ghobadi et al., ATC'12, Algorithm 1) as a
  * sock_ops program attached to a cgroup v2. User space keys a target by socket cookie; the
  * program recomputes clamp = max(floor, gain * rate * srtt / mss) on every RTT sample, so the
- * clamp follows the live RTT between user-space updates. Entries die with their socket.
+ * clamp follows the live RTT between user-space updates. Entries die with their socket (the run of
+ * a scheduled response whose viewer left is kept, in trickle_closed, for user space to take).
  *
  * The same entry can carry an initial window (TCP_BPF_IW) chosen after the connection was
  * accepted (per A/B group, drawn at its first request): TCP_BPF_IW is only accepted before the
@@ -31,6 +32,13 @@ struct {
 	__type(key, __u64);
 	__type(value, struct trickle_clamp_target);
 } trickle_targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TRICKLE_MAX_CLOSED);
+	__type(key, __u64);
+	__type(value, struct trickle_closed_phase);
+} trickle_closed SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -188,7 +196,7 @@ static __always_inline bool scheduled(const struct trickle_clamp_target *t)
 /* A scheduled response whose phase has not been held yet (its startup runs). */
 static __always_inline bool awaiting_phase(const struct trickle_clamp_target *t)
 {
-	return scheduled(t) && t->piece_count > 0 && t->state == TRICKLE_SCHEDULE_STARTUP && t->phase_start_ns == 0 && t->held_ns == 0;
+	return scheduled(t) && t->piece_count > 0 && t->run.state == TRICKLE_SCHEDULE_STARTUP && t->run.phase_start_ns == 0 && t->run.held_ns == 0;
 }
 
 /*
@@ -212,10 +220,10 @@ static __always_inline bool hold_at_phase(struct bpf_sock_ops *skops, struct tri
 		return true;
 	rate = t->pieces[piece_at(t, t->throttle_offset) & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec;
 	set_pacing(skops, t, (__u64)rate * t->gain_milli / 1000);
-	t->held_ns = bpf_ktime_get_ns();
-	t->held_acked = acked_total;
-	t->held_retrans = skops->total_retrans;
-	t->held_segs_out = skops->data_segs_out;
+	t->run.held_ns = bpf_ktime_get_ns();
+	t->run.held_acked = acked_total;
+	t->run.held_retrans = skops->total_retrans;
+	t->run.held_segs_out = skops->data_segs_out;
 	return false;
 }
 
@@ -258,7 +266,7 @@ static __always_inline bool follow_edge(struct bpf_sock_ops *skops, struct trick
 	__u32 piece;
 	__u64 pacing;
 
-	if (!scheduled(t) || t->piece_count == 0 || t->state == TRICKLE_SCHEDULE_DONE || t->state == TRICKLE_SCHEDULE_CATCHING_UP || mss == 0)
+	if (!scheduled(t) || t->piece_count == 0 || t->run.state == TRICKLE_SCHEDULE_DONE || t->run.state == TRICKLE_SCHEDULE_CATCHING_UP || mss == 0)
 		return false;
 	piece = piece_at(t, sent);
 	pacing = phase_pacing_rate(t, t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec, srtt_us, mss);
@@ -289,7 +297,7 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	struct path_view path;
 	bool clamps = t->mode == TRICKLE_MODE_SCHEDULE;
 
-	if (t->piece_count == 0 || t->state == TRICKLE_SCHEDULE_DONE)
+	if (t->piece_count == 0 || t->run.state == TRICKLE_SCHEDULE_DONE)
 		return;
 	last_end = t->pieces[(t->piece_count - 1) & (TRICKLE_SCHEDULE_PIECES - 1)].end_offset;
 	piece = piece_at(t, sent);
@@ -301,15 +309,15 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	 * what is still in flight, no more than the clamp's window (a startup window drains first,
 	 * or the phase's clock would start while none of its bytes can leave).
 	 */
-	if (t->phase_start_ns == 0 && (sent < t->throttle_offset || (clamps && acked < t->throttle_offset && skops->packets_out > clamp))) {
+	if (t->run.phase_start_ns == 0 && (sent < t->throttle_offset || (clamps && acked < t->throttle_offset && skops->packets_out > clamp))) {
 		/*
 		 * RTT samples come about once per round trip (stretch ACKs) and none in loss recovery
 		 * (Karn), so the hold below can be a round late: once the phase's bytes are leaving, the
 		 * pacer holds them to gain x R while the startup drains.
 		 */
-		set_pacing(skops, t, sent >= t->throttle_offset || t->held_ns != 0 ? rate * t->gain_milli / 1000 : 0);
+		set_pacing(skops, t, sent >= t->throttle_offset || t->run.held_ns != 0 ? rate * t->gain_milli / 1000 : 0);
 		/* watch each packet built until the one carrying the phase's first byte (a keep-alive's earlier response may have stopped the watch) */
-		if (t->held_ns == 0 && sent < t->throttle_offset)
+		if (t->run.held_ns == 0 && sent < t->throttle_offset)
 			watch_headers(skops);
 		if (!clamps)
 			return;
@@ -324,41 +332,41 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 		return;
 	}
 	if (acked >= last_end) {
-		t->state = TRICKLE_SCHEDULE_DONE;
+		t->run.state = TRICKLE_SCHEDULE_DONE;
 		set_pacing(skops, t, 0);
 		return;
 	}
-	if (t->phase_start_ns == 0) {
-		if (t->held_ns != 0) {
+	if (t->run.phase_start_ns == 0) {
+		if (t->run.held_ns != 0) {
 			/* held by the packet carrying its first byte: the phase, its clock and its counters began there */
-			t->phase_start_ns = t->held_ns;
-			t->phase_start_acked = t->held_acked;
-			t->phase_start_retrans = t->held_retrans;
-			t->phase_start_segs_out = t->held_segs_out;
-			t->phase_start_due_us = 0;
+			t->run.phase_start_ns = t->run.held_ns;
+			t->run.phase_start_acked = t->run.held_acked;
+			t->run.phase_start_retrans = t->run.held_retrans;
+			t->run.phase_start_segs_out = t->run.held_segs_out;
+			t->run.phase_start_due_us = 0;
 		} else {
-			t->phase_start_ns = now;
-			t->phase_start_acked = acked_total;
-			t->phase_start_retrans = skops->total_retrans;
-			t->phase_start_segs_out = skops->data_segs_out;
-			t->phase_start_due_us = (__u32)due_us(t, sent);
+			t->run.phase_start_ns = now;
+			t->run.phase_start_acked = acked_total;
+			t->run.phase_start_retrans = skops->total_retrans;
+			t->run.phase_start_segs_out = skops->data_segs_out;
+			t->run.phase_start_due_us = (__u32)due_us(t, sent);
 		}
-		t->phase_start_srtt_us = srtt_us;
-		t->last_sample_ns = now;
-		t->state = TRICKLE_SCHEDULE_CLAMPED;
+		t->run.phase_start_srtt_us = srtt_us;
+		t->run.last_sample_ns = now;
+		t->run.state = TRICKLE_SCHEDULE_CLAMPED;
 	}
-	if (t->state == TRICKLE_SCHEDULE_FLOOR)
-		t->floor_ns += now - t->last_sample_ns;
-	else if (t->state == TRICKLE_SCHEDULE_CATCHING_UP)
-		t->catching_up_ns += now - t->last_sample_ns;
-	t->last_sample_ns = now;
+	if (t->run.state == TRICKLE_SCHEDULE_FLOOR)
+		t->run.floor_ns += now - t->run.last_sample_ns;
+	else if (t->run.state == TRICKLE_SCHEDULE_CATCHING_UP)
+		t->run.catching_up_ns += now - t->run.last_sample_ns;
+	t->run.last_sample_ns = now;
 
-	elapsed_us = (now - t->phase_start_ns) / 1000;
+	elapsed_us = (now - t->run.phase_start_ns) / 1000;
 	due = due_us(t, sent);
-	due = due > t->phase_start_due_us ? due - t->phase_start_due_us : 0;
+	due = due > t->run.phase_start_due_us ? due - t->run.phase_start_due_us : 0;
 	lag_us = (__s64)elapsed_us - (__s64)due;
-	if (lag_us > 0 && (__u64)lag_us > t->max_lag_us)
-		t->max_lag_us = lag_us > 0xffffffffLL ? 0xffffffffU : (__u32)lag_us;
+	if (lag_us > 0 && (__u64)lag_us > t->run.max_lag_us)
+		t->run.max_lag_us = lag_us > 0xffffffffLL ? 0xffffffffU : (__u32)lag_us;
 
 	/*
 	 * Behind the schedule by more than the path's base RTT (acknowledgements' own lag) once the grace
@@ -367,10 +375,10 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	 * (gradually) until on time again.
 	 */
 	path = view_path(skops, srtt_us);
-	if (t->state == TRICKLE_SCHEDULE_CATCHING_UP ? lag_us > 0 : (elapsed_us >= t->grace_us && lag_us > (__s64)path.min_rtt_us && path.notsent_bytes > 0)) {
-		if (t->state != TRICKLE_SCHEDULE_CATCHING_UP) {
-			t->state = TRICKLE_SCHEDULE_CATCHING_UP;
-			t->catch_ups += 1;
+	if (t->run.state == TRICKLE_SCHEDULE_CATCHING_UP ? lag_us > 0 : (elapsed_us >= t->grace_us && lag_us > (__s64)path.min_rtt_us && path.notsent_bytes > 0)) {
+		if (t->run.state != TRICKLE_SCHEDULE_CATCHING_UP) {
+			t->run.state = TRICKLE_SCHEDULE_CATCHING_UP;
+			t->run.catch_ups += 1;
 			count(TRICKLE_STAT_CATCH_UPS);
 		}
 		set_pacing(skops, t, 0);
@@ -383,16 +391,16 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	if (near_edge(t, piece, sent, phase_pacing_rate(t, rate, srtt_us, mss), srtt_us, mss))
 		watch_headers(skops);
 	if (!clamps) {
-		t->state = TRICKLE_SCHEDULE_PACED;
+		t->run.state = TRICKLE_SCHEDULE_PACED;
 		set_pacing(skops, t, rate * t->gain_milli / 1000);
 		return;
 	}
 	if (exact_bytes < (__u64)t->min_packets * mss) {
 		/* at the floor the clamp alone would let the window out faster than R: pace at R */
-		t->state = TRICKLE_SCHEDULE_FLOOR;
+		t->run.state = TRICKLE_SCHEDULE_FLOOR;
 		set_pacing(skops, t, rate);
 	} else {
-		t->state = TRICKLE_SCHEDULE_CLAMPED;
+		t->run.state = TRICKLE_SCHEDULE_CLAMPED;
 		/*
 		 * The pacer holds the flow at gain x R under the clamp: a window of whole packets is up to
 		 * one packet more than gain x R x srtt (+10 % at the floor's 10, measured 1.33 R on a piece
@@ -402,18 +410,18 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 		 */
 		set_pacing(skops, t, rate * t->gain_milli / 1000);
 	}
-	t->cwnd_sum += skops->snd_cwnd;
-	if (t->cwnd_min == 0 || skops->snd_cwnd < t->cwnd_min)
-		t->cwnd_min = skops->snd_cwnd;
-	if (skops->snd_cwnd > t->cwnd_max)
-		t->cwnd_max = skops->snd_cwnd;
+	t->run.cwnd_sum += skops->snd_cwnd;
+	if (t->run.cwnd_min == 0 || skops->snd_cwnd < t->run.cwnd_min)
+		t->run.cwnd_min = skops->snd_cwnd;
+	if (skops->snd_cwnd > t->run.cwnd_max)
+		t->run.cwnd_max = skops->snd_cwnd;
 	apply(skops, t, clamp);
-	t->clamp_sum += clamp;
-	t->clamp_samples += 1;
-	if (t->clamp_min == 0 || clamp < t->clamp_min)
-		t->clamp_min = clamp;
-	if (clamp > t->clamp_max)
-		t->clamp_max = clamp;
+	t->run.clamp_sum += clamp;
+	t->run.clamp_samples += 1;
+	if (t->run.clamp_min == 0 || clamp < t->run.clamp_min)
+		t->run.clamp_min = clamp;
+	if (clamp > t->run.clamp_max)
+		t->run.clamp_max = clamp;
 }
 
 static __always_inline void on_rtt(struct bpf_sock_ops *skops)
@@ -477,15 +485,40 @@ static __always_inline void on_header(struct bpf_sock_ops *skops)
 	/* skb_len 0: an MSS computation, not a packet */
 	if (t && awaiting_phase(t) && (skops->skb_len == 0 || hold_at_phase(skops, t)))
 		return;
-	if (t && t->phase_start_ns != 0 && (skops->skb_len == 0 || follow_edge(skops, t)))
+	if (t && t->run.phase_start_ns != 0 && (skops->skb_len == 0 || follow_edge(skops, t)))
 		return;
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags & ~BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
+}
+
+/*
+ * The viewer left with a scheduled response still under the program: its FIN (CLOSE_WAIT, before
+ * user space sees the end of the stream and closes the socket, which deletes the entry) or its
+ * reset (CLOSE). The run and the connection's counters then go to trickle_closed, or the record of
+ * an aborted response would have neither its phase nor its end. The first sign wins.
+ */
+static __always_inline void keep_closed_phase(struct bpf_sock_ops *skops, __u64 cookie)
+{
+	struct trickle_clamp_target *t = bpf_map_lookup_elem(&trickle_targets, &cookie);
+	struct trickle_closed_phase closed = {};
+
+	if (!t || !scheduled(t) || t->piece_count == 0)
+		return;
+	__builtin_memcpy(&closed.run, &t->run, sizeof(closed.run));
+	closed.mode = t->mode;
+	closed.srtt_us = skops->srtt_us >> 3;
+	closed.base_acked = t->base_acked;
+	closed.closed_ns = bpf_ktime_get_ns();
+	closed.bytes_acked = skops->bytes_acked;
+	closed.total_retrans = skops->total_retrans;
+	closed.data_segs_out = skops->data_segs_out;
+	bpf_map_update_elem(&trickle_closed, &cookie, &closed, BPF_NOEXIST);
 }
 
 SEC("sockops")
 int trickle_sockops(struct bpf_sock_ops *skops)
 {
 	__u64 cookie;
+	__u32 new_state;
 
 	switch (skops->op) {
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
@@ -508,8 +541,13 @@ int trickle_sockops(struct bpf_sock_ops *skops)
 		on_rtt(skops);
 		break;
 	case BPF_SOCK_OPS_STATE_CB:
-		if (skops->args[1] == BPF_TCP_CLOSE) {
-			cookie = bpf_get_socket_cookie(skops);
+		/* read once: the verifier refuses a second load through the ctx pointer the compiler offsets */
+		new_state = skops->args[1];
+		if (new_state != BPF_TCP_CLOSE_WAIT && new_state != BPF_TCP_CLOSE)
+			break;
+		cookie = bpf_get_socket_cookie(skops);
+		keep_closed_phase(skops, cookie);
+		if (new_state == BPF_TCP_CLOSE) {
 			if (bpf_map_delete_elem(&trickle_targets, &cookie) == 0)
 				count(TRICKLE_STAT_CLOSED_REMOVED);
 		}

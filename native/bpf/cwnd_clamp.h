@@ -50,6 +50,40 @@ struct trickle_schedule_piece {
 	/* the time the phase's bytes up to end_offset should take at their R, from the phase's first byte, microseconds */
 	__u32 due_us_at_end;
 };
+/* What the program did to a scheduled response (written by the program). */
+struct trickle_schedule_run {
+	__u32 state;
+	__u32 catch_ups;
+	__u64 phase_start_ns;
+	__u64 phase_start_acked;
+	__u32 phase_start_retrans;
+	__u32 phase_start_segs_out;
+	__u32 phase_start_srtt_us;
+	__u32 phase_start_due_us;
+	__u64 last_sample_ns;
+	__u64 floor_ns;
+	__u64 catching_up_ns;
+	__u64 clamp_sum;
+	__u32 clamp_samples;
+	__u32 clamp_min;
+	__u32 clamp_max;
+	/* cwnd on the same samples (after the clamp applied on the previous one) */
+	__u64 cwnd_sum;
+	__u32 cwnd_min;
+	__u32 cwnd_max;
+	/* the furthest the phase fell behind its schedule, microseconds */
+	__u32 max_lag_us;
+	/*
+	 * When the packet carrying the phase's first byte was built and the pacer held the phase at
+	 * gain x R (0: not yet), with bytes_acked, retransmissions and data segments then: the phase
+	 * begins there (its bytes leave from then on), not at the RTT sample after the startup drained.
+	 */
+	__u64 held_ns;
+	__u64 held_acked;
+	__u32 held_retrans;
+	__u32 held_segs_out;
+};
+
 struct trickle_clamp_target {
 	__u64 rate_bytes_per_sec;
 	__u32 mode;
@@ -76,39 +110,27 @@ struct trickle_clamp_target {
 	__u32 schedule_id;
 	struct trickle_schedule_piece pieces[TRICKLE_SCHEDULE_PIECES];
 
-	/* written by the program for the scheduled response */
-	__u32 state;
-	__u32 catch_ups;
-	__u64 phase_start_ns;
-	__u64 phase_start_acked;
-	__u32 phase_start_retrans;
-	__u32 phase_start_segs_out;
-	__u32 phase_start_srtt_us;
-	__u32 phase_start_due_us;
-	__u64 last_sample_ns;
-	__u64 floor_ns;
-	__u64 catching_up_ns;
 	/* SO_MAX_PACING_RATE the program set (0: none) */
 	__u64 pacing_bytes_per_sec;
-	__u64 clamp_sum;
-	__u32 clamp_samples;
-	__u32 clamp_min;
-	__u32 clamp_max;
-	/* cwnd on the same samples (after the clamp applied on the previous one) */
-	__u64 cwnd_sum;
-	__u32 cwnd_min;
-	__u32 cwnd_max;
-	/* the furthest the phase fell behind its schedule, microseconds */
-	__u32 max_lag_us;
-	/*
-	 * When the packet carrying the phase's first byte was built and the pacer held the phase at
-	 * gain x R (0: not yet), with bytes_acked, retransmissions and data segments then: the phase
-	 * begins there (its bytes leave from then on), not at the RTT sample after the startup drained.
-	 */
-	__u64 held_ns;
-	__u64 held_acked;
-	__u32 held_retrans;
-	__u32 held_segs_out;
+	/* written by the program for the scheduled response */
+	struct trickle_schedule_run run;
+};
+
+/*
+ * A scheduled response whose viewer left before user space read what the program did (its FIN or
+ * its reset; the entry goes with the socket). The program keeps the run and the connection's
+ * counters then, by cookie, until user space takes them.
+ */
+struct trickle_closed_phase {
+	struct trickle_schedule_run run;
+	__u32 mode;
+	__u32 srtt_us;
+	__u64 base_acked;
+	/* CLOCK_MONOTONIC */
+	__u64 closed_ns;
+	__u64 bytes_acked;
+	__u32 total_retrans;
+	__u32 data_segs_out;
 };
 
 enum trickle_stat {
@@ -122,6 +144,8 @@ enum trickle_stat {
 };
 
 #define TRICKLE_MAX_TARGETS 65536
+/* closed phases not taken yet (the oldest go first) */
+#define TRICKLE_MAX_CLOSED 4096
 #define TRICKLE_CLAMP_UNLIMITED 0x7fffffff
 
 #endif

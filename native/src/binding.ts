@@ -18,6 +18,19 @@ export interface RawTarget {
   schedule?: RawScheduleState;
 }
 
+/** What the program kept of a scheduled response whose socket closed under it, with the connection's counters at the close. */
+export interface RawClosedPhase {
+  mode: number;
+  schedule: RawScheduleState;
+  /** CLOCK_MONOTONIC, ns. */
+  closedNs: number;
+  bytesAcked: number;
+  baseAcked: number;
+  totalRetrans: number;
+  dataSegsOut: number;
+  srttUs: number;
+}
+
 export interface RawScheduleState {
   state: number;
   catchUps: number;
@@ -43,6 +56,7 @@ export interface RawBpfStats {
   rttSamples: number;
   clampUpdates: number;
   closedRemoved: number;
+  closedPhasesKept: number;
   setsockoptErrors: number;
   catchUps: number;
   pacingUpdates: number;
@@ -71,6 +85,8 @@ export interface NativeBinding {
   bpfSetInitialWindow(cookie: bigint, packets: number): void;
   bpfSetSchedule(cookie: bigint, mode: number, baseAcked: number, throttleOffset: number, graceUs: number, gainMilli: number, minPackets: number, pieces: Uint32Array): void;
   bpfDeleteTarget(cookie: bigint): boolean;
+  /** Reads and deletes the closed phase kept for the cookie. */
+  bpfTakeClosed(cookie: bigint): RawClosedPhase | undefined;
   bpfStats(): RawBpfStats;
   /** A transfer id for writes of `path` into the socket, whose ranges end before `endOffsetBytes`. */
   fileSendOpen(fd: number, path: string, endOffsetBytes: number): number;

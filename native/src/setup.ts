@@ -64,7 +64,7 @@ export async function setupClamp(options: SetupOptions = {}): Promise<SetupResul
     native.bpfClose();
   }
   const mapMode = owner === undefined ? 0o600 : 0o660;
-  for (const name of ['trickle_targets', 'trickle_stats']) {
+  for (const name of ['trickle_targets', 'trickle_stats', 'trickle_closed']) {
     const path = join(pinDir, name);
     if (owner !== undefined) await chown(path, owner.uid, owner.gid);
     await chmod(path, mapMode);

@@ -2,7 +2,7 @@
 import type { NativeBinding } from '../binding.js';
 import { socketCookie, socketFd, type SocketLike } from '../socket.js';
 import type { RawScheduleState } from '../binding.js';
-import { checkClampRate, checkPackets, scheduleTriples, type ClampBackend, type ClampRate, type ClampSchedule, type ClampSocketState, type ClampStats, type InitialWindowState, type ReleaseOptions, type ScheduleState } from './clamp-backend.js';
+import { checkClampRate, checkPackets, scheduleTriples, type ClampBackend, type ClampRate, type ClampSchedule, type ClampSocketState, type ClampStats, type ClosedPhase, type InitialWindowState, type ReleaseOptions, type ScheduleState } from './clamp-backend.js';
 
 /** Mirrors enum trickle_clamp_mode in bpf/cwnd_clamp.h. */
 export const clampMode = { rate: 1, packets: 2, releaseGradual: 3, releaseImmediate: 4, schedule: 5, paceSchedule: 6 } as const;
@@ -75,14 +75,26 @@ export class BpfClampBackend implements ClampBackend {
   /**
    * Deletes the socket's entry, also after the socket closed: the program removes entries when it
    * sees a socket close, but an entry written after the peer had already reset the connection
-   * would otherwise stay.
+   * would otherwise stay. The cookie stays remembered (with the socket object) for takeClosedPhase.
    */
   forget(socket: SocketLike): void {
-    // A bare fd is asked directly (it must still be open); a socket object by what was remembered.
-    const cookie = typeof socket === 'number' ? socketCookie(socket) : this.cookies.get(socket);
-    if (cookie === undefined) return;
-    if (typeof socket !== 'number') this.cookies.delete(socket);
-    this.native.bpfDeleteTarget(cookie);
+    const cookie = this.rememberedCookie(socket);
+    if (cookie !== undefined) this.native.bpfDeleteTarget(cookie);
+  }
+
+  takeClosedPhase(socket: SocketLike): ClosedPhase | undefined {
+    const cookie = this.rememberedCookie(socket);
+    const raw = cookie === undefined ? undefined : this.native.bpfTakeClosed(cookie);
+    if (raw === undefined) return undefined;
+    return {
+      limit: raw.mode === clampMode.paceSchedule ? 'pacing' : 'clamp',
+      schedule: scheduleState(raw.schedule),
+      closedMonotonicMs: raw.closedNs / 1e6,
+      bytesAcked: raw.bytesAcked,
+      totalRetransmits: raw.totalRetrans,
+      dataSegmentsOut: raw.dataSegsOut,
+      srttUs: raw.srttUs,
+    };
   }
 
   state(socket: SocketLike): ClampSocketState | undefined {
@@ -104,11 +116,16 @@ export class BpfClampBackend implements ClampBackend {
 
   stats(): ClampStats {
     const raw = this.native.bpfStats();
-    return { backend: 'bpf', entries: raw.entries, updatesApplied: raw.clampUpdates, rttSamples: raw.rttSamples, closedRemoved: raw.closedRemoved, catchUps: raw.catchUps, pacingUpdates: raw.pacingUpdates, errors: raw.setsockoptErrors + this.errors };
+    return { backend: 'bpf', entries: raw.entries, updatesApplied: raw.clampUpdates, rttSamples: raw.rttSamples, closedRemoved: raw.closedRemoved, closedPhasesKept: raw.closedPhasesKept, catchUps: raw.catchUps, pacingUpdates: raw.pacingUpdates, errors: raw.setsockoptErrors + this.errors };
   }
 
   close(): void {
     this.native.bpfClose();
+  }
+
+  /** A bare fd is asked directly (it must still be open); a socket object by what was remembered. */
+  private rememberedCookie(socket: SocketLike): bigint | undefined {
+    return typeof socket === 'number' ? socketCookie(socket) : this.cookies.get(socket);
   }
 
   private cookieOf(socket: SocketLike): bigint {

@@ -79,6 +79,22 @@ export interface ScheduleState {
   readonly heldMonotonicMs: number;
 }
 
+/**
+ * A scheduled response whose socket closed under the program (the client left mid-response): what
+ * the program did, and the connection's counters at the close (TCP_INFO's are gone with the socket).
+ */
+export interface ClosedPhase {
+  readonly limit: 'clamp' | 'pacing';
+  readonly schedule: ScheduleState;
+  /** CLOCK_MONOTONIC ms, as process.hrtime. */
+  readonly closedMonotonicMs: number;
+  /** The connection's bytes acknowledged, retransmitted segments, data segments sent and srtt at the close. */
+  readonly bytesAcked: number;
+  readonly totalRetransmits: number;
+  readonly dataSegmentsOut: number;
+  readonly srttUs: number;
+}
+
 /** What the backend knows about one socket. */
 export interface ClampSocketState {
   readonly backend: ClampBackendName;
@@ -109,6 +125,8 @@ export interface ClampStats {
   readonly updatesApplied: number;
   readonly rttSamples?: number;
   readonly closedRemoved?: number;
+  /** bpf: phases of responses whose socket closed under the program, kept and not taken yet. */
+  readonly closedPhasesKept?: number;
   /** bpf: schedules' catch-ups, and pacing-rate changes the program made at the floor. */
   readonly catchUps?: number;
   readonly pacingUpdates?: number;
@@ -137,6 +155,11 @@ export interface ClampBackend {
    */
   forget(socket: SocketLike): void;
   state(socket: SocketLike): ClampSocketState | undefined;
+  /**
+   * What the program kept of a scheduled response whose socket closed under it (read once, also
+   * after the socket closed; undefined: none, or a backend without schedules).
+   */
+  takeClosedPhase(socket: SocketLike): ClosedPhase | undefined;
   stats(): ClampStats;
   /** Releases the backend's own resources (map fds, links). */
   close(): void;

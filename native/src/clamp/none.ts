@@ -24,6 +24,11 @@ export class NoClampBackend implements ClampBackend {
     return undefined;
   }
 
+  /** No schedules run here, so none is kept. */
+  takeClosedPhase(): undefined {
+    return undefined;
+  }
+
   stats(): ClampStats {
     return { backend: 'none', entries: 0, updatesApplied: 0, errors: 0 };
   }

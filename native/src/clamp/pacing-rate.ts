@@ -51,6 +51,11 @@ export class PacingRateClampBackend implements ClampBackend {
     return { backend: 'pacing-rate', pacingRateBytesPerSec: getMaxPacingRate(socket) };
   }
 
+  /** No schedules run here, so none is kept. */
+  takeClosedPhase(): undefined {
+    return undefined;
+  }
+
   stats(): ClampStats {
     return { backend: 'pacing-rate', entries: this.paced.size, updatesApplied: this.updates, errors: this.errors };
   }

@@ -200,8 +200,8 @@ export class ResponseDelivery implements BlockDriver {
     raw.once('finish', () => {
       services.awaitDrain(
         socket,
-        (end, outcome) => {
-          this.end(end.info);
+        (drainEnd, outcome) => {
+          const end = this.end(drainEnd);
           // In the kernel path 'finish' only means the socket holds the rest: a client that left
           // before acknowledging it did not get the response.
           this.record({ end, completed: outcome !== 'client-left', drained: outcome === 'drained' });
@@ -216,13 +216,11 @@ export class ResponseDelivery implements BlockDriver {
       const handedOver = raw.writableEnded || (this.body !== undefined && this.body.allPushed && this.body.readableLength === 0);
       const peerEnd = handedOver ? services.peerEndedWithAll(socket) : undefined;
       if (peerEnd !== undefined) {
-        this.end(peerEnd.info);
-        this.record({ end: peerEnd, completed: true, drained: true });
+        this.record({ end: this.end(peerEnd), completed: true, drained: true });
         return;
       }
-      const end: TcpSnapshot = socket.destroyed ? (this.meter.facts().lastReading ?? { atMs: performance.now(), info: undefined }) : { atMs: performance.now(), info: this.meter.read(performance.now()) };
-      this.end(end.info);
-      this.record({ end, completed: false, drained: false });
+      const last: TcpSnapshot = socket.destroyed ? (this.meter.facts().lastReading ?? { atMs: performance.now(), info: undefined }) : { atMs: performance.now(), info: this.meter.read(performance.now()) };
+      this.record({ end: this.end(last), completed: false, drained: false });
     };
     // The client may have gone while the file was being read: its 'close' has already been emitted.
     if (socket.destroyed || raw.destroyed) {
@@ -351,14 +349,19 @@ export class ResponseDelivery implements BlockDriver {
     return file.body !== undefined ? file.body.subarray(offset, offset + sizeBytes) : this.services.readRange(file, { start: offset, end: offset + sizeBytes - 1 });
   }
 
-  private end(reading: TcpInfo | undefined): void {
-    if (this.ended) return;
+  /** Ends the enforcement; returns the response's last reading (a phase in the kernel keeps its own when the socket closed under it). */
+  private end(last: TcpSnapshot): TcpSnapshot {
+    if (this.ended) return last;
     this.ended = true;
     const { policy, socket } = this.spec;
     this.services.countActive(-1);
     if (policy.enforcer.paced) this.services.metrics.flowEnded(policy.name, this.groupLabel);
-    // A closed socket took its options with it (and its clamp entry goes at the socket's 'close').
-    if (!socket.destroyed) this.enforcement.end(reading);
+    if (!socket.destroyed) {
+      this.enforcement.end(last.info);
+      return last;
+    }
+    // A closed socket took its options with it (and its clamp entry went with it, its phase kept).
+    return this.kernel?.closed() ?? last;
   }
 
   private record(ending: { end: TcpSnapshot; completed: boolean; drained: boolean }): void {

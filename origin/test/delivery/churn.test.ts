@@ -3,7 +3,7 @@
  * response (before the headers, mid-startup, mid-throttling), spread over every policy. Afterwards
  * nothing may be left behind: no active or draining responses, the active-flow gauge at 0, no
  * timers, no file descriptors beyond the baseline, and (root: the real BPF clamp) no entries in
- * the clamp's map. Seeded, bounded (about 20 s).
+ * the clamp's map and no closed phases left untaken. Seeded, bounded (about 20 s).
  */
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
@@ -97,6 +97,8 @@ describe('connection churn under every policy', { skip }, () => {
     assert.deepEqual(app.trickle.engine.stats(), { activeResponses: 0, drainingResponses: 0 });
     assert.equal(await app.trickle.metrics.activeFlowCount(), 0, 'active-flow gauge back to 0');
     assert.equal(clamp.stats().entries, 0, `no ${clamp.backend} clamp entries left`);
+    // Phases of responses whose socket closed under the program are kept for the origin to take: it took every one.
+    assert.equal(clamp.stats().closedPhasesKept ?? 0, 0, 'no closed phases left untaken');
     // Let closed sockets' handles go, then compare with the baseline.
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.ok(timers() <= baseline.timers, `timers: ${timers()} now, ${baseline.timers} before`);

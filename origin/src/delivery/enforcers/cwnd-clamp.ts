@@ -159,7 +159,7 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
           clamp: { computedPackets: summary, appliedPackets: summary, cwndWhileClampedPackets: state?.cwndPackets == null ? null : { min: state.cwndPackets.min, mean: Math.round(state.cwndPackets.mean), max: state.cwndPackets.max } },
           catchUps: state?.catchUps ?? 0,
           throttledWriteBlocks: 0,
-          reason: kernelPhaseReason('Algorithm 1', state),
+          reason: kernelPhaseReason('Algorithm 1', inKernel),
           trickleIn: 'kernel',
           ...(kernelPhase === undefined ? {} : { kernelPhase }),
         };

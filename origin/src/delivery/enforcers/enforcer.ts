@@ -107,8 +107,14 @@ export interface KernelPhase {
 export interface KernelEnforcement {
   /** Hands the phase to the kernel; false when it would not take it (the response then goes block by block). */
   handOver(phase: KernelPhase): boolean;
-  /** After `end`: the phase's start (time, bytes acknowledged, retransmissions, segments out, srtt), undefined if it never began. */
+  /** After `end` or `closed`: the phase's start (time, bytes acknowledged, retransmissions, segments out, srtt), undefined if it never began. */
   phaseStart(): TcpSnapshot | undefined;
+  /**
+   * The socket closed before the response ended (the client left mid-response): reads what the
+   * program kept of the phase, in place of `end`. Returns the connection's counters at the close
+   * as the response's last reading (TCP_INFO went with the socket); undefined when none was kept.
+   */
+  closed(): TcpSnapshot | undefined;
   /**
    * The phase's bytes are about to be written (the startup's are in the socket or gone): the send
    * buffer may grow to hold the phase, at most `restBytes` (what is left of the response).

@@ -119,7 +119,7 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
           paceRateBps: paceRates.summary(),
           catchUps: inKernel?.state?.catchUps ?? 0,
           throttledWriteBlocks: 0,
-          reason: kernelPhaseReason(`SO_MAX_PACING_RATE at ${options.headroom} x R`, inKernel?.state),
+          reason: kernelPhaseReason(`SO_MAX_PACING_RATE at ${options.headroom} x R`, inKernel),
           ...(kernelPhase === undefined ? {} : { kernelPhase }),
         };
       };

@@ -5,7 +5,7 @@
  * schedule once, raises the send buffer once the phase's bytes are being written, and reads what
  * the program did once at the end.
  */
-import type { ScheduleState } from '@trickle/native';
+import type { ClosedPhase, ScheduleState } from '@trickle/native';
 import type { TcpSnapshot } from '../flow-record.js';
 import type { RateStats } from '../running-stats.js';
 import type { EnforcerReport, KernelEnforcement, KernelPhase, SocketPort } from './enforcer.js';
@@ -28,18 +28,24 @@ export interface KernelPhaseRun {
   readonly handedOver: boolean;
   /** Reads what the program did, then undoes its limits so the next response on the connection starts unpaced. */
   end(): void;
-  /** What the program did, once `end` has read it (undefined: the socket's entry was gone). */
+  /** What the program did, once `end` or the kernel's `closed` has read it (undefined: the socket's entry was gone). */
   readonly state: ScheduleState | undefined;
+  /** The state was kept by the program as the socket closed mid-response (not read at the end). */
+  readonly readAtClose: boolean;
   /** The kernelPhase part of the record. */
   phaseReport(): NonNullable<EnforcerReport['kernelPhase']> | undefined;
 }
 
-/** The kernel's record of a phase's start as a TCP_INFO snapshot on the engine's clock (performance.now()). */
+/** A CLOCK_MONOTONIC time (as the program reads it) on the engine's clock (performance.now()). */
+function engineMs(monotonicMs: number): number {
+  return performance.now() - (Number(process.hrtime.bigint()) / 1e6 - monotonicMs);
+}
+
+/** The kernel's record of a phase's start as a TCP_INFO snapshot on the engine's clock. */
 function phaseStartSnapshot(state: ScheduleState): TcpSnapshot | undefined {
   if (state.phaseStartMonotonicMs === 0) return undefined;
-  const agoMs = Number(process.hrtime.bigint()) / 1e6 - state.phaseStartMonotonicMs;
   return {
-    atMs: performance.now() - agoMs,
+    atMs: engineMs(state.phaseStartMonotonicMs),
     // Not a TCP_INFO reading: the program's counters when the phase began.
     info: { kernelLengthBytes: 0, bytesAcked: state.phaseStartAckedBytes, totalRetrans: state.phaseStartRetransmits, dataSegsOut: state.phaseStartSegmentsOut, rttUs: state.phaseStartSrttUs },
   };
@@ -53,6 +59,7 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
   let phaseMaxRateBytesPerSec = 0;
   let sendBufferBytes: number | null = null;
   let state: ScheduleState | undefined;
+  let closedAtClose = false;
 
   const kernel: KernelEnforcement = {
     handOver(phase: KernelPhase) {
@@ -72,6 +79,20 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
       return true;
     },
     phaseStart: () => (state === undefined ? undefined : phaseStartSnapshot(state)),
+    closed() {
+      if (!handedOver) return undefined;
+      let phase: ClosedPhase | undefined;
+      try {
+        phase = clamp.takeClosedPhase(port.socket);
+      } catch (error) {
+        port.socketError('clamp.takeClosedPhase', error);
+      }
+      if (phase === undefined) return undefined;
+      state = phase.schedule;
+      closedAtClose = true;
+      // Not a TCP_INFO reading: the program's counters as the socket closed.
+      return { atMs: engineMs(phase.closedMonotonicMs), info: { kernelLengthBytes: 0, bytesAcked: phase.bytesAcked, totalRetrans: phase.totalRetransmits, dataSegsOut: phase.dataSegmentsOut, rttUs: phase.srttUs } };
+    },
     phaseWriting(restBytes: number) {
       if (options.sendBufferSeconds <= 0 || sendBufferBytes !== null) return;
       try {
@@ -90,6 +111,9 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
     get state() {
       return state;
     },
+    get readAtClose() {
+      return closedAtClose;
+    },
     end() {
       try {
         const socketState = clamp.state(port.socket);
@@ -98,6 +122,8 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
         if (socketState?.pacingRateBytesPerSec != null) port.control.setMaxPacingRate(port.socket, null);
         // Leaves the schedule: a clamp (if any) is lifted, the program stops pacing.
         clamp.release(port.socket, { mode: options.release });
+        // A viewer whose FIN came after the last byte was handed over (the program kept the phase then) ended it anyway.
+        clamp.takeClosedPhase(port.socket);
       } catch (error) {
         port.socketError('clamp.state', error);
       }
@@ -110,9 +136,12 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
 }
 
 /** Why the kernel's phase ended as it did, for the record's reason (`what` names what ran: "Algorithm 1", "kernel pacing"). */
-export function kernelPhaseReason(what: string, state: ScheduleState | undefined): string {
-  if (state === undefined) return `${what} in the kernel: its state was gone at the end (the socket closed)`;
+export function kernelPhaseReason(what: string, run: Pick<KernelPhaseRun, 'state' | 'readAtClose'> | undefined): string {
+  const state = run?.state;
+  if (state === undefined) return `${what} in the kernel: its state was gone at the end (the socket closed before it was read, and none was kept)`;
+  const end = run?.readAtClose === true ? 'when the socket closed mid-response' : 'at the end';
   if (state.phaseStartMonotonicMs === 0 && state.state === 'done') return `${what} in the kernel: the response was acknowledged before its phase began (it fit the windows of its first round trips): nothing to throttle`;
+  if (state.phaseStartMonotonicMs === 0) return `${what} in the kernel: ${state.state} ${end}, before its phase began`;
   const floor = state.floorMs > 0 ? `, ${Math.round(state.floorMs)} ms at the floor paced at R` : '';
-  return `${what} in the kernel: ${state.state} at the end; ${state.catchUps} catch-up(s)${floor}, max ${Math.round(state.maxLagMs)} ms behind the schedule`;
+  return `${what} in the kernel: ${state.state} ${end}; ${state.catchUps} catch-up(s)${floor}, max ${Math.round(state.maxLagMs)} ms behind the schedule`;
 }

@@ -24,6 +24,7 @@ function recordingClamp() {
     setSchedule: (_socket, schedule) => void calls.push(`schedule ${schedule.throttleOffsetBytes} ${schedule.pieces.map((p) => `${p.endOffsetBytes}@${p.rateBytesPerSec}`).join(',')} gain ${schedule.gain} min ${schedule.minPackets} limit ${schedule.limit}`),
     forget: () => undefined,
     state: () => ({ backend: 'bpf', appliedPackets: 42 }),
+    takeClosedPhase: () => undefined,
     stats: () => ({ backend: 'bpf', entries: 0, updatesApplied: 0, errors: 0 }),
     close: () => undefined,
   };
@@ -142,6 +143,33 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     const start = enforcement.kernel.phaseStart();
     assert.ok(start !== undefined && Math.abs(performance.now() - start.atMs - 500) < 50, 'the phase began ~500 ms ago on the engine\'s clock');
     assert.equal(start.info?.bytesAcked, 1000);
+  });
+
+  it('in the kernel: when the socket closed mid-response, takes what the program kept (the phase and the counters at the close) and touches no socket option', () => {
+    const { calls, control } = recordingClamp();
+    const nowMonotonicMs = Number(process.hrtime.bigint()) / 1e6;
+    const schedule = { state: 'floor' as const, catchUps: 1, phaseStartMonotonicMs: nowMonotonicMs - 2000, phaseStartAckedBytes: 900_000, phaseStartRetransmits: 4, phaseStartSegmentsOut: 700, phaseStartSrttUs: 61_000, floorMs: 1500, catchingUpMs: 30, clampPackets: { min: 10, mean: 10, max: 10, samples: 40 }, cwndPackets: { min: 10, mean: 10.5, max: 12 }, maxLagMs: 12, heldMonotonicMs: nowMonotonicMs - 2000 };
+    let taken = 0;
+    const kernelControl = { ...control, clamp: { ...control.clamp, state: assert.fail, takeClosedPhase: () => (taken++, { limit: 'clamp' as const, schedule, closedMonotonicMs: nowMonotonicMs - 100, bytesAcked: 1_150_000, totalRetransmits: 6, dataSegmentsOut: 880, srttUs: 63_000 }) }, setMaxPacingRate: assert.fail, raiseSendBuffer: (_socket: unknown, bytes: number) => bytes } as unknown as SocketControl;
+    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+    assert.equal(enforcement.kernel!.handOver({ baseBytes: 0, throttleOffsetBytes: 500_000, pieces: [{ endOffsetBytes: 3_000_000, rateBytesPerSec: 100_000 }], graceUs: 400_000 }), true);
+    const last = enforcement.kernel!.closed();
+    assert.equal(taken, 1);
+    assert.deepEqual(calls.slice(1), [], 'nothing is asked of a closed socket');
+    assert.ok(last !== undefined && Math.abs(performance.now() - last.atMs - 100) < 50, 'the close ~100 ms ago on the engine\'s clock');
+    assert.deepEqual(last.info, { kernelLengthBytes: 0, bytesAcked: 1_150_000, totalRetrans: 6, dataSegsOut: 880, rttUs: 63_000 });
+    assert.equal(enforcement.kernel!.phaseStart()?.info?.bytesAcked, 900_000);
+    const report = enforcement.report();
+    assert.deepEqual(report.kernelPhase, { started: true, heldAtFirstByte: true, floorMs: 1500, catchingUpMs: 30, maxLagMs: 12, stateAtEnd: 'floor', sendBufferBytes: null });
+    assert.match(report.reason, /floor when the socket closed mid-response; 1 catch-up\(s\), 1500 ms at the floor/);
+  });
+
+  it('in the kernel: says when the socket closed and nothing was kept', () => {
+    const { control } = recordingClamp();
+    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 0 }).start({ socket: 3, control, socketError: assert.fail });
+    assert.equal(enforcement.kernel!.handOver({ baseBytes: 0, throttleOffsetBytes: 0, pieces: [{ endOffsetBytes: 1000, rateBytesPerSec: 1000 }], graceUs: 0 }), true);
+    assert.equal(enforcement.kernel!.closed(), undefined);
+    assert.match(enforcement.report().reason, /its state was gone at the end \(the socket closed before it was read, and none was kept\)/);
   });
 
   it('in the kernel: says so when the response was acknowledged before its phase began', () => {

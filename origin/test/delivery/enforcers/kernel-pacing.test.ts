@@ -160,7 +160,7 @@ describe('kernel-pacing enforcer', () => {
     const schedules: ClampSchedule[] = [];
     const releases: string[] = [];
     const schedule: ScheduleState = { state: 'paced', catchUps: 1, phaseStartMonotonicMs: Number(process.hrtime.bigint()) / 1e6 - 300, phaseStartAckedBytes: 2000, phaseStartRetransmits: 1, phaseStartSegmentsOut: 30, phaseStartSrttUs: 40_000, floorMs: 0, catchingUpMs: 45, clampPackets: null, cwndPackets: null, maxLagMs: 52, heldMonotonicMs: 0 };
-    const clamp = { backend: 'bpf', fallbackReason: undefined, setSchedule: (_socket: unknown, s: ClampSchedule) => void schedules.push(s), release: (_socket: unknown, options?: { mode?: string }) => void releases.push(options?.mode ?? ''), state: () => ({ backend: 'bpf' as const, pacingRateBytesPerSec: 312_500, schedule }) } as unknown as ClampBackend;
+    const clamp = { backend: 'bpf', fallbackReason: undefined, setSchedule: (_socket: unknown, s: ClampSchedule) => void schedules.push(s), release: (_socket: unknown, options?: { mode?: string }) => void releases.push(options?.mode ?? ''), state: () => ({ backend: 'bpf' as const, pacingRateBytesPerSec: 312_500, schedule }), takeClosedPhase: () => undefined } as unknown as ClampBackend;
     const control = { ...recorded.control, clamp, raiseSendBuffer: (_socket: unknown, bytes: number) => 2 * bytes };
     const enforcement = kernelPacingEnforcer({ headroom: 1.25, blockBytes: 65_536, floorPackets: 10, inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control, socketError: (operation) => void recorded.errors.push(operation) });
     assert.ok(enforcement.kernel !== undefined);
