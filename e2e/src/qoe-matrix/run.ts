@@ -5,10 +5,12 @@
  * (dash.js or hls.js in Chromium, or the simulator's live player) on the player side, a ping
  * probe from the cross host through the same bottleneck, and the origin's flow records. Each
  * finished session slot is written to `<work>/runs/<cell>/<index>.json` at once, so an
- * interrupted matrix resumes where it stopped (`fresh` discards what is there).
+ * interrupted matrix resumes where it stopped (`fresh` discards what is there); beside it the
+ * evidence to explain a session by: the origin's flow records (`<index>.flows.jsonl`) and the
+ * browser's own record of the session, its events and rendered bitrates (`<index>.player.json`).
  */
 import { once } from 'node:events';
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { buildAssetIndex, type AssetIndex, type FlowRecord } from '@trickle/origin';
 import { defaultDeliveryConfig } from '@trickle/origin/rules';
@@ -90,7 +92,7 @@ function abandonedBefore(records: readonly FlowRecord[], sessionEndEpochMs: numb
   return records.filter((r) => !r.completed && r.startedAtEpochMs + r.durationMs < sessionEndEpochMs - 1000).length;
 }
 
-async function executeRun(options: MatrixRunnerOptions, run: MatrixRun, lab: Lab, workDir: string, index: AssetIndex): Promise<MatrixRunData> {
+async function executeRun(options: MatrixRunnerOptions, run: MatrixRun, lab: Lab, workDir: string, index: AssetIndex, evidence: string): Promise<MatrixRunData> {
   const { cell } = run;
   const link = matrixLinks[cell.link]!;
   const originUrl = `http://${lab.address('origin')}:${originPort}`;
@@ -123,6 +125,9 @@ async function executeRun(options: MatrixRunnerOptions, run: MatrixRun, lab: Lab
     origin.kill('SIGTERM');
     await once(origin, 'exit');
     const records = await readFlowLog(flowLog);
+    await mkdir(join(evidence, '..'), { recursive: true });
+    await copyFile(flowLog, `${evidence}.flows.jsonl`);
+    if (browserRecord !== undefined) await writeFile(`${evidence}.player.json`, `${JSON.stringify(browserRecord)}\n`);
     // One viewer on the link: every response is its own. Several: they cannot be told apart by address.
     const alone = link.viewers === 1;
     const sessions: MatrixSession[] = [];
@@ -158,7 +163,7 @@ export async function readMatrixRuns(work: string): Promise<Map<string, MatrixRu
   const root = join(work, 'runs');
   const dirs = await readdir(root).catch(() => [] as string[]);
   for (const dir of dirs) {
-    for (const file of await readdir(join(root, dir)).catch(() => [] as string[])) {
+    for (const file of (await readdir(join(root, dir)).catch(() => [] as string[])).filter((name) => /^\d+\.json$/.test(name))) {
       const data = await readRun(join(root, dir, file));
       if (data === undefined) continue;
       byCell.set(data.cell.id, [...(byCell.get(data.cell.id) ?? []), data]);
@@ -206,9 +211,8 @@ export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixDat
         try {
           await labDown(labName);
           lab = await labUp(labName, matrixLinks[run.cell.link]!.spec(run.index), { cross: true });
-          const data = await executeRun(options, run, lab, workDir, index);
           const file = runFile(options.work, run);
-          await mkdir(join(file, '..'), { recursive: true });
+          const data = await executeRun(options, run, lab, workDir, index, file.replace(/\.json$/, ''));
           await writeFile(file, `${JSON.stringify(data)}\n`);
           done++;
           options.onProgress?.({ done, total: runs.length, key: runKey(run), stage: 'finished' });

@@ -2,9 +2,14 @@
  * One short cell of the QoE matrix with a real player (root, Chromium): dash.js on dsl-6mbit under
  * the default segment policy and under bulk, two sessions each on fresh labs with the same link,
  * through the same runner as `trickle bench qoe`. The fixture is 24 s long, so the startup phase is
- * cut to 6 s to leave a throttling phase. The figures that decide goals come from the bench; here:
- * every session starts and plays without a player error, the default's throttled segments were
- * clamped by the kernel (bpf) and the viewers kept their bitrate (no less than 85 % of bulk's).
+ * cut to 6 s to leave a throttling phase. The figures that decide goals come from the bench (8+
+ * sessions a cell, with intervals); here: every session starts and plays without a player error,
+ * climbs above the lowest rung under either policy, the default's throttled segments were clamped
+ * by the kernel (bpf), and each session's evidence (flow records, the player's record) is kept.
+ * The bitrate ratio of two sessions is printed, never judged: on this 24 s VBR fixture dash.js
+ * sometimes steps down for the rest of the session around its 5 Mbit/s segments 7-8 under bulk as
+ * under the default (10 sessions each: 2 of bulk's at 1.06 and 1.89 Mbit/s, 2 of trickle-abr's at
+ * 1.36, the rest 2.12-2.21), so a threshold on two sessions fails by chance.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -56,11 +61,21 @@ describe('a QoE matrix cell with dash.js', { skip }, () => {
     assert.ok(runs(defaultDeliveryConfig.policy).every((r) => r.network.throttledFlows > 0), 'segments were throttled');
     assert.ok(runs('bulk').every((r) => r.network.throttledFlows === 0));
     const ratio = bitrateRatio(runs(defaultDeliveryConfig.policy), runs('bulk'));
-    console.log(`# mean bitrate ${defaultDeliveryConfig.policy} / bulk: ${ratio.value.toFixed(3)}`);
-    assert.ok(ratio.value >= 0.85, `the default kept the viewers' bitrate: ${ratio.value.toFixed(3)} of bulk's`);
+    console.log(`# mean bitrate ${defaultDeliveryConfig.policy} / bulk: ${ratio.value.toFixed(3)} (two sessions: too few to judge)`);
     // Two sessions a cell: the goals are reported, never called.
     assert.ok(goalChecks(data, defaultDeliveryConfig.policy).every((g) => g.verdict === 'too few'));
-    const file = JSON.parse(await readFile(join(work, 'runs', `dsl-6mbit_${defaultDeliveryConfig.policy}_dashjs`, '0.json'), 'utf8')) as { sessions: unknown[] };
-    assert.equal(file.sessions.length, 1, 'each session slot is kept on disk (resume)');
+    for (const policy of ['bulk', defaultDeliveryConfig.policy]) {
+      const dir = join(work, 'runs', `dsl-6mbit_${policy}_dashjs`);
+      for (const index of [0, 1]) {
+        const file = JSON.parse(await readFile(join(dir, `${index}.json`), 'utf8')) as { sessions: unknown[] };
+        assert.equal(file.sessions.length, 1, 'each session slot is kept on disk (resume)');
+        const flows = (await readFile(join(dir, `${index}.flows.jsonl`), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { policy: string });
+        assert.ok(flows.length > 0 && flows.every((flow) => flow.policy === policy), 'the session\'s flow records are kept beside it');
+        const player = JSON.parse(await readFile(join(dir, `${index}.player.json`), 'utf8')) as { bitrateTimeline: { bitrateBps: number }[] };
+        const rendered = player.bitrateTimeline.map((point) => point.bitrateBps);
+        // The lowest video rung is 0.74 Mbit/s as rendered: a policy that pinned players there would show here.
+        assert.ok(Math.max(...rendered) > Math.min(...rendered), `${policy} session ${index} climbed above its first rung: ${rendered.map((b) => (b / 1e6).toFixed(2)).join(', ')} Mbit/s`);
+      }
+    }
   });
 });
