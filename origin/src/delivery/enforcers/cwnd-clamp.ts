@@ -155,7 +155,7 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
         return {
           backend: clamp.backend,
           fallbackReason: undefined,
-          paceRateBps: paceRates.summary(),
+          paceRateBps: inKernel === undefined ? paceRates.summary() : inKernel.aimedRate(paceRates.summary()),
           clamp: { computedPackets: summary, appliedPackets: summary, cwndWhileClampedPackets: state?.cwndPackets == null ? null : { min: state.cwndPackets.min, mean: Math.round(state.cwndPackets.mean), max: state.cwndPackets.max } },
           catchUps: state?.catchUps ?? 0,
           throttledWriteBlocks: 0,

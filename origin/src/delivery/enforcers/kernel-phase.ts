@@ -7,7 +7,7 @@
  */
 import type { ClosedPhase, ScheduleState } from '@trickle/native';
 import type { TcpSnapshot } from '../flow-record.js';
-import type { RateStats } from '../running-stats.js';
+import type { RateStats, Summary } from '../running-stats.js';
 import type { EnforcerReport, KernelEnforcement, KernelPhase, SocketPort } from './enforcer.js';
 
 export interface KernelPhaseOptions {
@@ -34,6 +34,12 @@ export interface KernelPhaseRun {
   readonly readAtClose: boolean;
   /** The kernelPhase part of the record. */
   phaseReport(): NonNullable<EnforcerReport['kernelPhase']> | undefined;
+  /**
+   * The rate the phase was aimed at, from gain x R of its pieces (handed over): under the clamp the
+   * program paces at R, not gain x R, while the clamp sits at its floor, so that share of the phase's
+   * time is aimed at R.
+   */
+  aimedRate(gainTimesR: Summary | null): Summary | null;
 }
 
 /** A CLOCK_MONOTONIC time (as the program reads it) on the engine's clock (performance.now()). */
@@ -60,6 +66,8 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
   let sendBufferBytes: number | null = null;
   let state: ScheduleState | undefined;
   let closedAtClose = false;
+  /** When the program's state was read (CLOCK_MONOTONIC ms): the phase's end. */
+  let readMonotonicMs = 0;
 
   const kernel: KernelEnforcement = {
     handOver(phase: KernelPhase) {
@@ -90,6 +98,7 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
       if (phase === undefined) return undefined;
       state = phase.schedule;
       closedAtClose = true;
+      readMonotonicMs = phase.closedMonotonicMs;
       // Not a TCP_INFO reading: the program's counters as the socket closed.
       return { atMs: engineMs(phase.closedMonotonicMs), info: { kernelLengthBytes: 0, bytesAcked: phase.bytesAcked, totalRetrans: phase.totalRetransmits, dataSegsOut: phase.dataSegmentsOut, rttUs: phase.srttUs } };
     },
@@ -118,6 +127,7 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
       try {
         const socketState = clamp.state(port.socket);
         state = socketState?.schedule;
+        readMonotonicMs = Number(process.hrtime.bigint()) / 1e6;
         // The next response on the connection must not start paced at this one's R.
         if (socketState?.pacingRateBytesPerSec != null) port.control.setMaxPacingRate(port.socket, null);
         // Leaves the schedule: a clamp (if any) is lifted, the program stops pacing.
@@ -127,6 +137,13 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
       } catch (error) {
         port.socketError('clamp.state', error);
       }
+    },
+    aimedRate(gainTimesR) {
+      if (gainTimesR === null || options.limit !== 'clamp' || state === undefined || state.phaseStartMonotonicMs === 0 || state.floorMs <= 0) return gainTimesR;
+      const phaseMs = readMonotonicMs - state.phaseStartMonotonicMs;
+      const floorShare = phaseMs > 0 ? Math.min(1, state.floorMs / phaseMs) : 1;
+      const scale = 1 - floorShare + floorShare / options.gain;
+      return { min: gainTimesR.min / options.gain, mean: gainTimesR.mean * scale, max: floorShare >= 0.999 ? gainTimesR.max / options.gain : gainTimesR.max };
     },
     phaseReport: () =>
       state === undefined

@@ -138,8 +138,12 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     assert.deepEqual(report.clamp?.appliedPackets, { min: 10, mean: 17, max: 21 });
     assert.deepEqual(report.clamp?.cwndWhileClampedPackets, { min: 9, mean: 17, max: 22 });
     assert.deepEqual(report.kernelPhase, { started: true, heldAtFirstByte: false, floorMs: 120, catchingUpMs: 80, maxLagMs: 61, stateAtEnd: 'clamped', sendBufferBytes: 600_000 });
-    // Aimed at gain x R, byte-weighted over the pieces: 300,000 bytes over 0.8 s = 375 kB/s.
-    assert.ok(Math.abs(report.paceRateBps!.mean - 1.2 * 375_000 * 8) < 1);
+    // Aimed at gain x R, byte-weighted over the pieces (300,000 bytes over 0.8 s = 375 kB/s), but at R
+    // for the share of the phase at the floor (120 of ~500 ms), where the program paces at R.
+    const floorShare = 120.4 / 500;
+    const aimedBps = 375_000 * 8 * (1.2 * (1 - floorShare) + floorShare);
+    assert.ok(Math.abs(report.paceRateBps!.mean / aimedBps - 1) < 0.01, `aimed at ${report.paceRateBps!.mean} bit/s, expected ~${aimedBps}`);
+    assert.equal(report.paceRateBps!.min, 250_000 * 8, 'the floor paces the slower piece at its R');
     const start = enforcement.kernel.phaseStart();
     assert.ok(start !== undefined && Math.abs(performance.now() - start.atMs - 500) < 50, 'the phase began ~500 ms ago on the engine\'s clock');
     assert.equal(start.info?.bytesAcked, 1000);
