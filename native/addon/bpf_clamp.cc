@@ -258,17 +258,13 @@ cleanup:
 
 void BpfClamp::OpenPinned(Napi::Env env, const std::string& pinDir) {
   Close();
-  const std::string targets = pinDir + kTargetsPin;
-  const std::string stats = pinDir + kStatsPin;
   if (!PinnedMapsMatch(pinDir)) {
     Napi::Error error = Napi::Error::New(env, "the clamp maps pinned in " + pinDir + " are from another build of the program: run \"trickle native setup\" as root again");
     error.Set("code", Napi::String::New(env, "NATIVE_ERR_BPF_STALE"));
     throw error;
   }
-  int targetsFd = bpf_obj_get(targets.c_str());
-  if (targetsFd < 0) throw SyscallError(env, "bpf_obj_get", errno, targets);
-  targets_fd_ = targetsFd;
-  for (const auto& [fd, path] : {std::pair{&stats_fd_, stats}, std::pair{&closed_fd_, pinDir + kClosedPin}}) {
+  for (const auto& [fd, name] : {std::pair{&targets_fd_, kTargetsPin}, std::pair{&stats_fd_, kStatsPin}, std::pair{&closed_fd_, kClosedPin}}) {
+    const std::string path = pinDir + name;
     *fd = bpf_obj_get(path.c_str());
     if (*fd < 0) {
       int err = errno;
@@ -384,11 +380,9 @@ Napi::Value BpfClamp::TakeClosed(Napi::Env env, uint64_t cookie) {
     throw SyscallError(env, "bpf_map_lookup_and_delete_elem", errno, "trickle_closed");
   }
   Napi::Object result = Napi::Object::New(env);
-  result.Set("mode", Napi::Number::New(env, closed.mode));
   result.Set("schedule", ScheduleRunObject(env, closed.run));
   result.Set("closedNs", Napi::Number::New(env, static_cast<double>(closed.closed_ns)));
   result.Set("bytesAcked", Napi::Number::New(env, static_cast<double>(closed.bytes_acked)));
-  result.Set("baseAcked", Napi::Number::New(env, static_cast<double>(closed.base_acked)));
   result.Set("totalRetrans", Napi::Number::New(env, closed.total_retrans));
   result.Set("dataSegsOut", Napi::Number::New(env, closed.data_segs_out));
   result.Set("srttUs", Napi::Number::New(env, closed.srtt_us));

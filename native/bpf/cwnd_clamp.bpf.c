@@ -504,9 +504,7 @@ static __always_inline void keep_closed_phase(struct bpf_sock_ops *skops, __u64 
 	if (!t || !scheduled(t) || t->piece_count == 0)
 		return;
 	__builtin_memcpy(&closed.run, &t->run, sizeof(closed.run));
-	closed.mode = t->mode;
 	closed.srtt_us = skops->srtt_us >> 3;
-	closed.base_acked = t->base_acked;
 	closed.closed_ns = bpf_ktime_get_ns();
 	closed.bytes_acked = skops->bytes_acked;
 	closed.total_retrans = skops->total_retrans;

@@ -123,14 +123,13 @@ struct trickle_clamp_target {
  */
 struct trickle_closed_phase {
 	struct trickle_schedule_run run;
-	__u32 mode;
-	__u32 srtt_us;
-	__u64 base_acked;
 	/* CLOCK_MONOTONIC */
 	__u64 closed_ns;
 	__u64 bytes_acked;
 	__u32 total_retrans;
 	__u32 data_segs_out;
+	__u32 srtt_us;
+	__u32 pad;
 };
 
 enum trickle_stat {

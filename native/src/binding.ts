@@ -20,12 +20,10 @@ export interface RawTarget {
 
 /** What the program kept of a scheduled response whose socket closed under it, with the connection's counters at the close. */
 export interface RawClosedPhase {
-  mode: number;
   schedule: RawScheduleState;
   /** CLOCK_MONOTONIC, ns. */
   closedNs: number;
   bytesAcked: number;
-  baseAcked: number;
   totalRetrans: number;
   dataSegsOut: number;
   srttUs: number;

@@ -87,7 +87,6 @@ export class BpfClampBackend implements ClampBackend {
     const raw = cookie === undefined ? undefined : this.native.bpfTakeClosed(cookie);
     if (raw === undefined) return undefined;
     return {
-      limit: raw.mode === clampMode.paceSchedule ? 'pacing' : 'clamp',
       schedule: scheduleState(raw.schedule),
       closedMonotonicMs: raw.closedNs / 1e6,
       bytesAcked: raw.bytesAcked,

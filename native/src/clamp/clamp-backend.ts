@@ -84,7 +84,6 @@ export interface ScheduleState {
  * the program did, and the connection's counters at the close (TCP_INFO's are gone with the socket).
  */
 export interface ClosedPhase {
-  readonly limit: 'clamp' | 'pacing';
   readonly schedule: ScheduleState;
   /** CLOCK_MONOTONIC ms, as process.hrtime. */
   readonly closedMonotonicMs: number;
