@@ -2,7 +2,8 @@
  * The paced-flow benchmark's client, run as its own process (in the lab's player namespace, or
  * beside a loopback server): opens every flow at once, lets them settle, then counts each flow's
  * bytes over the window. Lines on stdout: `{"window":"start"}` and `{"window":"end"}` when counting
- * starts and stops (the parent reads the server's CPU then), and a last line with every flow's bytes.
+ * starts and stops (the parent reads the server's CPU then), and a last line with every flow's bytes
+ * and where in its file the window began (a paced flow's aim there is the media's, block by block).
  * `node flow-client.js '<json: { flows: [{ url, count }], settleSec, seconds }>'`
  */
 import { Agent, request, type ClientRequest } from 'node:http';
@@ -17,6 +18,8 @@ export interface FlowClientResult {
   readonly elapsedSec: number;
   /** Bytes each flow received in the window, by url, in opening order. */
   readonly bytesByUrl: Record<string, number[]>;
+  /** Bytes each flow had received before the window (its offset in the file then), by url, same order. */
+  readonly offsetsByUrl: Record<string, number[]>;
   readonly failedFlows: number;
 }
 
@@ -25,17 +28,22 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function run(plan: FlowClientPlan): Promise<void> {
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
   let counting = false;
+  let ended = false;
   let failedFlows = 0;
   const bytesByUrl: Record<string, number[]> = {};
+  const offsetsByUrl: Record<string, number[]> = {};
   const requests: ClientRequest[] = [];
   for (const { url, count } of plan.flows) {
     const counters = (bytesByUrl[url] ??= []);
+    const offsets = (offsetsByUrl[url] ??= []);
     for (let i = 0; i < count; i++) {
       const index = counters.push(0) - 1;
+      offsets.push(0);
       const req = request(url, { agent }, (res) => {
         if (res.statusCode !== 200) failedFlows++;
         res.on('data', (chunk: Buffer) => {
           if (counting) counters[index]! += chunk.length;
+          else if (!ended) offsets[index]! += chunk.length;
         });
         res.on('error', () => undefined);
       });
@@ -50,11 +58,12 @@ async function run(plan: FlowClientPlan): Promise<void> {
   process.stdout.write(`${JSON.stringify({ window: 'start' })}\n`);
   await sleep(plan.seconds * 1000);
   counting = false;
+  ended = true;
   const elapsedSec = (performance.now() - startMs) / 1000;
   process.stdout.write(`${JSON.stringify({ window: 'end' })}\n`);
   for (const req of requests) req.destroy();
   agent.destroy();
-  const result: FlowClientResult = { elapsedSec, bytesByUrl, failedFlows };
+  const result: FlowClientResult = { elapsedSec, bytesByUrl, offsetsByUrl, failedFlows };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

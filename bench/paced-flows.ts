@@ -10,9 +10,11 @@
  * The figure is the server process's CPU per delivered Gbit/s (CPU seconds from /proc/<pid>/stat
  * over the measurement window, bytes counted by the client); the sock_ops program's own run time
  * (kernel.bpf_stats_enabled) under trickle and pacing, whose phases run in it, is shown beside it
- * and counted in their cost. Every flow's rate
- * is compared with the rate its policy aims at (accuracy).
- * `npx trickle bench pacing [--regimes lab,loopback --flows 200 --loopback-flows 500 --seconds 20]`
+ * and counted in their cost, and the delay line's CPU beside the lab's rows (it forwards every
+ * frame, and the endpoints' TCP receive work runs in its sends: where it nears a core, the path
+ * sets the pace). Every flow's rate is compared with the rate its policy aims at over the bytes
+ * it got in the window (per VBR block, from the media: accuracy).
+ * `npx trickle bench pacing [--regimes lab,loopback --flows 100 --loopback-flows 500 --seconds 20 --warmup 40]`
  * or `npm run bench:paced`; writes bench/results/paced-flows.md.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -22,6 +24,7 @@ import { createInterface } from 'node:readline';
 import { Command } from 'commander';
 import { bootstrapComparison, labDown, labUp, symmetricLink, type Lab } from '@trickle/e2e';
 import { quantileSorted } from '@trickle/player-sim';
+import { ByteTimeMap, readProgressiveLayout, resolveConfig, vbrBlocksOf, type VbrBlocks } from '@trickle/origin';
 import { BenchError } from './errors.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
 import { writeResults } from './results-file.js';
@@ -58,6 +61,31 @@ function makeMedia(asset: Asset): void {
 /** The file's mean rate: what R averages to over the file. */
 const meanRateBytesPerSec = (asset: Asset) => statSync(assetFile(asset)).size / mediaSeconds;
 
+/** The origin's defaults: the VBR block length and each policy's gain, as `trickle serve` runs them here. */
+const originDefaults = resolveConfig([]).delivery;
+
+/** The file's VBR blocks as the origin cuts them (R per block: its bytes over the media seconds they carry). */
+async function blocksOf(asset: Asset): Promise<VbrBlocks> {
+  const layout = await readProgressiveLayout(assetFile(asset));
+  return vbrBlocksOf(new ByteTimeMap(layout), originDefaults.rateWindowSec, layout.fileSizeBytes);
+}
+
+/**
+ * The seconds a policy that sends each VBR block at gain x its own R gives the file's bytes
+ * [fromByte, toByte): a block's share is its bytes over gain x R (a block that carries no media
+ * time, none in these files, at the file's mean rate).
+ */
+export function pacedSeconds(blocks: VbrBlocks, fromByte: number, toByte: number, gainOf: (rateBytesPerSec: number) => number): number {
+  const meanRate = blocks.fileSizeBytes / Math.max(1e-9, blocks.startSec[blocks.count]!);
+  let seconds = 0;
+  for (let k = blocks.blockAt(fromByte); k < blocks.count && blocks.startBytes[k]! < toByte; k++) {
+    const bytes = Math.min(toByte, blocks.startBytes[k + 1]!) - Math.max(fromByte, blocks.startBytes[k]!);
+    const rate = blocks.rateOf(k) ?? meanRate;
+    seconds += bytes / (gainOf(rate) * rate);
+  }
+  return seconds;
+}
+
 interface Regime {
   readonly name: 'lab' | 'loopback';
   readonly flows: number;
@@ -66,6 +94,10 @@ interface Regime {
   readonly clientWrap: readonly string[];
   readonly rttMs: number;
   readonly mssBytes: number;
+  /** Each asset's VBR blocks, by name (the paced policies' aims). */
+  readonly blocks: ReadonlyMap<string, VbrBlocks>;
+  /** The delay line's pid (lab): its CPU is read beside the server's. */
+  readonly pathPid?: number;
 }
 
 interface Measured {
@@ -75,12 +107,14 @@ interface Measured {
   /** Each flow's rate over its aim (1 = on target). */
   readonly ratios: readonly number[];
   readonly failedFlows: number;
+  /** The delay line's CPU over the window, % of a core (lab only): near 100 it, not the servers, sets the pace. */
+  readonly pathCpuPercent: number | undefined;
 }
 
 interface ServerRun {
   readonly name: string;
-  /** The rate a flow of this asset is aimed at, bytes/s. */
-  aimBytesPerSec(asset: Asset, regime: Regime): number;
+  /** The seconds this server's aim gives the asset's bytes [fromByte, toByte). */
+  aimSeconds(asset: Asset, regime: Regime, fromByte: number, toByte: number): number;
   start(regime: Regime): Promise<{ url: string; pid: number; stop(): Promise<void> }>;
 }
 
@@ -93,25 +127,29 @@ function bpfRunTimeNs(): number {
 }
 
 /** Runs the flow client (in the regime's player place), reading the server's CPU at the window's edges. */
-async function measure(regime: Regime, server: { url: string; pid: number }, aim: (asset: Asset) => number, seconds: number, countBpf: boolean): Promise<Measured> {
+async function measure(regime: Regime, server: { url: string; pid: number }, aimSeconds: (asset: Asset, fromByte: number, toByte: number) => number, window: { warmupSec: number; seconds: number }, countBpf: boolean): Promise<Measured> {
   const urlOf = (asset: Asset) => `${server.url}/${asset.name}/progressive.mp4`;
   const perAsset = Math.floor(regime.flows / regime.assets.length);
-  const plan: FlowClientPlan = { flows: regime.assets.map((asset, i) => ({ url: urlOf(asset), count: i === 0 ? regime.flows - perAsset * (regime.assets.length - 1) : perAsset })), settleSec: 3, seconds };
+  const plan: FlowClientPlan = { flows: regime.assets.map((asset, i) => ({ url: urlOf(asset), count: i === 0 ? regime.flows - perAsset * (regime.assets.length - 1) : perAsset })), settleSec: window.warmupSec, seconds: window.seconds };
   const command = [...regime.clientWrap, process.execPath, flowClient, JSON.stringify(plan)];
   const client = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
   let cpuStart = 0;
   let cpu = 0;
   let bpfStartNs = 0;
   let bpfNs = 0;
+  let pathCpuStart = 0;
+  let pathCpu: number | undefined;
   let result: FlowClientResult | undefined;
   for await (const line of createInterface({ input: client.stdout! })) {
     const message = JSON.parse(line) as { window?: string } & Partial<FlowClientResult>;
     if (message.window === 'start') {
       cpuStart = cpuSeconds(server.pid);
       if (countBpf) bpfStartNs = bpfRunTimeNs();
+      if (regime.pathPid !== undefined) pathCpuStart = cpuSeconds(regime.pathPid);
     } else if (message.window === 'end') {
       cpu = cpuSeconds(server.pid) - cpuStart;
       if (countBpf) bpfNs = bpfRunTimeNs() - bpfStartNs;
+      if (regime.pathPid !== undefined) pathCpu = cpuSeconds(regime.pathPid) - pathCpuStart;
     } else result = message as FlowClientResult;
   }
   if (result === undefined) throw new BenchError('BENCH_ERR_SERVER', `the flow client ended without its result (${server.url})`);
@@ -120,10 +158,13 @@ async function measure(regime: Regime, server: { url: string; pid: number }, aim
   let bytes = 0;
   const ratios: number[] = [];
   for (const asset of regime.assets) {
-    for (const flowBytes of result.bytesByUrl[urlOf(asset)] ?? []) {
+    const offsets = result.offsetsByUrl[urlOf(asset)] ?? [];
+    (result.bytesByUrl[urlOf(asset)] ?? []).forEach((flowBytes, i) => {
       bytes += flowBytes;
-      ratios.push(flowBytes / result.elapsedSec / aim(asset));
-    }
+      // rate over aim = the seconds the aim gives the flow's bytes over the seconds they took
+      if (flowBytes > 0) ratios.push(aimSeconds(asset, offsets[i]!, offsets[i]! + flowBytes) / result.elapsedSec);
+      else ratios.push(0);
+    });
   }
   return {
     cpuPercent: (cpu / result.elapsedSec) * 100,
@@ -131,19 +172,25 @@ async function measure(regime: Regime, server: { url: string; pid: number }, aim
     deliveredBps: (bytes * 8) / result.elapsedSec,
     ratios,
     failedFlows: result.failedFlows,
+    pathCpuPercent: pathCpu === undefined ? undefined : (pathCpu / result.elapsedSec) * 100,
   };
 }
 
-/** Trickle's aim: gain x R when the clamp is above its floor at this RTT, else R (the floor branch paces at R). */
-function trickleAim(rateBytesPerSec: number, regime: Regime): number {
-  const gain = 1.2;
-  return (gain * rateBytesPerSec * regime.rttMs) / 1000 / regime.mssBytes >= 10 ? gain * rateBytesPerSec : rateBytesPerSec;
+/** Trickle's gain on a block of rate R: gain x R when the clamp is above its floor at this RTT, else 1 (the floor branch paces at R). */
+function trickleGain(rateBytesPerSec: number, regime: Regime): number {
+  const { gain, floorPackets } = originDefaults.trickle;
+  return (gain * rateBytesPerSec * regime.rttMs) / 1000 / regime.mssBytes >= floorPackets ? gain : 1;
 }
+
+const policyHeadroom: Readonly<Record<string, number>> = { pacing: originDefaults.pacing.headroom, 'app-pacing': originDefaults.appPacing.headroom, 'app-pacing-16k': originDefaults.appPacing16k.headroom };
 
 function trickleRun(policy: string, cpuProfileDir: string | undefined): ServerRun {
   return {
     name: `trickle ${policy}`,
-    aimBytesPerSec: (asset, regime) => (policy === 'trickle' ? trickleAim(meanRateBytesPerSec(asset), regime) : 1.25 * meanRateBytesPerSec(asset)),
+    aimSeconds: (asset, regime, fromByte, toByte) => {
+      const headroom = policyHeadroom[policy];
+      return pacedSeconds(regime.blocks.get(asset.name)!, fromByte, toByte, (rate) => (policy === 'trickle' ? trickleGain(rate, regime) : headroom!));
+    },
     async start(regime) {
       const server = await startTrickleServer(['--media', mediaRoot, '--policy', policy, '--startup-seconds', '0'], {}, regime.place, cpuProfileDir === undefined ? undefined : join(cpuProfileDir, `${regime.name}-${policy}`));
       if (policy === 'trickle') {
@@ -155,11 +202,13 @@ function trickleRun(policy: string, cpuProfileDir: string | undefined): ServerRu
   };
 }
 
+const nginxLimitBytesPerSec = (asset: Asset) => Math.round(1.25 * meanRateBytesPerSec(asset));
+
 const nginxRun: ServerRun = {
   name: 'nginx limit_rate 1.25 x R',
-  aimBytesPerSec: (asset) => Math.round(1.25 * meanRateBytesPerSec(asset)),
+  aimSeconds: (asset, _regime, fromByte, toByte) => (toByte - fromByte) / nginxLimitBytesPerSec(asset),
   async start(regime) {
-    const locations = regime.assets.map((asset) => `location /${asset.name}/ { limit_rate ${Math.round(1.25 * meanRateBytesPerSec(asset))}; }`);
+    const locations = regime.assets.map((asset) => `location /${asset.name}/ { limit_rate ${nginxLimitBytesPerSec(asset)}; }`);
     const nginx = await startNginx(`paced-${regime.name}`, { httpDirectives: ['sendfile on;', 'tcp_nopush on;'], serverDirectives: [`root ${mediaRoot};`, ...locations], readyPath: `/${regime.assets[0]!.name}/progressive.mp4` }, regime.place);
     return { url: nginx.url, pid: nginx.pid, stop: () => nginx.stop() };
   },
@@ -178,23 +227,27 @@ async function withBpfStats<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The delay line is one thread: at this share of a core it, not the server, sets the flows' pace. */
+const pathLimitedPercent = 85;
+
 /** Fewer runs than this and a ratio gets no interval ("too few"). */
 const minimumRunsForInterval = 3;
 
-async function runRegime(regime: Regime, servers: readonly ServerRun[], seconds: number, runs: number, progress: { done: number; total: number }): Promise<string[]> {
+async function runRegime(regime: Regime, servers: readonly ServerRun[], window: { warmupSec: number; seconds: number }, runs: number, progress: { done: number; total: number }): Promise<string[]> {
   const measured = new Map<ServerRun, Measured[]>(servers.map((server) => [server, []]));
   // Runs interleave the servers, so a drift of the machine over time falls on all of them alike.
   for (let run = 0; run < runs; run++) {
     for (const server of servers) {
-      process.stderr.write(`[${++progress.done}/${progress.total}] ${regime.name}: ${server.name}, ${regime.flows} flows, ${seconds} s, run ${run + 1}/${runs} ...\n`);
+      process.stderr.write(`[${++progress.done}/${progress.total}] ${regime.name}: ${server.name}, ${regime.flows} flows, ${window.warmupSec} s warm-up + ${window.seconds} s, run ${run + 1}/${runs} ...\n`);
       const running = await server.start(regime);
       let result: Measured;
       try {
-        result = await measure(regime, running, (asset) => server.aimBytesPerSec(asset, regime), seconds, server.name === 'trickle trickle' || server.name === 'trickle pacing');
+        result = await measure(regime, running, (asset, fromByte, toByte) => server.aimSeconds(asset, regime, fromByte, toByte), window, server.name === 'trickle trickle' || server.name === 'trickle pacing');
       } finally {
         await running.stop();
       }
-      process.stderr.write(`  CPU ${result.cpuPercent.toFixed(1)} %${result.bpfPercent === undefined ? '' : ` (+ BPF ${result.bpfPercent.toFixed(2)} %)`}, delivered ${(result.deliveredBps / 1e6).toFixed(1)} Mbit/s\n`);
+      const sorted = [...result.ratios].sort((a, b) => a - b);
+      process.stderr.write(`  CPU ${result.cpuPercent.toFixed(1)} %${result.bpfPercent === undefined ? '' : ` (+ BPF ${result.bpfPercent.toFixed(2)} %)`}, delivered ${(result.deliveredBps / 1e6).toFixed(1)} Mbit/s, rate over aim ${quantileSorted(sorted, 0.5).toFixed(3)} (${quantileSorted(sorted, 0.05).toFixed(3)} .. ${quantileSorted(sorted, 0.95).toFixed(3)})${result.pathCpuPercent === undefined ? '' : `, delay line ${result.pathCpuPercent.toFixed(0)} % of a core`}\n`);
       measured.get(server)!.push(result);
     }
   }
@@ -212,31 +265,40 @@ async function runRegime(regime: Regime, servers: readonly ServerRun[], seconds:
     const ratioText = server === nginxRun ? '1.00' : results.length < minimumRunsForInterval ? `${versusNginx.value.toFixed(2)} (too few runs for an interval)` : `${versusNginx.value.toFixed(2)} (${versusNginx.low.toFixed(2)} .. ${versusNginx.high.toFixed(2)})`;
     const bpf = results.every((m) => m.bpfPercent === undefined) ? '' : `${average(results.map((m) => m.bpfPercent ?? 0)).toFixed(2)} %`;
     const failed = results.reduce((sum, m) => sum + m.failedFlows, 0);
-    return `| ${regime.name} | ${regime.flows} | ${server.name} | ${(average(results.map((m) => m.deliveredBps)) / 1e6).toFixed(1)} | ${average(results.map((m) => m.cpuPercent)).toFixed(2)} % | ${bpf} | ${meanCost(results).toFixed(1)} | ${ratioText} | ${pct(quantileSorted(sorted, 0.5))} (${pct(quantileSorted(sorted, 0.05))} .. ${pct(quantileSorted(sorted, 0.95))}) | ${((within / Math.max(1, ratios.length)) * 100).toFixed(0)} % | ${failed} |`;
+    const pathCpu = results.map((m) => m.pathCpuPercent).filter((value) => value !== undefined);
+    const pathText = pathCpu.length === 0 ? '' : `${average(pathCpu).toFixed(0)} %${Math.max(...pathCpu) >= pathLimitedPercent ? ' (path-limited)' : ''}`;
+    return `| ${regime.name} | ${regime.flows} | ${server.name} | ${(average(results.map((m) => m.deliveredBps)) / 1e6).toFixed(1)} | ${average(results.map((m) => m.cpuPercent)).toFixed(2)} % | ${bpf} | ${meanCost(results).toFixed(1)} | ${ratioText} | ${pct(quantileSorted(sorted, 0.5))} (${pct(quantileSorted(sorted, 0.05))} .. ${pct(quantileSorted(sorted, 0.95))}) | ${((within / Math.max(1, ratios.length)) * 100).toFixed(0)} % | ${failed} | ${pathText} |`;
   });
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
   const options = new Command('trickle bench pacing')
     .option('--regimes <list>', 'lab (namespaces, MSS 1448, real RTT), loopback', 'lab,loopback')
-    .option('--flows <n>', 'concurrent flows in the lab regime', '200')
+    .option('--flows <n>', 'concurrent flows in the lab regime (on 2 cores the delay line is the limit from ~200: see the results file)', '100')
     .option('--loopback-flows <n>', 'concurrent flows on loopback', '500')
     .option('--rtt-ms <ms>', 'the lab path\'s RTT', '100')
     .option('--seconds <n>', 'measurement window per run', '20')
+    .option('--warmup <s>', 'seconds every flow runs before the window (past the servers\' startup: V8 shrinks a new origin\'s heap with a few full GCs in its first ~35 s)', '40')
     .option('--runs <n>', 'runs of every server per regime (interleaved; ratios get an interval from 3)', '3')
     .option('--policies <list>', 'trickle policies to run', 'trickle,pacing,app-pacing,app-pacing-16k')
     .option('--cpu-prof <dir>', 'write a V8 CPU profile of every trickle server run under <dir>/<regime>-<policy>/ (open in Chrome DevTools)')
     .addHelpText('after', examples('sudo npx trickle bench pacing', 'sudo npx trickle bench pacing --regimes lab --flows 500 --seconds 12'))
     .parse(['node', 'bench', ...argv])
-    .opts<{ regimes: string; flows: string; loopbackFlows: string; rttMs: string; seconds: string; runs: string; policies: string; cpuProf?: string }>();
+    .opts<{ regimes: string; flows: string; loopbackFlows: string; rttMs: string; seconds: string; warmup: string; runs: string; policies: string; cpuProf?: string }>();
   const runs = Number(options.runs);
   const seconds = Number(options.seconds);
+  const window = { warmupSec: Number(options.warmup), seconds };
   const rttMs = Number(options.rttMs);
   const regimeNames = options.regimes.split(',');
   requireNginx();
   if (spawnSync('bpftool', ['version']).status !== 0) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'bpftool not found: `apt-get install bpftool` (the sock_ops program\'s run time)');
-  for (const asset of regimeNames.includes('lab') ? labAssets : loopbackAssets) makeMedia(asset);
-  const servers = [...options.policies.split(',').map((policy) => trickleRun(policy, options.cpuProf === undefined ? undefined : resolve(options.cpuProf))), nginxRun];
+  const policies = options.policies.split(',');
+  const unknown = policies.filter((policy) => policy !== 'trickle' && policyHeadroom[policy] === undefined);
+  if (unknown.length > 0) throw new BenchError('BENCH_ERR_USAGE', `--policies: no aim known for ${unknown.join(', ')} (trickle, pacing, app-pacing, app-pacing-16k)`);
+  const assets = regimeNames.includes('lab') ? labAssets : loopbackAssets;
+  for (const asset of assets) makeMedia(asset);
+  const blocks = new Map(await Promise.all(assets.map(async (asset) => [asset.name, await blocksOf(asset)] as const)));
+  const servers = [...policies.map((policy) => trickleRun(policy, options.cpuProf === undefined ? undefined : resolve(options.cpuProf))), nginxRun];
   const progress = { done: 0, total: regimeNames.length * servers.length * runs };
   const rows: string[] = [];
   await withBpfStats(async () => {
@@ -246,24 +308,24 @@ export async function main(argv: readonly string[]): Promise<void> {
       try {
         const origin = lab.namespace('origin');
         const place: ServerPlace = { host: lab.address('origin'), port: 8080, wrap: ['ip', 'netns', 'exec', origin], answers: async (url) => spawnSync('ip', ['netns', 'exec', origin, 'curl', '-sf', '-o', '/dev/null', url]).status === 0 };
-        rows.push(...(await runRegime({ name: 'lab', flows: Number(options.flows), assets: labAssets, place, clientWrap: ['ip', 'netns', 'exec', lab.namespace('player')], rttMs, mssBytes: 1448 }, servers, seconds, runs, progress)));
+        rows.push(...(await runRegime({ name: 'lab', flows: Number(options.flows), assets: labAssets, place, clientWrap: ['ip', 'netns', 'exec', lab.namespace('player')], rttMs, mssBytes: 1448, blocks, ...(lab.state.pids.delayline === undefined ? {} : { pathPid: lab.state.pids.delayline }) }, servers, window, runs, progress)));
       } finally {
         await labDown('bpace');
       }
     }
-    if (regimeNames.includes('loopback')) rows.push(...(await runRegime({ name: 'loopback', flows: Number(options.loopbackFlows), assets: loopbackAssets, place: loopback, clientWrap: [], rttMs: 0.05, mssBytes: 65483 }, servers, seconds, runs, progress)));
+    if (regimeNames.includes('loopback')) rows.push(...(await runRegime({ name: 'loopback', flows: Number(options.loopbackFlows), assets: loopbackAssets, place: loopback, clientWrap: [], rttMs: 0.05, mssBytes: 65483, blocks }, servers, window, runs, progress)));
   });
   const rates = labAssets.map((asset) => `${asset.name} ${((meanRateBytesPerSec(asset) * 8) / 1e6).toFixed(2)}`).join(', ');
   await writeResults('paced-flows.md', 'Paced flows: server CPU per delivered Gbit/s, and each flow\'s rate against its aim', [
-    `Command: \`npx trickle bench pacing --regimes ${options.regimes} --flows ${options.flows} --loopback-flows ${options.loopbackFlows} --rtt-ms ${rttMs} --seconds ${seconds} --runs ${runs} --policies ${options.policies}\` (root). One server process at a time (trickle serve: one Node process; nginx one worker, master_process off), the client a separate Node process; flows opened at once, 3 s to settle, then ${seconds} s measured; ${runs} runs of each server per regime, interleaved. Startup 0 s: every flow is throttled from its first byte.`,
+    `Command: \`npx trickle bench pacing --regimes ${options.regimes} --flows ${options.flows} --loopback-flows ${options.loopbackFlows} --rtt-ms ${rttMs} --seconds ${seconds} --warmup ${window.warmupSec} --runs ${runs} --policies ${options.policies}\` (root). One server process at a time (trickle serve: one Node process; nginx one worker, master_process off), the client a separate Node process; flows opened at once, run ${window.warmupSec} s before the window (a new origin's first ~35 s hold V8's memory-reducer GCs: full collections that shrink the heap grown at startup, 40-60 ms of main thread each plus concurrent marking; in a 12 s window they were most of the origin's CPU at 100 lab flows: 2.1-3.4 % of a core with them, 0.9 % without), then ${seconds} s measured; ${runs} runs of each server per regime, interleaved. Startup 0 s: every flow is throttled from its first byte.`,
     '',
     `- **lab**: server in the lab's origin namespace, clients in its player namespace, veth MTU 1500 (MSS 1448), ${rttMs} ms RTT through the delay line, 1 Gbit/s link (not the bottleneck). Flows split evenly over three ffmpeg-made ${mediaSeconds} s progressive MP4s (mean Mbit/s: ${rates}). At ${rttMs} ms Trickle's clamp 1.2 R srtt / MSS is above its 10-packet floor for R > ${((10 * 1448 * 8) / (1.2 * rttMs / 1000) / 1e6).toFixed(2)} Mbit/s (cwnd-clamped, aim 1.2 R) and at the floor below it (paced at R by the kernel).`,
     '- **loopback**: MSS 64 kB, RTT ~50 us, the 0.8 Mbit/s asset only: every trickle flow is at its floor (aim R).',
     '',
-    `Aims: app-pacing, app-pacing-16k and pacing 1.25 x R; trickle as above; nginx its \`limit_rate\` (1.25 x the file's mean rate). R is taken as the file's mean rate (bytes / duration; the policies use per-block rates, which average to it). Cost = (server CPU % + the sock_ops program's run time, for trickle) / delivered Gbit/s, mean over the runs; "x nginx" is that mean over nginx's in the same regime, with a 95 % bootstrap interval over the runs (from ${minimumRunsForInterval} runs; fewer: "too few"). Rate error: each flow's rate over the window against its aim, median (5th .. 95th percentile), and the share of flows within +-3 %. Goals (issue 19): trickle and pacing <= 1.0 x nginx, app-pacing <= 2 x, app-pacing-16k <= 3 x; every flow within +-3 %.`,
+    `Aims: each flow's own, over the bytes it received in the window: app-pacing, app-pacing-16k and pacing send every ${originDefaults.rateWindowSec} s VBR block at ${originDefaults.pacing.headroom} x its own R; trickle at ${originDefaults.trickle.gain} x R where the clamp is above its floor at the regime's RTT, else at R; so the aim is the seconds those rates give the flow's bytes (from where in the file its window began), and a flow's rate over its aim is that over the window's seconds (the file's mean rate would be off by the window's local rate: +1.4 .. +2.3 % in these files' first 20 s). nginx: its \`limit_rate\` (1.25 x the file's mean rate, constant). Cost = (server CPU % + the sock_ops program's run time, for trickle) / delivered Gbit/s, mean over the runs; "x nginx" is that mean over nginx's in the same regime, with a 95 % bootstrap interval over the runs (from ${minimumRunsForInterval} runs; fewer: "too few"). Rate error: each flow's rate over the window against its aim, median (5th .. 95th percentile), and the share of flows within +-3 %. Delay line: its process's CPU over the window (lab; one thread): at ${pathLimitedPercent} % of a core or more in any run the row is marked path-limited, the emulated path and not the server setting the flows' pace (on 2 cores, the delay line forwards ~350-400 Mbit/s of 1448-byte frames at most). Goals (issue 19): trickle and pacing <= 1.0 x nginx, app-pacing <= 2 x, app-pacing-16k <= 3 x; every flow within +-3 %.`,
     '',
-    '| regime | flows | server | delivered Mbit/s (mean) | server CPU (mean) | sock_ops program (mean) | CPU % per Gbit/s | x nginx | rate error % | flows within +-3 % | failed flows (all runs) |',
-    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| regime | flows | server | delivered Mbit/s (mean) | server CPU (mean) | sock_ops program (mean) | CPU % per Gbit/s | x nginx | rate error % | flows within +-3 % | failed flows (all runs) | delay line CPU (mean) |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows,
     '',
   ]);

@@ -19,6 +19,7 @@ export {
   type ProgressiveIndex,
 } from './media/media-index.js';
 export { ByteTimeMap, readProgressiveLayout, type ProgressiveLayout, type SampleTrack } from './media/sample-table.js';
+export { vbrBlocksOf, type VbrBlocks } from './delivery/rate-plan.js';
 export { parseRange, byteRangeLength, type ByteRange, type RangeOutcome } from './http/range.js';
 export { generateDemoMedia, type DemoOptions } from './media/demo.js';
 export { packageInput, type PackageInputOptions, type Stage, type ProgressReporter } from './media/packager.js';
