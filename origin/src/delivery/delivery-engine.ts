@@ -272,10 +272,12 @@ export class DeliveryEngine {
     });
     socket.once('close', (hadError: boolean) => {
       if (hadError) created.peerLeft = true;
-      created.settlePrevious?.('close');
       // Whatever a response wrote for this socket last (a release keeps a finite clamp) goes with it:
       // the program deletes entries at close, but not one written after the kernel had closed the socket.
+      // First: without its entry the program keeps no phase as the kernel's socket closes later, so the
+      // response ended below (its drain wait settled) takes every phase that will ever be kept for it.
       this.forgetClamp(socket);
+      created.settlePrevious?.('close');
     });
     return state;
   }

@@ -91,6 +91,9 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
       if (!handedOver) return undefined;
       let phase: ClosedPhase | undefined;
       try {
+        // The entry first: without it the program keeps nothing when the kernel's socket closes later
+        // (after its last ACK or FIN), so what is kept by now is all there will ever be for it.
+        clamp.forget(port.socket);
         phase = clamp.takeClosedPhase(port.socket);
       } catch (error) {
         port.socketError('clamp.takeClosedPhase', error);
