@@ -161,9 +161,8 @@ async function measure(regime: Regime, server: { url: string; pid: number }, aim
     const offsets = result.offsetsByUrl[urlOf(asset)] ?? [];
     (result.bytesByUrl[urlOf(asset)] ?? []).forEach((flowBytes, i) => {
       bytes += flowBytes;
-      // rate over aim = the seconds the aim gives the flow's bytes over the seconds they took
-      if (flowBytes > 0) ratios.push(aimSeconds(asset, offsets[i]!, offsets[i]! + flowBytes) / result.elapsedSec);
-      else ratios.push(0);
+      // rate over aim = the seconds the aim gives the flow's bytes over the seconds they took (0 for none)
+      ratios.push(aimSeconds(asset, offsets[i]!, offsets[i]! + flowBytes) / result.elapsedSec);
     });
   }
   return {
