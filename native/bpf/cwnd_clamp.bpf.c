@@ -295,6 +295,7 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	__u64 due;
 	__s64 lag_us;
 	struct path_view path;
+	bool behind = false;
 	bool clamps = t->mode == TRICKLE_MODE_SCHEDULE;
 
 	if (t->piece_count == 0 || t->run.state == TRICKLE_SCHEDULE_DONE)
@@ -374,8 +375,14 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	 * it grows with the queue a slow link builds, and the lag would never exceed it. Lift the clamp
 	 * (gradually) until on time again.
 	 */
-	path = view_path(skops, srtt_us);
-	if (t->run.state == TRICKLE_SCHEDULE_CATCHING_UP ? lag_us > 0 : (elapsed_us >= t->grace_us && lag_us > (__s64)path.min_rtt_us && path.notsent_bytes > 0)) {
+	/* the full tcp_sock is read only for a phase that may be behind (most samples find it on time) */
+	if (t->run.state == TRICKLE_SCHEDULE_CATCHING_UP)
+		behind = lag_us > 0;
+	else if (elapsed_us >= t->grace_us && lag_us > 0) {
+		path = view_path(skops, srtt_us);
+		behind = lag_us > (__s64)path.min_rtt_us && path.notsent_bytes > 0;
+	}
+	if (behind) {
 		if (t->run.state != TRICKLE_SCHEDULE_CATCHING_UP) {
 			t->run.state = TRICKLE_SCHEDULE_CATCHING_UP;
 			t->run.catch_ups += 1;
@@ -465,11 +472,20 @@ static __always_inline void on_rtt(struct bpf_sock_ops *skops)
 
 static __always_inline void on_header(struct bpf_sock_ops *skops)
 {
-	__u64 cookie = bpf_get_socket_cookie(skops);
-	struct trickle_clamp_target *t = bpf_map_lookup_elem(&trickle_targets, &cookie);
+	__u64 cookie;
+	struct trickle_clamp_target *t;
 	int packets;
 	int result;
 
+	/*
+	 * skb_len 0: an MSS computation, not a packet (one before each batch the stack sends). Once data
+	 * has gone out there is nothing to do on it: the packets that follow decide whether the watch goes
+	 * on, and the socket's entry is not looked up for it (about half of the watched callbacks).
+	 */
+	if (skops->skb_len == 0 && skops->data_segs_out != 0)
+		return;
+	cookie = bpf_get_socket_cookie(skops);
+	t = bpf_map_lookup_elem(&trickle_targets, &cookie);
 	if (skops->data_segs_out == 0) {
 		/* nothing asked yet: keep watching, the first request may still choose one */
 		if (!t || (t->initial_window_packets == 0 && !awaiting_phase(t)))
@@ -482,10 +498,9 @@ static __always_inline void on_header(struct bpf_sock_ops *skops)
 				count(TRICKLE_STAT_SETSOCKOPT_ERRORS);
 		}
 	}
-	/* skb_len 0: an MSS computation, not a packet */
 	if (t && awaiting_phase(t) && (skops->skb_len == 0 || hold_at_phase(skops, t)))
 		return;
-	if (t && t->run.phase_start_ns != 0 && (skops->skb_len == 0 || follow_edge(skops, t)))
+	if (t && t->run.phase_start_ns != 0 && follow_edge(skops, t))
 		return;
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags & ~BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
 }
