@@ -18,6 +18,18 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / clockTicks;
 }
 
+/**
+ * CPU seconds the whole machine has been busy, all cores (from /proc/stat: user, nice, system, irq
+ * and softirq; not idle, iowait or steal). Where a kernel's TCP work lands depends on timing (a
+ * write into an open window sends in the writer's system call; bytes an ACK releases go in the
+ * softirq of whatever ran then), so a server's own CPU alone can place the same work elsewhere.
+ */
+export function machineBusySeconds(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0] = fields;
+  return (user + nice + system + irq + softirq) / clockTicks;
+}
+
 export function requireNginx(): void {
   if (spawnSync('nginx', ['-v']).status !== 0) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'nginx not found: `./scripts/setup --bench` (or `apt-get install nginx`): the anchor of this benchmark');
 }

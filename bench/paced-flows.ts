@@ -19,6 +19,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Command } from 'commander';
@@ -29,7 +30,7 @@ import { BenchError } from './errors.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
 import { writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
-import { cpuSeconds, requireNginx, startNginx } from './nginx-server.js';
+import { cpuSeconds, machineBusySeconds, requireNginx, startNginx } from './nginx-server.js';
 import { loopback, startTrickleServer, type ServerPlace } from './trickle-server.js';
 import { examples } from '../src/help.js';
 
@@ -109,6 +110,8 @@ interface Measured {
   readonly failedFlows: number;
   /** The delay line's CPU over the window, % of a core (lab only): near 100 it, not the servers, sets the pace. */
   readonly pathCpuPercent: number | undefined;
+  /** The whole machine's busy CPU over the window, % of a core (server, client, delay line, softirq). */
+  readonly machinePercent: number;
 }
 
 interface ServerRun {
@@ -139,6 +142,8 @@ async function measure(regime: Regime, server: { url: string; pid: number }, aim
   let bpfNs = 0;
   let pathCpuStart = 0;
   let pathCpu: number | undefined;
+  let machineStart = 0;
+  let machine = 0;
   let result: FlowClientResult | undefined;
   for await (const line of createInterface({ input: client.stdout! })) {
     const message = JSON.parse(line) as { window?: string } & Partial<FlowClientResult>;
@@ -146,10 +151,12 @@ async function measure(regime: Regime, server: { url: string; pid: number }, aim
       cpuStart = cpuSeconds(server.pid);
       if (countBpf) bpfStartNs = bpfRunTimeNs();
       if (regime.pathPid !== undefined) pathCpuStart = cpuSeconds(regime.pathPid);
+      machineStart = machineBusySeconds();
     } else if (message.window === 'end') {
       cpu = cpuSeconds(server.pid) - cpuStart;
       if (countBpf) bpfNs = bpfRunTimeNs() - bpfStartNs;
       if (regime.pathPid !== undefined) pathCpu = cpuSeconds(regime.pathPid) - pathCpuStart;
+      machine = machineBusySeconds() - machineStart;
     } else result = message as FlowClientResult;
   }
   if (result === undefined) throw new BenchError('BENCH_ERR_SERVER', `the flow client ended without its result (${server.url})`);
@@ -172,6 +179,7 @@ async function measure(regime: Regime, server: { url: string; pid: number }, aim
     ratios,
     failedFlows: result.failedFlows,
     pathCpuPercent: pathCpu === undefined ? undefined : (pathCpu / result.elapsedSec) * 100,
+    machinePercent: (machine / result.elapsedSec) * 100,
   };
 }
 
@@ -246,12 +254,17 @@ async function runRegime(regime: Regime, servers: readonly ServerRun[], window: 
         await running.stop();
       }
       const sorted = [...result.ratios].sort((a, b) => a - b);
-      process.stderr.write(`  CPU ${result.cpuPercent.toFixed(1)} %${result.bpfPercent === undefined ? '' : ` (+ BPF ${result.bpfPercent.toFixed(2)} %)`}, delivered ${(result.deliveredBps / 1e6).toFixed(1)} Mbit/s, rate over aim ${quantileSorted(sorted, 0.5).toFixed(3)} (${quantileSorted(sorted, 0.05).toFixed(3)} .. ${quantileSorted(sorted, 0.95).toFixed(3)})${result.pathCpuPercent === undefined ? '' : `, delay line ${result.pathCpuPercent.toFixed(0)} % of a core`}\n`);
+      process.stderr.write(`  CPU ${result.cpuPercent.toFixed(1)} %${result.bpfPercent === undefined ? '' : ` (+ BPF ${result.bpfPercent.toFixed(2)} %)`}, delivered ${(result.deliveredBps / 1e6).toFixed(1)} Mbit/s, rate over aim ${quantileSorted(sorted, 0.5).toFixed(3)} (${quantileSorted(sorted, 0.05).toFixed(3)} .. ${quantileSorted(sorted, 0.95).toFixed(3)})${result.pathCpuPercent === undefined ? '' : `, delay line ${result.pathCpuPercent.toFixed(0)} % of a core`}, machine ${result.machinePercent.toFixed(0)} %\n`);
       measured.get(server)!.push(result);
     }
   }
   const costOf = (m: Measured) => (m.cpuPercent + (m.bpfPercent ?? 0)) / (m.deliveredBps / 1e9);
   const meanCost = (sample: readonly Measured[]) => sample.reduce((sum, m) => sum + costOf(m), 0) / sample.length;
+  const meanMachineCost = (sample: readonly Measured[]) => sample.reduce((sum, m) => sum + m.machinePercent / (m.deliveredBps / 1e9), 0) / sample.length;
+  const intervalText = (results: readonly Measured[], ratio: (a: readonly Measured[], b: readonly Measured[]) => number) => {
+    const versusNginx = bootstrapComparison(results, anchor, ratio, { resamples: 2000, seed: 19 });
+    return results.length < minimumRunsForInterval ? `${versusNginx.value.toFixed(2)} (too few runs for an interval)` : `${versusNginx.value.toFixed(2)} (${versusNginx.low.toFixed(2)} .. ${versusNginx.high.toFixed(2)})`;
+  };
   const anchor = measured.get(nginxRun)!;
   const average = (values: readonly number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
   return servers.map((server) => {
@@ -260,13 +273,13 @@ async function runRegime(regime: Regime, servers: readonly ServerRun[], window: 
     const sorted = [...ratios].sort((a, b) => a - b);
     const within = ratios.filter((ratio) => Math.abs(ratio - 1) <= 0.03).length;
     const pct = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}`;
-    const versusNginx = bootstrapComparison(results, anchor, (a, b) => meanCost(a) / meanCost(b), { resamples: 2000, seed: 19 });
-    const ratioText = server === nginxRun ? '1.00' : results.length < minimumRunsForInterval ? `${versusNginx.value.toFixed(2)} (too few runs for an interval)` : `${versusNginx.value.toFixed(2)} (${versusNginx.low.toFixed(2)} .. ${versusNginx.high.toFixed(2)})`;
+    const ratioText = server === nginxRun ? '1.00' : intervalText(results, (a, b) => meanCost(a) / meanCost(b));
+    const machineRatioText = server === nginxRun ? '1.00' : intervalText(results, (a, b) => meanMachineCost(a) / meanMachineCost(b));
     const bpf = results.every((m) => m.bpfPercent === undefined) ? '' : `${average(results.map((m) => m.bpfPercent ?? 0)).toFixed(2)} %`;
     const failed = results.reduce((sum, m) => sum + m.failedFlows, 0);
     const pathCpu = results.map((m) => m.pathCpuPercent).filter((value) => value !== undefined);
     const pathText = pathCpu.length === 0 ? '' : `${average(pathCpu).toFixed(0)} %${Math.max(...pathCpu) >= pathLimitedPercent ? ' (path-limited)' : ''}`;
-    return `| ${regime.name} | ${regime.flows} | ${server.name} | ${(average(results.map((m) => m.deliveredBps)) / 1e6).toFixed(1)} | ${average(results.map((m) => m.cpuPercent)).toFixed(2)} % | ${bpf} | ${meanCost(results).toFixed(1)} | ${ratioText} | ${pct(quantileSorted(sorted, 0.5))} (${pct(quantileSorted(sorted, 0.05))} .. ${pct(quantileSorted(sorted, 0.95))}) | ${((within / Math.max(1, ratios.length)) * 100).toFixed(0)} % | ${failed} | ${pathText} |`;
+    return `| ${regime.name} | ${regime.flows} | ${server.name} | ${(average(results.map((m) => m.deliveredBps)) / 1e6).toFixed(1)} | ${average(results.map((m) => m.cpuPercent)).toFixed(2)} % | ${bpf} | ${meanCost(results).toFixed(1)} | ${ratioText} | ${pct(quantileSorted(sorted, 0.5))} (${pct(quantileSorted(sorted, 0.05))} .. ${pct(quantileSorted(sorted, 0.95))}) | ${((within / Math.max(1, ratios.length)) * 100).toFixed(0)} % | ${failed} | ${pathText} | ${average(results.map((m) => m.machinePercent)).toFixed(0)} % | ${machineRatioText} |`;
   });
 }
 
@@ -306,7 +319,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       const lab: Lab = await labUp('bpace', symmetricLink({ rateBps: 1e9, rttMs, bufferBdp: 2 }));
       try {
         const origin = lab.namespace('origin');
-        const place: ServerPlace = { host: lab.address('origin'), port: 8080, wrap: ['ip', 'netns', 'exec', origin], answers: async (url) => spawnSync('ip', ['netns', 'exec', origin, 'curl', '-sf', '-o', '/dev/null', url]).status === 0 };
+        const place: ServerPlace = { host: lab.address('origin'), port: 8080, wrap: ['ip', 'netns', 'exec', origin], answers: async (url) => spawnSync('ip', ['netns', 'exec', origin, 'curl', '-sf', '-o', '/dev/null', '--range', '0-0', '--max-time', '5', url]).status === 0 };
         rows.push(...(await runRegime({ name: 'lab', flows: Number(options.flows), assets: labAssets, place, clientWrap: ['ip', 'netns', 'exec', lab.namespace('player')], rttMs, mssBytes: 1448, blocks, ...(lab.state.pids.delayline === undefined ? {} : { pathPid: lab.state.pids.delayline }) }, servers, window, runs, progress)));
       } finally {
         await labDown('bpace');
@@ -314,6 +327,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
     if (regimeNames.includes('loopback')) rows.push(...(await runRegime({ name: 'loopback', flows: Number(options.loopbackFlows), assets: loopbackAssets, place: loopback, clientWrap: [], rttMs: 0.05, mssBytes: 65483, blocks }, servers, window, runs, progress)));
   });
+  const cpus = availableParallelism();
   const rates = labAssets.map((asset) => `${asset.name} ${((meanRateBytesPerSec(asset) * 8) / 1e6).toFixed(2)}`).join(', ');
   await writeResults('paced-flows.md', 'Paced flows: server CPU per delivered Gbit/s, and each flow\'s rate against its aim', [
     `Command: \`npx trickle bench pacing --regimes ${options.regimes} --flows ${options.flows} --loopback-flows ${options.loopbackFlows} --rtt-ms ${rttMs} --seconds ${seconds} --warmup ${window.warmupSec} --runs ${runs} --policies ${options.policies}\` (root). One server process at a time (trickle serve: one Node process; nginx one worker, master_process off), the client a separate Node process; flows opened at once, run ${window.warmupSec} s before the window (a new origin's first ~35 s hold V8's memory-reducer GCs: full collections that shrink the heap grown at startup, 40-60 ms of main thread each plus concurrent marking; in a 12 s window they were most of the origin's CPU at 100 lab flows: 2.1-3.4 % of a core with them, 0.9 % without), then ${seconds} s measured; ${runs} runs of each server per regime, interleaved. Startup 0 s: every flow is throttled from its first byte.`,
@@ -321,10 +335,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     `- **lab**: server in the lab's origin namespace, clients in its player namespace, veth MTU 1500 (MSS 1448), ${rttMs} ms RTT through the delay line, 1 Gbit/s link (not the bottleneck). Flows split evenly over three ffmpeg-made ${mediaSeconds} s progressive MP4s (mean Mbit/s: ${rates}). At ${rttMs} ms Trickle's clamp 1.2 R srtt / MSS is above its 10-packet floor for R > ${((10 * 1448 * 8) / (1.2 * rttMs / 1000) / 1e6).toFixed(2)} Mbit/s (cwnd-clamped, aim 1.2 R) and at the floor below it (paced at R by the kernel).`,
     '- **loopback**: MSS 64 kB, RTT ~50 us, the 0.8 Mbit/s asset only: every trickle flow is at its floor (aim R).',
     '',
-    `Aims: each flow's own, over the bytes it received in the window: app-pacing, app-pacing-16k and pacing send every ${originDefaults.rateWindowSec} s VBR block at ${originDefaults.pacing.headroom} x its own R; trickle at ${originDefaults.trickle.gain} x R where the clamp is above its floor at the regime's RTT, else at R; so the aim is the seconds those rates give the flow's bytes (from where in the file its window began), and a flow's rate over its aim is that over the window's seconds (the file's mean rate would be off by the window's local rate: +1.4 .. +2.3 % in these files' first 20 s). nginx: its \`limit_rate\` (1.25 x the file's mean rate, constant). Cost = (server CPU % + the sock_ops program's run time, for trickle) / delivered Gbit/s, mean over the runs; "x nginx" is that mean over nginx's in the same regime, with a 95 % bootstrap interval over the runs (from ${minimumRunsForInterval} runs; fewer: "too few"). Rate error: each flow's rate over the window against its aim, median (5th .. 95th percentile), and the share of flows within +-3 %. Delay line: its process's CPU over the window (lab; one thread): at ${pathLimitedPercent} % of a core or more in any run the row is marked path-limited, the emulated path and not the server setting the flows' pace (on 2 cores, the delay line forwards ~350-400 Mbit/s of 1448-byte frames at most). Goals (issue 19): trickle and pacing <= 1.0 x nginx, app-pacing <= 2 x, app-pacing-16k <= 3 x; every flow within +-3 %.`,
+    `Aims: each flow's own, over the bytes it received in the window: app-pacing, app-pacing-16k and pacing send every ${originDefaults.rateWindowSec} s VBR block at ${originDefaults.pacing.headroom} x its own R; trickle at ${originDefaults.trickle.gain} x R where the clamp is above its floor at the regime's RTT, else at R; so the aim is the seconds those rates give the flow's bytes (from where in the file its window began), and a flow's rate over its aim is that over the window's seconds (the file's mean rate would be off by the window's local rate: +1.4 .. +2.3 % in these files' first 20 s). nginx: its \`limit_rate\` (1.25 x the file's mean rate, constant). Cost = (server CPU % + the sock_ops program's run time, for trickle) / delivered Gbit/s, mean over the runs; "x nginx" is that mean over nginx's in the same regime, with a 95 % bootstrap interval over the runs (from ${minimumRunsForInterval} runs; fewer: "too few"). Rate error: each flow's rate over the window against its aim, median (5th .. 95th percentile), and the share of flows within +-3 %. Delay line: its process's CPU over the window (lab; one thread): at ${pathLimitedPercent} % of a core or more in any run the row is marked path-limited, the emulated path and not the server setting the flows' pace (on 2 cores, the delay line forwards ~350-400 Mbit/s of 1448-byte frames at most). Machine CPU: the whole machine's busy time over the window (/proc/stat: user, system, irq, softirq; % of a core, ${cpus} cores), which holds the client and, in the lab, the delay line too, so its ratio is diluted by work every server causes alike; it is there because a kernel's TCP work lands in whichever context runs when it is due: a block written into an open window is sent in the writer's own system call (application pacing), bytes an ACK releases go out in the softirq of whatever ran then (nginx, the cwnd clamp, kernel pacing), so the server's CPU alone can move the same work out of sight. Goals (issue 19): trickle and pacing <= 1.0 x nginx, app-pacing <= 2 x, app-pacing-16k <= 3 x; every flow within +-3 %.`,
     '',
-    '| regime | flows | server | delivered Mbit/s (mean) | server CPU (mean) | sock_ops program (mean) | CPU % per Gbit/s | x nginx | rate error % | flows within +-3 % | failed flows (all runs) | delay line CPU (mean) |',
-    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| regime | flows | server | delivered Mbit/s (mean) | server CPU (mean) | sock_ops program (mean) | CPU % per Gbit/s | x nginx | rate error % | flows within +-3 % | failed flows (all runs) | delay line CPU (mean) | machine CPU (mean) | machine per Gbit/s x nginx |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows,
     '',
   ]);

@@ -29,7 +29,12 @@ export interface ServerPlace {
 
 export const loopback: ServerPlace = { host: '127.0.0.1', wrap: [] };
 
-const answersHere = async (url: string): Promise<boolean> => (await fetch(url).catch(() => undefined))?.ok === true;
+/** One byte is enough to know a server answers (nginx would send a rate-limited file whole at its limit_rate). */
+const answersHere = async (url: string): Promise<boolean> => {
+  const response = await fetch(url, { headers: { range: 'bytes=0-0' } }).catch(() => undefined);
+  await response?.body?.cancel().catch(() => undefined);
+  return response?.ok === true;
+};
 
 /** Polls `url` until it answers 2xx; throws when `child` exits first or after about 15 s. */
 async function waitReady(url: string, child: ChildProcess, answers: (url: string) => Promise<boolean>): Promise<void> {
