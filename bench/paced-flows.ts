@@ -261,11 +261,11 @@ async function runRegime(regime: Regime, servers: readonly ServerRun[], window: 
   const costOf = (m: Measured) => (m.cpuPercent + (m.bpfPercent ?? 0)) / (m.deliveredBps / 1e9);
   const meanCost = (sample: readonly Measured[]) => sample.reduce((sum, m) => sum + costOf(m), 0) / sample.length;
   const meanMachineCost = (sample: readonly Measured[]) => sample.reduce((sum, m) => sum + m.machinePercent / (m.deliveredBps / 1e9), 0) / sample.length;
+  const anchor = measured.get(nginxRun)!;
   const intervalText = (results: readonly Measured[], ratio: (a: readonly Measured[], b: readonly Measured[]) => number) => {
     const versusNginx = bootstrapComparison(results, anchor, ratio, { resamples: 2000, seed: 19 });
     return results.length < minimumRunsForInterval ? `${versusNginx.value.toFixed(2)} (too few runs for an interval)` : `${versusNginx.value.toFixed(2)} (${versusNginx.low.toFixed(2)} .. ${versusNginx.high.toFixed(2)})`;
   };
-  const anchor = measured.get(nginxRun)!;
   const average = (values: readonly number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
   return servers.map((server) => {
     const results = measured.get(server)!;
