@@ -22,8 +22,14 @@ export interface LinkAccuracy {
   readonly rateBps: number;
   readonly rttMs: number;
   readonly bufferBytes: number;
-  /** Mean ping RTT from the viewer's address while other viewers were loaded (NaN: no echo came back). */
+  /**
+   * Ping RTT from the viewer's address while other viewers were loaded: the mean of its echoes
+   * without the fastest and the slowest (NaN: none came back), so that one echo held up by a
+   * scheduling hiccup of the 2-core machine does not stand for the link. The echoes are kept beside it.
+   */
   readonly measuredRttMs: number;
+  /** Every echo's RTT as ping printed it (whole milliseconds from 100 ms on), in the order they came back. */
+  readonly echoRttsMs: readonly number[];
   /** What the viewer's downlink queue sent over the window (frames with their headers) under its flood: the link's rate. */
   readonly linkRateBps: number;
   /** The queue held a backlog at both ends of the window (the flood kept it busy). */
@@ -88,11 +94,29 @@ function machineTicks(): { busy: number; total: number } {
   return { busy: total - fields[3]! - fields[4]!, total };
 }
 
-/** The mean RTT of the echoes that came back (NaN when none did: an overloaded lab drops them). */
-async function pingMeanMs(lab: Lab, link: AccessLink, count: number): Promise<number> {
-  const text = await lab.output({ viewer: link.viewer }, ['ping', '-q', '-I', link.address, '-c', String(count), '-i', '0.2', '-W', '5', lab.address('origin')], { okExitCodes: [0, 1] });
-  const match = /= [\d.]+\/([\d.]+)\//.exec(text);
-  return match === null ? Number.NaN : Number(match[1]);
+export interface PingResult {
+  /** The mean RTT without the fastest and the slowest echo (NaN: none came back; the plain mean below 3 echoes). */
+  readonly trimmedMeanMs: number;
+  /** Every echo's RTT as ping printed it (whole milliseconds from 100 ms on). */
+  readonly echoesMs: readonly number[];
+}
+
+/**
+ * What iputils ping printed. The trimmed mean comes from its summary, which is exact (three
+ * decimals at any RTT): the sum is mean x received, less the min and the max. Its per-echo lines
+ * are not exact (whole milliseconds from 100 ms on), so they are only kept to show.
+ */
+export function parsePingOutput(text: string): PingResult {
+  const echoesMs = [...text.matchAll(/ time=([\d.]+) ms/g)].map((match) => Number(match[1]));
+  const received = /(\d+) received/.exec(text);
+  const summary = /= ([\d.]+)\/([\d.]+)\/([\d.]+)\//.exec(text);
+  if (received === null || summary === null || Number(received[1]) === 0) return { trimmedMeanMs: Number.NaN, echoesMs };
+  const [count, minMs, meanMs, maxMs] = [Number(received[1]), Number(summary[1]), Number(summary[2]), Number(summary[3])];
+  return { trimmedMeanMs: count < 3 ? meanMs : (meanMs * count - minMs - maxMs) / (count - 2), echoesMs };
+}
+
+async function pingFromViewer(lab: Lab, link: AccessLink, count: number): Promise<PingResult> {
+  return parsePingOutput(await lab.output({ viewer: link.viewer }, ['ping', '-n', '-I', link.address, '-c', String(count), '-i', '0.2', '-W', '5', lab.address('origin')], { okExitCodes: [0, 1] }));
 }
 
 function byViewer(statuses: readonly ViewerLinkStatus[]): Map<number, ViewerLinkStatus> {
@@ -103,7 +127,7 @@ interface RoundResult {
   readonly received: Map<string, number>;
   readonly linkRateBps: Map<number, number>;
   readonly backlogged: Map<number, boolean>;
-  readonly rtt: Map<string, number>;
+  readonly pings: Map<string, PingResult>;
   readonly before: Map<number, ViewerLinkStatus>;
   readonly after: Map<number, ViewerLinkStatus>;
   readonly coreShare: number;
@@ -131,8 +155,8 @@ async function loadRound(lab: Lab, loaded: readonly AccessLink[], idle: readonly
   const until = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - (performance.now() - startedMs))));
   await until(options.fromMs);
   const windowStart = { status: byViewer(await populationStatus(lab)), atMs: performance.now() };
-  const rtt = new Map<string, number>();
-  const pings = Promise.all(idle.map(async (link) => rtt.set(link.address, await pingMeanMs(lab, link, options.pings))));
+  const pingResults = new Map<string, PingResult>();
+  const pings = Promise.all(idle.map(async (link) => pingResults.set(link.address, await pingFromViewer(lab, link, options.pings))));
   await until(toMs);
   const windowEnd = { status: byViewer(await populationStatus(lab)), atMs: performance.now() };
   await pings;
@@ -150,7 +174,7 @@ async function loadRound(lab: Lab, loaded: readonly AccessLink[], idle: readonly
   const windowSec = (windowEnd.atMs - windowStart.atMs) / 1000;
   const linkRateBps = new Map(loaded.map((link) => [link.viewer, ((windowEnd.status.get(link.viewer)!.down.sentBytes - windowStart.status.get(link.viewer)!.down.sentBytes) * 8) / windowSec]));
   const backlogged = new Map(loaded.map((link) => [link.viewer, windowStart.status.get(link.viewer)!.down.backlogBytes > 0 && windowEnd.status.get(link.viewer)!.down.backlogBytes > 0]));
-  return { received, linkRateBps, backlogged, rtt, before, after, coreShare, machineShare };
+  return { received, linkRateBps, backlogged, pings: pingResults, before, after, coreShare, machineShare };
 }
 
 /** How many datagrams of `datagramBytes` a queue of `bufferBytes` behind a bucket of `burstBytes` lets through from one burst. */
@@ -243,7 +267,8 @@ export async function measurePopulationAccuracy(lab: Lab, options: PopulationAcc
       rateBps: link.down.rateBps,
       rttMs: link.down.delayMs + link.up.delayMs,
       bufferBytes: link.down.bufferBytes,
-      measuredRttMs: pingedIn.rtt.get(link.address) ?? Number.NaN,
+      measuredRttMs: pingedIn.pings.get(link.address)?.trimmedMeanMs ?? Number.NaN,
+      echoRttsMs: pingedIn.pings.get(link.address)?.echoesMs ?? [],
       linkRateBps: loadedIn.linkRateBps.get(link.viewer) ?? 0,
       backlogged: loadedIn.backlogged.get(link.viewer) ?? false,
       queueFramesPerReceived: received === 0 ? Number.NaN : framesHere / received,
