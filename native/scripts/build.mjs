@@ -17,7 +17,7 @@
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildStaticLibs } from './static-libs.mjs';
+import { buildStaticLibs, parallelMakeEnv } from './static-libs.mjs';
 
 const root = join(import.meta.dirname, '..');
 const build = join(root, 'out');
@@ -34,7 +34,7 @@ function which(command) {
 }
 
 function run(command, args, options = {}) {
-  const result = spawnSync(command, args, { cwd: root, stdio: ['ignore', options.stdout ?? 'inherit', 'inherit'], encoding: 'utf8', env: { ...process.env, ...options.env }, maxBuffer: 256 * 1024 * 1024 });
+  const result = spawnSync(command, args, { cwd: root, stdio: ['ignore', options.stdout ?? 'inherit', 'inherit'], encoding: 'utf8', env: { ...process.env, ...parallelMakeEnv, ...options.env }, maxBuffer: 256 * 1024 * 1024 });
   if (result.error) return { ok: false, message: result.error.message };
   return { ok: result.status === 0, message: `${command} exited with ${result.status}`, stdout: result.stdout };
 }

@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
 const mirror = 'http://deb.debian.org/debian/pool/main';
@@ -15,8 +16,11 @@ export const staticSources = {
   libbpf: { url: `${mirror}/libb/libbpf/libbpf_1.1.2.orig.tar.gz`, sha256: 'b50ab60637fb713db78aa98e6ca911ddf13c0799d498a1f6ec03ebffc7dca588', dir: 'libbpf-1.1.2' },
 };
 
+/** make on every core unless the caller chose (the builds here are make-driven: one job per core halves them on 2 cores). */
+export const parallelMakeEnv = { MAKEFLAGS: process.env.MAKEFLAGS ?? `-j${availableParallelism()}` };
+
 function run(command, args, cwd, env = {}) {
-  const result = spawnSync(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', env: { ...process.env, ...parallelMakeEnv, ...env }, maxBuffer: 64 * 1024 * 1024 });
   if (result.error) throw new Error(`${command}: ${result.error.message}`);
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status}: ${(result.stderr || result.stdout).trim().split('\n').slice(-3).join(' | ')}`);
 }
@@ -73,6 +77,8 @@ export async function buildStaticLibs({ outDir, cc, host, log }) {
   log(`static libs: ${staticSources.libbpf.dir} (-fPIC)`);
   run('tar', ['xzf', await download(staticSources.libbpf, cacheDir), '-C', work], outDir);
   const libbpf = join(work, staticSources.libbpf.dir, 'src');
+  // Its OBJDIR made first: libbpf 1.1.2's rule for libbpf.pc writes into it without depending on it (a race under -j).
+  mkdirSync(join(work, 'libbpf-obj'));
   run('make', ['-s', 'BUILD_STATIC_ONLY=1', `OBJDIR=${join(work, 'libbpf-obj')}`, `CC=${cc}`, `CFLAGS=-fPIC -O2 -I${join(elfutils, 'libelf')} -I${join(prefix, 'include')}`], libbpf);
   copyFileSync(join(work, 'libbpf-obj', 'libbpf.a'), join(outDir, 'libbpf.a'));
   // Its headers beside it: a cross compiler does not search /usr/include.
