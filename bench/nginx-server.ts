@@ -3,31 +3,22 @@
  * is the server's), a generated config under .cache/bench-nginx/<name>, stopped with SIGQUIT.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { machineCpuSeconds } from '@trickle/e2e';
 import { BenchError } from './errors.js';
 import { awaitReady, freePort, loopback, spawnAt, type ServerPlace } from './trickle-server.js';
 
 const root = join(import.meta.dirname, '..', '..');
-const clockTicks = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim()) || 100;
-
-/** User + system CPU seconds a process has used (from /proc/<pid>/stat). */
-export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime are fields 14 and 15 of stat, i.e. 11 and 12 after the command name.
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
-}
-
 /**
- * CPU seconds the whole machine has been busy, all cores (from /proc/stat: user, nice, system, irq
- * and softirq; not idle, iowait or steal). Where a kernel's TCP work lands depends on timing (a
- * write into an open window sends in the writer's system call; bytes an ACK releases go in the
- * softirq of whatever ran then), so a server's own CPU alone can place the same work elsewhere.
+ * CPU seconds the whole machine has been busy, all cores (user, nice, system, irq and softirq; not
+ * idle, iowait or steal). Where a kernel's TCP work lands depends on timing (a write into an open
+ * window sends in the writer's system call; bytes an ACK releases go in the softirq of whatever ran
+ * then), so a server's own CPU alone can place the same work elsewhere.
  */
 export function machineBusySeconds(): number {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0] = fields;
-  return (user + nice + system + irq + softirq) / clockTicks;
+  const { user, nice, system, irq, softirq } = machineCpuSeconds();
+  return user + nice + system + irq + softirq;
 }
 
 export function requireNginx(): void {

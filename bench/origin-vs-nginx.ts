@@ -16,7 +16,8 @@ import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { BenchError } from './errors.js';
 import { runIfMain } from './entry.js';
-import { cpuSeconds, requireNginx, startNginx } from './nginx-server.js';
+import { processCpuSeconds } from '@trickle/e2e';
+import { requireNginx, startNginx } from './nginx-server.js';
 import { writeResults } from './results-file.js';
 import { awaitReady, loopback, spawnAt, startTrickleServer } from './trickle-server.js';
 import { examples } from '../src/help.js';
@@ -61,11 +62,11 @@ function parseWrkBytes(text: string): number {
 /** Runs wrk against `url` while measuring the server process's CPU. */
 function runWrk(url: string, pid: number, options: { seconds: number; connections: number; script?: string | undefined }): WrkResult {
   const args = ['-t2', `-c${options.connections}`, `-d${options.seconds}s`, '--latency', ...(options.script === undefined ? [] : ['-s', options.script]), url];
-  const cpuStart = cpuSeconds(pid);
+  const cpuStart = processCpuSeconds(pid);
   const startMs = performance.now();
   const result = spawnSync('wrk', args, { encoding: 'utf8' });
   const elapsedSec = (performance.now() - startMs) / 1000;
-  const cpu = cpuSeconds(pid) - cpuStart;
+  const cpu = processCpuSeconds(pid) - cpuStart;
   if (result.status !== 0) throw new Error(`wrk failed: ${result.stderr || result.error?.message}`);
   const out = result.stdout;
   const requestsPerSec = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);

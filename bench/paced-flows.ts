@@ -23,14 +23,14 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Command } from 'commander';
-import { bootstrapComparison, labDown, labUp, symmetricLink, type Lab } from '@trickle/e2e';
+import { bootstrapComparison, labDown, labUp, processCpuSeconds, symmetricLink, type Lab } from '@trickle/e2e';
 import { quantileSorted } from '@trickle/player-sim';
 import { ByteTimeMap, readProgressiveLayout, resolveConfig, vbrBlocksOf, type VbrBlocks } from '@trickle/origin';
 import { BenchError } from './errors.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
 import { writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
-import { cpuSeconds, machineBusySeconds, requireNginx, startNginx } from './nginx-server.js';
+import { machineBusySeconds, requireNginx, startNginx } from './nginx-server.js';
 import { loopback, startTrickleServer, type ServerPlace } from './trickle-server.js';
 import { examples } from '../src/help.js';
 
@@ -148,14 +148,14 @@ async function measure(regime: Regime, server: { url: string; pid: number }, aim
   for await (const line of createInterface({ input: client.stdout! })) {
     const message = JSON.parse(line) as { window?: string } & Partial<FlowClientResult>;
     if (message.window === 'start') {
-      cpuStart = cpuSeconds(server.pid);
+      cpuStart = processCpuSeconds(server.pid);
       if (countBpf) bpfStartNs = bpfRunTimeNs();
-      if (regime.pathPid !== undefined) pathCpuStart = cpuSeconds(regime.pathPid);
+      if (regime.pathPid !== undefined) pathCpuStart = processCpuSeconds(regime.pathPid);
       machineStart = machineBusySeconds();
     } else if (message.window === 'end') {
-      cpu = cpuSeconds(server.pid) - cpuStart;
+      cpu = processCpuSeconds(server.pid) - cpuStart;
       if (countBpf) bpfNs = bpfRunTimeNs() - bpfStartNs;
-      if (regime.pathPid !== undefined) pathCpu = cpuSeconds(regime.pathPid) - pathCpuStart;
+      if (regime.pathPid !== undefined) pathCpu = processCpuSeconds(regime.pathPid) - pathCpuStart;
       machine = machineBusySeconds() - machineStart;
     } else result = message as FlowClientResult;
   }

@@ -13,4 +13,5 @@ export { measureIdleRttMs, measureBulkGoodputBps, measureBurstDelivery, measureR
 export { startPeer, bulkFlow, type Peer } from './traffic.js';
 export { drawLinks, parseLinksCsv, linkPopulation, linkDistributions, viewerAddress, describePopulation, maxViewers, type LinkDraw, type AccessLink, type LinkPopulation, type PopulationOptions } from './population.js';
 export { populationUp, populationStatus, type PopulationLabOptions, type ViewerLinkStatus } from './population-lab.js';
+export { machineCpuSeconds, processCpuSeconds, type MachineCpuSeconds } from './cpu-time.js';
 export { measurePopulationAccuracy, type LinkAccuracy, type PopulationAccuracy, type PopulationAccuracyOptions } from './population-accuracy.js';

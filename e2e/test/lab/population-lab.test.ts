@@ -49,7 +49,7 @@ describe('population lab on the kernel', { skip }, () => {
     const lab = await populationUp(name, population, { ownHosts: [7] });
     assert.equal(lab.namespace({ viewer: 7 }), `trickle-${name}-v7`);
     assert.equal(lab.namespace({ viewer: 6 }), lab.namespace('player'));
-    const accuracy = await measurePopulationAccuracy(lab, { durationMs: 10_000, fromMs: 4000, pings: 10 });
+    const accuracy = await measurePopulationAccuracy(lab, { durationMs: 10_000, fromMs: 4000, pings: 20 });
     const describe = (link: { viewer: number; rateBps: number; rttMs: number; bufferBytes: number }) => `viewer ${link.viewer} (${(link.rateBps / 1e6).toFixed(2)} Mbit/s, ${link.rttMs} ms, ${link.bufferBytes} B)`;
     for (const link of accuracy.links) t.diagnostic(`${describe(link)}: RTT ${link.measuredRttMs.toFixed(2)} ms, echoes ${link.echoRttsMs.join(' ')}`);
     for (const link of accuracy.links) {
