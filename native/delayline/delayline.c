@@ -5,12 +5,6 @@
  * xorshift generator makes random loss reproducible. The bottleneck (rate, tail-drop buffer) is
  * a TBF qdisc on the egress interface: frames sent here go through it.
  *
- * --realtime-priority N runs it under SCHED_FIFO at priority N: netem delays frames in the kernel's
- * softirq, where no process can hold them up; a delay line in user space releases a due frame only
- * once the scheduler runs it, which on a loaded 2-core machine was up to several milliseconds late
- * (the population lab's RTT under load: 1.2-1.4 ms over for some viewers in one run of three at
- * normal priority, 0.2-0.6 ms at priority 10). Refused (no CAP_SYS_NICE), it says so and runs on.
- *
  * SIGUSR1 prints the counters as one JSON line; SIGTERM/SIGINT print them and exit. SIGHUP
  * re-reads --control FILE ("delay-ab-us N", "delay-ba-us N", "loss-ab P", "loss-ba P" lines), so
  * a trace can change the delay or loss of a running link. A lower delay never reorders frames:
@@ -31,7 +25,6 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -487,7 +480,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: delayline --if-a IF --if-b IF [--delay-ab-us N] [--delay-ba-us N]\n"
 		"                 [--loss-ab P] [--loss-ba P] [--seed N] [--queue-frames N] [--control FILE]\n"
-		"                 [--links FILE] [--realtime-priority N]\n"
+		"                 [--links FILE]\n"
 		"  a->b frames get delay-ab and loss-ab (a probability 0..1), b->a likewise; with --links,\n"
 		"  frames of a listed address (a->b by destination, b->a by source) get that link's.\n");
 }
@@ -532,12 +525,12 @@ int main(int argc, char **argv)
 		{"loss-ab", required_argument, 0, 'l'}, {"loss-ba", required_argument, 0, 'm'},
 		{"seed", required_argument, 0, 's'}, {"queue-frames", required_argument, 0, 'q'},
 		{"control", required_argument, 0, 'c'}, {"links", required_argument, 0, 'k'},
-		{"realtime-priority", required_argument, 0, 'r'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
 	};
 	struct direction ab = {.name = "ab", .index = 0, .in_fd = -1}, ba = {.name = "ba", .index = 1, .in_fd = -1};
 	struct links links = {0};
 	const char *if_a = NULL, *if_b = NULL, *control = NULL, *links_path = NULL;
-	double value, capacity = 16384, realtime_priority = 0;
+	double value, capacity = 16384;
 	struct sigaction action;
 	int option, status = 1;
 
@@ -558,7 +551,6 @@ int main(int argc, char **argv)
 		case 'q': if (parse_number(optarg, 16, 1 << 20, &capacity)) goto bad; break;
 		case 'c': control = optarg; break;
 		case 'k': links_path = optarg; break;
-		case 'r': if (parse_number(optarg, 1, 99, &realtime_priority)) goto bad; break;
 		case 'h': usage(); free(links.entries); return 0;
 		default: goto bad;
 		}
@@ -584,15 +576,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &action, NULL);
 	sigaction(SIGUSR1, &action, NULL);
 	sigaction(SIGHUP, &action, NULL);
-	if (realtime_priority > 0) {
-		struct sched_param param = {.sched_priority = (int)realtime_priority};
-
-		if (sched_setscheduler(0, SCHED_FIFO, &param) != 0) {
-			fprintf(stderr, "delayline: SCHED_FIFO priority %d refused (%s): frames may leave late when the CPUs are busy\n", param.sched_priority, strerror(errno));
-			realtime_priority = 0;
-		}
-	}
-	printf("{\"ready\":true,\"links\":%u,\"realtimePriority\":%d}\n", links.count - 1, (int)realtime_priority);
+	printf("{\"ready\":true,\"links\":%u}\n", links.count - 1);
 	fflush(stdout);
 
 	status = 0;

@@ -19,17 +19,8 @@ function controlText(downMs: number, upMs: number, spec: LinkSpec): string {
 }
 
 /**
- * The delay line's real-time priority: a due frame leaves when its time comes, not when the CPUs
- * are free (netem's delay runs in the kernel; see delayline.c). Low among real-time priorities: above
- * every normal process (the origin, the players, the lab's own tools), below the kernel's threads.
- */
-const delaylineRealtimePriority = 10;
-
-/**
  * Starts the delay line in the router between the two ports and resolves to its pid once it is
- * forwarding. `linksFile`: a population's per-address delays and losses (population-lab.ts). Where
- * real-time scheduling is refused (a container without CAP_SYS_NICE) it runs on and says so once
- * on stderr.
+ * forwarding. `linksFile`: a population's per-address delays and losses (population-lab.ts).
  */
 export async function startDelayline(ports: RouterPorts, spec: LinkSpec, linksFile?: string): Promise<number> {
   const control = join(ports.stateDir, 'delayline.control');
@@ -42,7 +33,6 @@ export async function startDelayline(ports: RouterPorts, spec: LinkSpec, linksFi
     ...['--delay-ab-us', String(Math.round(spec.down.delayMs * 1000)), '--delay-ba-us', String(Math.round(spec.up.delayMs * 1000))],
     ...['--loss-ab', String(spec.down.lossRate), '--loss-ba', String(spec.up.lossRate), '--seed', String(spec.seed), '--control', control],
     ...(linksFile === undefined ? [] : ['--links', linksFile]),
-    ...['--realtime-priority', String(delaylineRealtimePriority)],
   ];
   const inRouter = ports.routerNs === null ? command : ['ip', 'netns', 'exec', ports.routerNs, ...command];
   const child = spawn(inRouter[0]!, inRouter.slice(1), { detached: true, stdio: ['ignore', log, log] });
@@ -50,11 +40,7 @@ export async function startDelayline(ports: RouterPorts, spec: LinkSpec, linksFi
   child.unref();
   for (let i = 0; i < 100; i++) {
     const text = await readFile(join(ports.stateDir, 'delayline.log'), 'utf8').catch(() => '');
-    if (text.includes('"ready":true')) {
-      const refused = /^delayline: SCHED_FIFO .*$/m.exec(text);
-      if (refused !== null) process.stderr.write(`lab: ${refused[0].slice('delayline: '.length)}\n`);
-      return child.pid!;
-    }
+    if (text.includes('"ready":true')) return child.pid!;
     if (child.exitCode !== null) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
