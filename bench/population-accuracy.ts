@@ -94,7 +94,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     `Command: \`${command}\` (root). Per link table and charts: bench/results/population-accuracy.html.`,
     '',
     "Each viewer's link is measured in rounds: in each, 1/R of the population (\"loaded at a time\") gets a datagram flood at 1.1x its own link's rate",
-    'while another 1/R pings, until every viewer has been flooded once and has pinged once. RTT: the mean of 20 pings, less the fastest and the slowest, from the viewer\'s own',
+    'while another 1/R pings, until every viewer has been flooded once and has pinged once. RTT: the mean of 20 pings less the 3 fastest and the 3 slowest, from the viewer\'s own',
     "address through its idle link while the others are loaded (what the delay line and the router add under load). Rate: what the viewer's",
     'own queue sent over the window under its flood (frames with headers, from its class counters) against the link\'s rate; "busy": its queue',
     'held a backlog at both ends of the window (a slow link\'s flood fills its queue slowly). Own link: the frames its queue sent equal the datagrams it received at its own address (±0.2 %). Burst:',
