@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { checkDemoMedia, generateDemoMedia, isOriginError, OriginError, loadConfig, makeDevCertificates, packageInput, policyNames, resolveConfig, startOrigin } from '@trickle/origin';
+import { buildCorpus, checkDemoMedia, corpusShapes, describeAsset, generateDemoMedia, inspectAsset, isOriginError, OriginError, loadConfig, makeDevCertificates, packageInput, policyNames, resolveConfig, startOrigin, summarizeIndex } from '@trickle/origin';
 import { registerBenchCommands } from './bench-command.js';
 import { registerE2eCommands } from './e2e-command.js';
 import { registerExperimentCommands } from './experiment-command.js';
@@ -52,7 +52,7 @@ export function buildProgram(): Command {
 
   program.addHelpText('after', examples('npx trickle media demo --out media/demo', 'npx trickle serve', 'npx trickle serve --help', '# outside a checkout, "npx trickle" fetches an unrelated npm package: run node <checkout>/bin/trickle.js'));
 
-  const media = program.command('media').description('demo media');
+  const media = program.command('media').description('demo media, what the origin reads of an asset, a corpus of real packagers\' output');
   media
     .command('demo')
     .description('synthesize a VBR demo clip and package it (DASH + HLS CMAF, progressive MP4)')
@@ -72,6 +72,38 @@ export function buildProgram(): Command {
       await generateDemoMedia({ outDir, durationSec: opts.duration, overwrite: opts.overwrite === true || opts.ifMissing === true, onProgress: progress.update });
       progress.stop();
       process.stderr.write(`demo media written to ${outDir} in ${((Date.now() - startedMs) / 1000).toFixed(1)} s\n`);
+    });
+
+  media
+    .command('inspect')
+    .description('what the origin understood of an asset folder: renditions, segments, rate range, what it could not read and why')
+    .argument('<dir>', 'an asset folder (its manifests at the top)')
+    .option('--json', 'the index summary as JSON (what GET /api/assets/<asset> answers, with issues)')
+    .option('--segments', 'with --json, every segment too')
+    .addHelpText('after', examples('npx trickle media inspect media/demo', 'npx trickle media inspect /srv/vod/title-42 --json --segments'))
+    .action(async (dir: string, opts: { json?: boolean; segments?: boolean }) => {
+      const index = await inspectAsset(dir);
+      process.stdout.write(opts.json === true ? `${JSON.stringify(summarizeIndex(index, { includeSegments: opts.segments === true }), null, 2)}\n` : `${describeAsset(index).join('\n')}\n`);
+    });
+
+  media
+    .command('corpus')
+    .description('one source packaged by ffmpeg and Shaka Packager in every VOD shape (DASH templates, lists, on-demand; HLS TS and fMP4, byte ranges; progressive; encrypted), each indexed, with a README table')
+    .requiredOption('--out <dir>', 'the corpus folder (a media root: serve it with trickle serve --media <dir>)')
+    .option('--duration <seconds>', 'source length, an even number of seconds', positiveInteger('duration'), 8)
+    .option('--shapes <names>', `only these shapes, comma-separated (${corpusShapes.map((s) => s.name).join(', ')})`)
+    .addHelpText('after', examples('npx trickle media corpus --out .cache/corpus', 'npx trickle media corpus --out /tmp/corpus --duration 60 --shapes shaka-on-demand,ffmpeg-hls-ts'))
+    .action(async (opts: { out: string; duration: number; shapes?: string }) => {
+      const startedMs = Date.now();
+      const results = await buildCorpus({
+        outDir: opts.out,
+        durationSec: opts.duration,
+        shapes: opts.shapes?.split(',').map((s) => s.trim()).filter(Boolean),
+        onShape: (shape, outcome) => process.stderr.write(`${shape.name}: ${outcome.status === 'indexed' ? `indexed, ${outcome.index.renditions.filter((r) => r.pacing.paced).length} renditions paced${outcome.index.issues.length > 0 ? `, ${outcome.index.issues.length} issues` : ''}` : outcome.status === 'broken' ? `broken: ${outcome.error}` : `not built: ${outcome.reason}`}\n`),
+      });
+      const indexed = results.filter((r) => r.outcome.status === 'indexed').length;
+      process.stderr.write(`corpus: ${indexed} of ${results.length} shapes indexed in ${((Date.now() - startedMs) / 1000).toFixed(1)} s; the table is ${join(resolve(opts.out), 'README.md')}\n`);
+      if (indexed < results.length) process.exitCode = 1;
     });
 
   program

@@ -135,7 +135,7 @@ describe('trickle CLI', () => {
     const files = await readdir(out);
     for (const name of ['manifest.mpd', 'master.m3u8', 'progressive.mp4', 'init-0.m4s', 'media_0.m3u8']) assert.ok(files.includes(name), name);
     assert.ok(!files.some((name) => name.startsWith('.')), 'no staging leftovers');
-    const index = await buildAssetIndex('asset', out, { mpdFile: 'manifest.mpd', hlsMasterFile: 'master.m3u8', progressiveFile: 'progressive.mp4' });
+    const index = await buildAssetIndex('asset', out, { mpdFiles: ['manifest.mpd'], playlistFiles: ['master.m3u8'], mp4Files: ['progressive.mp4'] });
     const video = index.renditions.filter((r) => r.kind === 'video');
     assert.deepEqual(video.map((r) => [r.width, r.height]), [
       [312, 234],

@@ -17,6 +17,7 @@ export const originErrorCodes = {
   ORIGIN_ERR_PRECONDITION: { message: 'a precondition (If-Match, If-Unmodified-Since) failed', status: 412 },
   ORIGIN_ERR_RANGE_NOT_SATISFIABLE: { message: 'the Range header names no satisfiable range', status: 416 },
   ORIGIN_ERR_CORRUPT_MEDIA: { message: 'media file could not be parsed', status: 500 },
+  ORIGIN_ERR_UNSUPPORTED_MEDIA: { message: 'valid media in a form the index does not read', status: 422 },
   ORIGIN_ERR_INTERNAL: { message: 'internal error', status: 500 },
   ORIGIN_ERR_FILE_CHANGED: { message: 'media file changed while being read', status: 503 },
   ORIGIN_ERR_FFMPEG_MISSING: { message: 'ffmpeg/ffprobe not found on PATH', status: null },

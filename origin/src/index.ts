@@ -10,14 +10,9 @@ export { buildPolicies, deliveryNeedsClamp, type Policy } from './delivery/deliv
 export * from './rules.js';
 export { OriginError, isOriginError, originErrorCodes, errorBody, statusOf, type OriginErrorCode } from './errors.js';
 export { MediaLibrary, type MediaLibraryOptions, type MediaFile, type AssetEntry, type IndexState } from './media/library.js';
-export {
-  buildAssetIndex,
-  summarizeIndex,
-  type AssetIndex,
-  type RenditionIndex,
-  type SegmentEntry,
-  type ProgressiveIndex,
-} from './media/media-index.js';
+export { assetFilesOf, buildAssetIndex, summarizeIndex, type AssetFiles, type AssetIndex, type RenditionIndex, type SegmentEntry, type ProgressiveIndex, type SegmentedFile } from './media/media-index.js';
+export { buildCorpus, corpusShapes, findShakaPackager, type CorpusShape, type ShapeOutcome } from './media/corpus.js';
+export { describeAsset, describeRenditions, inspectAsset } from './media/inspect.js';
 export { ByteTimeMap, readProgressiveLayout, type ProgressiveLayout, type SampleTrack } from './media/sample-table.js';
 export { vbrBlocksOf, type VbrBlocks } from './delivery/rate-plan.js';
 export { parseRange, byteRangeLength, type ByteRange, type RangeOutcome } from './http/range.js';

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import cors from '@fastify/cors';
 import { clampBackends, createSocketControl, type ClampBackend, type SocketControl } from '@trickle/native';
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { resolveConfig, type OriginConfig, type OriginConfigInput } from './config/config.js';
 import { OriginError, errorBody, isOriginError, statusOf } from './errors.js';
 import { sendFile, type SendFileOptions } from './http/send-file.js';
@@ -28,6 +28,8 @@ export interface OriginHandles {
   readonly clamp: ClampBackend;
   /** What the operator's routes read (for an admin listener beside the app). */
   readonly ops: OpsParts;
+  /** Settles when the first indexing pass over the library is over (it runs in the background once the app is ready). */
+  readonly indexed: Promise<IndexingOutcome>;
 }
 
 export interface TrickleOriginOptions {
@@ -132,16 +134,22 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
         assets.map(async (asset) => {
           const state = await library.indexState(asset.name);
           const base = `media/${asset.name}/`;
+          const index = state?.status === 'ready' ? state.index : undefined;
+          const link = (file: string | undefined) => (file === undefined ? null : base + file);
+          const plainRenditions = index?.renditions.filter((r) => !r.pacing.paced && r.pacing.code !== undefined).length ?? 0;
           return {
             name: asset.name,
-            status: state?.status ?? 'broken',
+            // partial: served, but some renditions (or manifests) only plain: `issues` says which and why.
+            status: index === undefined ? 'broken' : index.issues.length > 0 || plainRenditions > 0 ? 'partial' : 'ready',
             ...(state?.status === 'broken' ? { error: { code: (state.error as OriginError).code ?? 'ORIGIN_ERR_CORRUPT_MEDIA', message: state.error.message } } : {}),
-            durationSec: state?.status === 'ready' ? state.index.durationSec : null,
-            renditionCount: state?.status === 'ready' ? state.index.renditions.length : null,
+            ...(index !== undefined && index.issues.length > 0 ? { issues: index.issues } : {}),
+            durationSec: index?.durationSec ?? null,
+            renditionCount: index?.renditions.length ?? null,
+            pacedRenditionCount: index?.renditions.filter((r) => r.pacing.paced).length ?? null,
             links: {
-              dash: asset.files.mpdFile === undefined ? null : base + asset.files.mpdFile,
-              hls: asset.files.hlsMasterFile === undefined ? null : base + asset.files.hlsMasterFile,
-              progressive: asset.files.progressiveFile === undefined ? null : base + asset.files.progressiveFile,
+              dash: link(index?.mpdFiles[0] ?? asset.files.mpdFiles[0]),
+              hls: link(index?.hlsEntryFiles[0] ?? asset.files.playlistFiles[0]),
+              progressive: link(index?.progressive?.file),
               index: `api/assets/${asset.name}`,
             },
           };
@@ -165,33 +173,59 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
   });
 
   let indexing: IndexingOutcome | undefined;
+  let indexingDone!: (outcome: IndexingOutcome) => void;
+  const indexed = new Promise<IndexingOutcome>((resolve) => (indexingDone = resolve));
   const ops: OpsParts = { config, library, engine, metrics, flows, socketControl, indexing: () => indexing };
   // With an admin listener, metrics and flow records (client addresses) are served only there.
   registerOpsRoutes(app, ops, config.admin === undefined ? 'all' : 'probes');
-  options.onHandles?.({ engine, metrics, flows, clamp: socketControl.clamp, ops });
+  options.onHandles?.({ engine, metrics, flows, clamp: socketControl.clamp, ops, indexed });
 
   await registerPlayerRoutes(app, playerFiles());
 
   if (options.library === undefined) app.addHook('onClose', async () => library.close());
 
-  // Index every asset as soon as the server is ready, so the first requests do not pay for it.
+  // Index every asset once the server is ready, in the background (a few at a time, so requests keep
+  // being answered while a large library is read; an asset asked for first is indexed on demand).
   app.addHook('onReady', async () => {
-    const assets = await library.listAssets();
-    if (assets.length === 0) app.log.warn({ media: library.root }, `no assets found under ${library.root}`);
-    let readyAssets = 0;
-    const brokenAssets: string[] = [];
-    for (const asset of assets) {
-      const state = await library.indexState(asset.name);
-      if (state?.status === 'ready') {
-        readyAssets++;
-        app.log.info({ asset: asset.name, renditions: state.index.renditions.length, durationSec: state.index.durationSec }, `indexed asset "${asset.name}"`);
-      } else brokenAssets.push(asset.name);
-    }
-    indexing = { readyAssets, brokenAssets };
+    void indexLibrary(library, app.log).then((outcome) => {
+      indexing = outcome;
+      indexingDone(outcome);
+    });
   });
 };
 
-/** `since` as epoch milliseconds or an ISO 8601 date; absent means everything kept. */
+/** Indexes every asset of the library, `concurrency` at a time, and says what it found. */
+export async function indexLibrary(library: MediaLibrary, log: FastifyBaseLogger, concurrency = 4): Promise<IndexingOutcome> {
+  const startedMs = performance.now();
+  const assets = await library.listAssets().catch((error: unknown) => {
+    log.error({ err: error }, `the media root ${library.root} cannot be listed: ${(error as Error).message}`);
+    return [];
+  });
+  if (assets.length === 0) log.warn({ media: library.root }, `no assets found under ${library.root}`);
+  let readyAssets = 0;
+  let partialAssets = 0;
+  const brokenAssets: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < assets.length) {
+      const asset = assets[next++]!;
+      const state = await library.indexState(asset.name);
+      if (state?.status === 'ready') {
+        readyAssets++;
+        if (state.index.issues.length > 0) {
+          partialAssets++;
+          log.warn({ asset: asset.name, issues: state.index.issues }, `asset "${asset.name}" is served, partly plain: ${state.index.issues.join('; ')}`);
+        }
+        if (assets.length <= 100) log.info({ asset: asset.name, renditions: state.index.renditions.length, durationSec: state.index.durationSec }, `indexed asset "${asset.name}"`);
+      } else brokenAssets.push(asset.name);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, assets.length) }, worker));
+  const seconds = (performance.now() - startedMs) / 1000;
+  log.info({ ready: readyAssets, partial: partialAssets, broken: brokenAssets.length, seconds }, `indexed ${assets.length} assets in ${seconds.toFixed(1)} s: ${readyAssets} served (${partialAssets} partly plain), ${brokenAssets.length} broken`);
+  return { readyAssets, brokenAssets: brokenAssets.sort() };
+}
+
 /**
  * The /player/ page's files: page and script live in the origin package (static/ and the compiled
  * dist/player/), the libraries in node_modules. Public so that a harness can serve the same page.

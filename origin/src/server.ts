@@ -9,7 +9,7 @@ import { deliveryNeedsClamp, deliveryWantsInitialWindow } from './delivery/deliv
 import type { OriginConfig } from './config/config.js';
 import Fastify from 'fastify';
 import { OriginError, errorBody } from './errors.js';
-import { registerOpsRoutes } from './ops-routes.js';
+import { registerOpsRoutes, type IndexingOutcome } from './ops-routes.js';
 import { loadTlsMaterial, serverTlsOptions } from './tls.js';
 
 export interface RunningOrigin {
@@ -17,6 +17,8 @@ export interface RunningOrigin {
   readonly url: string;
   /** The admin listener's address, when config has one. */
   readonly adminUrl: string | undefined;
+  /** Settles when the first pass over the library has indexed every asset (requests are served meanwhile). */
+  readonly indexed: Promise<IndexingOutcome>;
   close(): Promise<void>;
   /**
    * Re-reads the TLS certificate and key (what SIGHUP does): new connections get the new pair,
@@ -102,7 +104,7 @@ export async function startOrigin(config: OriginConfig, options: { handleSignals
   }
   app.log.info({ url: address, media: config.media }, `Trickle origin listening on ${address} (player: ${address}/player/)`);
   if (admin !== undefined) app.log.info({ url: admin.url }, `admin listener on ${admin.url} (/metrics, /api/flows, /healthz, /readyz)`);
-  return { app, url: address, adminUrl: admin?.url, close, reloadTls };
+  return { app, url: address, adminUrl: admin?.url, indexed: app.trickle.indexed, close, reloadTls };
 }
 
 /** The admin listener: the operator's routes on their own port. */

@@ -17,6 +17,10 @@ async function readyz(media: string, flags: Record<string, unknown>): Promise<{ 
   const app = await buildApp({ config: await loadConfig({ flags: { media, logLevel: 'silent', ...flags } }), logger: false });
   try {
     await app.ready();
+    const early = await app.inject({ url: '/readyz' });
+    // Indexing runs in the background: until it is over the origin says so.
+    if (early.statusCode !== 200) assert.ok(early.json<{ reasons: string[] }>().reasons.some((r) => r.startsWith('the media index is being built')), early.body);
+    await app.trickle.indexed;
     const response = await app.inject({ url: '/readyz' });
     return { status: response.statusCode, body: response.json() };
   } finally {
@@ -70,6 +74,7 @@ describe('operator routes', () => {
     before(async () => {
       const config = await loadConfig({ flags: { media, port: 0, logLevel: 'silent', admin: { port: 0 }, delivery: { clamp: { backend: 'none' } } } });
       origin = await startOrigin(config);
+      await origin.indexed;
     });
 
     after(async () => origin?.close());

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile, rm, symlink, truncate, cp, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -49,6 +49,8 @@ describe('origin over HTTP', () => {
     root = await copyDemo();
     await cp(join(root, 'demo'), join(root, 'broken'), { recursive: true });
     await truncate(join(root, 'broken', 'init-2.m4s'), 100);
+    await mkdir(join(root, 'unreadable'));
+    await writeFile(join(root, 'unreadable', 'manifest.mpd'), '<MPD><Period>');
     await symlink('/etc/passwd', join(root, 'demo', 'leak.m4s'));
     await symlink('/etc', join(root, 'etc-link'));
     ({ app, url } = await startApp(root, {}, logLines));
@@ -217,21 +219,31 @@ describe('origin over HTTP', () => {
     }
   });
 
-  it('lists assets, marks a corrupt one broken, and keeps serving the rest', async () => {
-    const catalog = (await (await fetch(`${url}/api/assets`)).json()) as { assets: { name: string; status: string; error?: { code: string; message: string } }[] };
-    assert.deepEqual(catalog.assets.map((a) => a.name), ['broken', 'demo']);
-    const broken = catalog.assets.find((a) => a.name === 'broken')!;
+  it('lists assets: one with a corrupt rendition partly plain, naming it; one with nothing readable broken; and keeps serving the rest', async () => {
+    type Catalog = { assets: { name: string; status: string; issues?: string[]; pacedRenditionCount: number | null; error?: { code: string; message: string } }[] };
+    const catalog = (await (await fetch(`${url}/api/assets`)).json()) as Catalog;
+    assert.deepEqual(catalog.assets.map((a) => a.name), ['broken', 'demo', 'unreadable']);
+    const partial = catalog.assets.find((a) => a.name === 'broken')!;
+    assert.equal(partial.status, 'partial');
+    assert.equal(partial.pacedRenditionCount, 4);
+    assert.match(partial.issues?.join(' ') ?? '', /rendition 2: .*init-2\.m4s/);
+    const summary = (await (await fetch(`${url}/api/assets/broken`)).json()) as { renditions: { id: string; paced: boolean; reason?: string }[] };
+    const plain = summary.renditions.find((r) => r.id === '2')!;
+    assert.equal(plain.paced, false);
+    assert.match(plain.reason ?? '', /init-2\.m4s/);
+    assert.ok(logLines.some((line) => line.includes('"level":40') && line.includes('init-2.m4s')), 'a log line names the corrupt file');
+
+    const broken = catalog.assets.find((a) => a.name === 'unreadable')!;
     assert.equal(broken.status, 'broken');
     assert.equal(broken.error?.code, 'ORIGIN_ERR_CORRUPT_MEDIA');
-    assert.match(broken.error?.message ?? '', /init-2\.m4s/);
-    const index = await fetch(`${url}/api/assets/broken`);
+    assert.match(broken.error?.message ?? '', /manifest\.mpd: MPD is not well-formed XML/);
+    const index = await fetch(`${url}/api/assets/unreadable`);
     assert.equal(index.status, 500);
-    const body = (await index.json()) as { error: { code: string; file: string } };
-    assert.equal(body.error.code, 'ORIGIN_ERR_CORRUPT_MEDIA');
-    assert.match(body.error.file, /broken\/init-2\.m4s$/);
-    assert.ok(logLines.some((line) => line.includes('"level":50') && line.includes('init-2.m4s')), 'a log line names the corrupt file');
+    assert.equal(((await index.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_CORRUPT_MEDIA');
+    assert.ok(logLines.some((line) => line.includes('"level":50') && line.includes('not well-formed')), 'a log line names the unreadable manifest');
     assert.equal((await fetch(`${url}/api/assets/demo`)).status, 200);
     assert.equal((await fetch(`${url}/media/broken/manifest.mpd`)).status, 200);
+    assert.equal((await fetch(`${url}/media/unreadable/manifest.mpd`)).status, 200);
     assert.equal((await fetch(`${url}/api/assets/nope`)).status, 404);
     assert.equal((await fetch(`${url}/api/assets/..`)).status, 404);
   });

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'undici';
+import type { ByteSpan } from '@trickle/origin/manifests';
 import type { Content } from './content.js';
 import { SimError } from './errors.js';
 import { lookupRule } from './model.js';
@@ -47,12 +48,12 @@ export class HttpFetcher implements Fetcher {
     private readonly options: HttpFetcherOptions = {},
   ) {}
 
-  private async get(url: string, query: string | undefined): Promise<number> {
+  private async get(url: string, range: ByteSpan | undefined, query: string | undefined): Promise<number> {
     const target = query === undefined ? url : `${url}${url.includes('?') ? '&' : '?'}CMCD=${encodeURIComponent(query)}`;
     let response;
     const sentMs = performance.now();
     try {
-      response = await request(target, { dispatcher: this.dispatcher });
+      response = await request(target, { dispatcher: this.dispatcher, ...(range === undefined ? {} : { headers: { range: `bytes=${range.offset}-${range.offset + range.sizeBytes - 1}` } }) });
       this.options.onTimeToFirstByte?.(performance.now() - sentMs);
       this.options.onResponseHeaders?.(response.headers);
     } catch (error) {
@@ -60,7 +61,7 @@ export class HttpFetcher implements Fetcher {
     }
     let bytes = 0;
     for await (const chunk of response.body) bytes += (chunk as Buffer).length;
-    if (response.statusCode !== 200) throw new SimError('SIM_ERR_FETCH', `GET ${url} answered ${response.statusCode}`);
+    if (response.statusCode !== (range === undefined ? 200 : 206)) throw new SimError('SIM_ERR_FETCH', `GET ${url}${range === undefined ? '' : ` (bytes ${range.offset}+${range.sizeBytes})`} answered ${response.statusCode}`);
     return bytes;
   }
 
@@ -77,7 +78,7 @@ export class HttpFetcher implements Fetcher {
           sessionId: this.sessionId,
         })
       : undefined;
-    const [video, audio] = await Promise.all([this.get(segment.url, query), segment.audio === undefined ? Promise.resolve(0) : this.get(segment.audio.url, query)]);
+    const [video, audio] = await Promise.all([this.get(segment.url, segment.range, query), segment.audio === undefined ? Promise.resolve(0) : this.get(segment.audio.url, segment.audio.range, query)]);
     return { bytes: video + audio };
   }
 }

@@ -18,8 +18,9 @@ function layout(): ProgressiveLayout {
     moovStart: 0,
     mdatStart: moovBytes,
     faststart: true,
+    fragmented: false,
     durationSec: 4,
-    tracks: [{ trackId: 1, kind: 'video', timescale: 1000, offsets, sizes: Uint32Array.from(sampleSizes), decodeTimesSec: Float64Array.from([0, 1, 2, 3]), durationsSec: Float64Array.from([1, 1, 1, 1]) }],
+    tracks: [{ trackId: 1, kind: 'video', timescale: 1000, editShiftSec: 0, offsets, sizes: Uint32Array.from(sampleSizes), decodeTimesSec: Float64Array.from([0, 1, 2, 3]), durationsSec: Float64Array.from([1, 1, 1, 1]) }],
   };
 }
 

@@ -189,7 +189,7 @@ export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixDat
   }
   await writeFile(marker, `${JSON.stringify(setup)}\n`);
   const assetDir = join(resolve(options.media), options.asset);
-  const index = await buildAssetIndex(options.asset, assetDir, { mpdFile: 'manifest.mpd', hlsMasterFile: 'master.m3u8', progressiveFile: 'progressive.mp4' }).catch((error: unknown) => {
+  const index = await buildAssetIndex(options.asset, assetDir, { mpdFiles: ['manifest.mpd'], playlistFiles: ['master.m3u8'], mp4Files: ['progressive.mp4'] }).catch((error: unknown) => {
     throw new E2eError('E2E_ERR_OPTIONS', `cannot index ${assetDir} (make the demo with "npx trickle media demo"): ${(error as Error).message}`);
   });
   let done = 0;

@@ -4,8 +4,7 @@
  * AAC (Playwright's own Chromium build has neither) fails with one line naming the fix instead of a
  * player error deep in a session record.
  */
-import { parseMpd } from '@trickle/origin/mpd';
-import * as HLS from 'hls-parser';
+import { isMasterPlaylist, parseMasterPlaylist, parseMpd } from '@trickle/origin/manifests';
 import type { Page } from 'playwright-core';
 import { E2eError } from '../errors.js';
 
@@ -24,9 +23,8 @@ export function declaredCodecs(url: string, text: string): DeclaredCodec[] {
       .map((r) => ({ kind: r.kind as 'video' | 'audio', type: `${r.kind}/mp4; codecs="${r.codecs}"` }));
   }
   if (path.endsWith('.m3u8')) {
-    const playlist = HLS.parse(text);
-    if (!playlist.isMasterPlaylist) return [];
-    const codecs = new Set(playlist.variants.flatMap((variant) => (variant.codecs ?? '').split(',').map((codec) => codec.trim()).filter((codec) => codec !== '')));
+    if (!isMasterPlaylist(text)) return [];
+    const codecs = new Set(parseMasterPlaylist(text, 'master.m3u8').flatMap((ref) => (ref.codecs ?? '').split(',').map((codec) => codec.trim()).filter((codec) => codec !== '')));
     // CODECS lists a variant's video and audio together; an audio codec is one of the mp4a/ac-3/ec-3/opus/flac family.
     return [...codecs].map((codec) => {
       const kind = /^(mp4a|ac-3|ec-3|opus|flac)/i.test(codec) ? 'audio' : 'video';

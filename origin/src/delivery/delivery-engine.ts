@@ -11,7 +11,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { SocketControl, TcpInfo } from '@trickle/native';
 import type { ByteRange } from '../http/range.js';
 import type { MediaFile } from '../media/library.js';
-import type { AssetIndex } from '../media/media-index.js';
+import { rangeKey, segmentsInRange, type AssetIndex, type RenditionIndex, type SegmentEntry } from '../media/media-index.js';
 import { BlockTimer } from './block-timer.js';
 import { policyCatalogue, policyNames, type PolicyName } from './catalogue.js';
 import { readCmcd } from './cmcd.js';
@@ -195,35 +195,47 @@ export class DeliveryEngine {
     const cmcd = readCmcd(queryAt < 0 ? undefined : request.url.slice(queryAt + 1), request.headers);
     const base = { asset: file.asset, file: file.name, rangeStart: range.start, rangeEnd: range.end, cmcd };
     if (file.role === 'segment') {
-      const entry = index.segmentByFile.get(file.name);
-      if (entry === undefined) return undefined;
-      const { rendition, segment } = entry;
-      const ladder = index.abrLadders.get(rendition.id);
-      if (ladder === undefined) return undefined;
-      return {
-        response: {
-          ...base,
-          role: 'segment',
-          segment: {
-            number: segment.number,
-            renditionId: rendition.id,
-            kind: rendition.kind,
-            presentationSec: segment.startSec - (rendition.segments[0]?.startSec ?? 0),
-            durationSec: segment.durationSec,
-            sizeBytes: segment.sizeBytes,
-            bitrateBps: segment.bitrateBps,
-            ladderBps: ladder.ladderBps,
-            renditionBps: ladder.renditionBps,
-          },
-        },
-        rendition: rendition.id,
-      };
+      // An I-frame playlist's range: trick play, wanted at once.
+      if (index.trickPlayRanges.size > 0 && index.trickPlayRanges.has(rangeKey(file.name, { offset: range.start, sizeBytes: range.end - range.start + 1 }))) return undefined;
+      const whole = index.segmentByFile.get(file.name);
+      if (whole !== undefined) return this.segmentResponse(base, index, whole.rendition, whole.segment);
+      const segmented = index.segmentedFiles.get(file.name);
+      if (segmented === undefined) return undefined;
+      // A range of a file that holds many segments: the segment it lies in, or (across several)
+      // the file's segments as VBR blocks, each at its own rate; bytes before the first (init, sidx) go plainly.
+      const covered = segmentsInRange(segmented, range.start, range.end);
+      if (covered.length === 0) return undefined;
+      if (covered.length === 1) return this.segmentResponse(base, index, segmented.rendition, covered[0]!);
+      return { response: { ...base, role: 'progressive', progressive: { blocks: vbrBlocksOf(segmented.byteTime, this.options.delivery.rateWindowSec, segmented.sizeBytes) } }, rendition: segmented.rendition.id };
     }
     const progressive = index.progressive;
     if (file.role === 'progressive' && progressive?.file === file.name) {
       return { response: { ...base, role: 'progressive', progressive: { blocks: vbrBlocksOf(progressive.byteTime, this.options.delivery.rateWindowSec, progressive.sizeBytes) } }, rendition: undefined };
     }
     return undefined;
+  }
+
+  private segmentResponse(base: Omit<MediaResponse, 'role'>, index: AssetIndex, rendition: RenditionIndex, segment: SegmentEntry): { response: MediaResponse; rendition: string } | undefined {
+    const ladder = index.abrLadders.get(rendition.id);
+    if (ladder === undefined) return undefined;
+    return {
+      response: {
+        ...base,
+        role: 'segment',
+        segment: {
+          number: segment.number,
+          renditionId: rendition.id,
+          kind: rendition.kind,
+          presentationSec: rendition.periodStartSec + segment.startSec - (rendition.segments[0]?.startSec ?? 0),
+          durationSec: segment.durationSec,
+          sizeBytes: segment.sizeBytes,
+          bitrateBps: segment.bitrateBps,
+          ladderBps: ladder.ladderBps,
+          renditionBps: ladder.renditionBps,
+        },
+      },
+      rendition: rendition.id,
+    };
   }
 
   private connection(socket: Socket): ConnectionState {

@@ -12,15 +12,15 @@ const byExtension: Record<string, { contentType: string; role: FileRole }> = {
   '.mp4': { contentType: 'video/mp4', role: 'progressive' },
   '.m4v': { contentType: 'video/mp4', role: 'progressive' },
   '.m4a': { contentType: 'audio/mp4', role: 'progressive' },
+  '.ts': { contentType: 'video/mp2t', role: 'segment' },
+  '.aac': { contentType: 'audio/aac', role: 'other' },
+  '.mov': { contentType: 'video/quicktime', role: 'progressive' },
   '.vtt': { contentType: 'text/vtt; charset=utf-8', role: 'other' },
+  '.webvtt': { contentType: 'text/vtt; charset=utf-8', role: 'other' },
   '.json': { contentType: 'application/json; charset=utf-8', role: 'other' },
 };
 
-/**
- * `initKind` is the track kind when the index knows the file is an init segment: init segments
- * are complete MP4 headers, so they get video/mp4 or audio/mp4 rather than iso.segment.
- */
-export function classifyFile(fileName: string, initKind?: 'video' | 'audio' | 'other'): { contentType: string; role: FileRole } {
-  if (initKind !== undefined) return { contentType: initKind === 'audio' ? 'audio/mp4' : 'video/mp4', role: 'init' };
+/** A file's type and role by its extension alone (the media index says more once it is built: library.ts). */
+export function classifyFile(fileName: string): { contentType: string; role: FileRole } {
   return byExtension[extname(fileName).toLowerCase()] ?? { contentType: 'application/octet-stream', role: 'other' };
 }

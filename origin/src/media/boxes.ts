@@ -7,7 +7,7 @@
  * reads; for this job a bounds-checked reader of ~200 lines is smaller, faster and lets every
  * malformed size be reported with the file and offset. ffprobe cross-checks it in the tests.
  */
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { OriginError } from '../errors.js';
 
 export interface Box {
@@ -153,56 +153,119 @@ export interface TopLevelBox {
 }
 
 /**
- * Lists a file's top-level boxes by reading only their headers, so large `mdat` payloads are
- * never read. Then `readBoxes` fetches the few boxes the caller wants.
+ * A media file open for the index: positional reads through a read-ahead window (the box headers
+ * of consecutive segments of one file are read with a few system calls, not one per header), the
+ * top-level boxes of any span listed by their headers only, so large `mdat` payloads are never read.
  */
-export async function scanTopLevelBoxes(path: string): Promise<{ boxes: TopLevelBox[]; fileSizeBytes: number }> {
-  const handle = await open(path, 'r');
-  try {
-    const { size: fileSizeBytes } = await handle.stat();
-    const header = Buffer.alloc(16);
+export class MediaFileReader {
+  private window: Buffer = Buffer.alloc(0);
+  private windowStart = 0;
+
+  private constructor(
+    private readonly handle: FileHandle,
+    readonly path: string,
+    readonly sizeBytes: number,
+  ) {}
+
+  static async open(path: string): Promise<MediaFileReader> {
+    const handle = await open(path, 'r');
+    try {
+      return new MediaFileReader(handle, path, (await handle.stat()).size);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+
+  corrupt(message: string, offset: number): OriginError {
+    return corruptFile(this.path, message, offset);
+  }
+
+  /** `length` bytes at `offset` (fewer only at the file's end). Small reads are served from a 64 kB read-ahead window. */
+  async read(offset: number, length: number): Promise<Buffer> {
+    if (offset >= this.windowStart && offset + length <= this.windowStart + this.window.length) {
+      return this.window.subarray(offset - this.windowStart, offset - this.windowStart + length);
+    }
+    const wanted = Math.max(0, Math.min(length, this.sizeBytes - offset));
+    if (wanted > readAheadBytes) return this.readDirect(offset, wanted);
+    this.window = await this.readDirect(offset, Math.min(readAheadBytes, this.sizeBytes - offset));
+    this.windowStart = offset;
+    return this.window.subarray(0, wanted);
+  }
+
+  private async readDirect(offset: number, length: number): Promise<Buffer> {
+    const buffer = Buffer.alloc(length);
+    const { bytesRead } = await this.handle.read(buffer, 0, length, offset);
+    return bytesRead === length ? buffer : buffer.subarray(0, bytesRead);
+  }
+
+  /** The top-level boxes of `span` (the whole file by default), from their headers alone. */
+  async boxes(span: { readonly offset: number; readonly sizeBytes: number } = { offset: 0, sizeBytes: this.sizeBytes }): Promise<TopLevelBox[]> {
+    const end = span.offset + span.sizeBytes;
+    if (end > this.sizeBytes) throw this.corrupt(`the range ${span.offset}-${end - 1} runs past the end of the ${this.sizeBytes}-byte file`, span.offset);
     const boxes: TopLevelBox[] = [];
-    let offset = 0;
-    while (offset < fileSizeBytes) {
-      const { bytesRead } = await handle.read(header, 0, 16, offset);
-      if (bytesRead < 8) throw corruptFile(path, 'truncated box header', offset);
+    let offset = span.offset;
+    while (offset < end) {
+      const header = await this.read(offset, 16);
+      if (header.length < 8 || offset + 8 > end) throw this.corrupt('truncated box header', offset);
       const size32 = header.readUInt32BE(0);
       const type = header.toString('latin1', 4, 8);
       let sizeBytes = size32;
       if (size32 === 1) {
-        if (bytesRead < 16) throw corruptFile(path, 'truncated 64-bit box size', offset);
+        if (header.length < 16) throw this.corrupt('truncated 64-bit box size', offset);
         const large = header.readBigUInt64BE(8);
         sizeBytes = large > BigInt(Number.MAX_SAFE_INTEGER) ? Number.POSITIVE_INFINITY : Number(large);
       } else if (size32 === 0) {
-        sizeBytes = fileSizeBytes - offset;
+        sizeBytes = end - offset;
       }
-      if (sizeBytes < 8 || offset + sizeBytes > fileSizeBytes) {
-        throw corruptFile(path, `top-level box "${printable(type)}" of ${sizeBytes} bytes runs past the end of the ${fileSizeBytes}-byte file`, offset);
+      if (sizeBytes < 8 || offset + sizeBytes > end) {
+        throw this.corrupt(`top-level box "${printable(type)}" of ${sizeBytes} bytes runs past the end of the ${span.offset === 0 && end === this.sizeBytes ? `${this.sizeBytes}-byte file` : `range ${span.offset}-${end - 1}`}`, offset);
       }
       boxes.push({ type, start: offset, sizeBytes });
       offset += sizeBytes;
     }
-    return { boxes, fileSizeBytes };
-  } finally {
-    await handle.close();
+    return boxes;
   }
+
+  /** The whole of each listed box, in order. */
+  async boxBytes(boxes: readonly TopLevelBox[]): Promise<Buffer[]> {
+    const buffers: Buffer[] = [];
+    for (const box of boxes) {
+      const buffer = await this.read(box.start, box.sizeBytes);
+      if (buffer.length !== box.sizeBytes) throw this.corrupt(`short read of box "${box.type}"`, box.start);
+      buffers.push(buffer);
+    }
+    return buffers;
+  }
+}
+
+const readAheadBytes = 64 * 1024;
+
+/** Runs `task` with the file open, and closes it whatever happens. */
+export async function withMediaFile<T>(path: string, task: (file: MediaFileReader) => Promise<T>): Promise<T> {
+  const file = await MediaFileReader.open(path);
+  try {
+    return await task(file);
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * Lists a file's top-level boxes by reading only their headers, so large `mdat` payloads are
+ * never read. Then `readBoxes` fetches the few boxes the caller wants.
+ */
+export async function scanTopLevelBoxes(path: string): Promise<{ boxes: TopLevelBox[]; fileSizeBytes: number }> {
+  return withMediaFile(path, async (file) => ({ boxes: await file.boxes(), fileSizeBytes: file.sizeBytes }));
 }
 
 /** Reads the listed top-level boxes (whole) into one buffer each, in file order. */
 export async function readBoxes(path: string, boxes: readonly TopLevelBox[]): Promise<Buffer[]> {
-  const handle = await open(path, 'r');
-  try {
-    const buffers: Buffer[] = [];
-    for (const box of boxes) {
-      const buffer = Buffer.alloc(box.sizeBytes);
-      const { bytesRead } = await handle.read(buffer, 0, box.sizeBytes, box.start);
-      if (bytesRead !== box.sizeBytes) throw corruptFile(path, `short read of box "${box.type}"`, box.start);
-      buffers.push(buffer);
-    }
-    return buffers;
-  } finally {
-    await handle.close();
-  }
+  return withMediaFile(path, (file) => file.boxBytes(boxes));
 }
 
 function corruptFile(path: string, message: string, offset: number): OriginError {

@@ -6,8 +6,8 @@
  */
 import { OriginError } from '../errors.js';
 import type { FfmpegTools } from './ffmpeg.js';
-import { defaultLadderSpec, fitLadder, parseLadder } from './ladder.js';
-import { encodeAndPackage, type ProgressReporter } from './packager.js';
+import { defaultLadderSpec, fitLadder, parseLadder, type Rung } from './ladder.js';
+import { encodeAndPackage, type EncodeSource, type ProgressReporter } from './packager.js';
 
 export interface DemoOptions {
   readonly outDir: string;
@@ -45,6 +45,23 @@ export async function generateDemoMedia(options: DemoOptions): Promise<void> {
   if (!Number.isFinite(durationSec) || durationSec < 4 || durationSec > 3600) {
     throw new OriginError('ORIGIN_ERR_CONFIG', `--duration must be between 4 and 3600 seconds (got ${options.durationSec})`);
   }
+  await encodeAndPackage(demoEncodeSource(durationSec), {
+      outDir: options.outDir,
+      rungs: demoRungs(),
+      segmentSeconds,
+      overwrite: options.overwrite ?? false,
+      ...(options.tools === undefined ? {} : { tools: options.tools }),
+      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+  });
+}
+
+/** The demo's ladder: 234p/360p/540p/720p at ~400k/800k/1.4M/2.8M. */
+export function demoRungs(): Rung[] {
+  return fitLadder(parseLadder(defaultLadderSpec), { width, height }, { allowUpscale: false, dropTaller: false });
+}
+
+/** The demo clip as ffmpeg input: its scenes concatenated, and a beeping tone ~50 ms shorter. */
+export function demoEncodeSource(durationSec: number): EncodeSource {
   const scenes = sceneDurations(durationSec);
   const inputArgs: string[] = [];
   scenes.forEach((d, i) => inputArgs.push('-f', 'lavfi', '-i', sceneSources[i % sceneSources.length]!(d)));
@@ -52,23 +69,13 @@ export async function generateDemoMedia(options: DemoOptions): Promise<void> {
   inputArgs.push('-f', 'lavfi', '-i', `sine=frequency=440:beep_factor=4:sample_rate=48000,atrim=duration=${audioDurationSec.toFixed(3)}`);
   const concatInputs = scenes.map((_, i) => `[${i}:v]format=yuv420p,setsar=1[c${i}]`).join(';');
   const concatLabels = scenes.map((_, i) => `[c${i}]`).join('');
-  await encodeAndPackage(
-    {
-      inputArgs,
-      videoGraph: `${concatInputs};${concatLabels}concat=n=${scenes.length}:v=1:a=0[src]`,
-      audioMap: `${scenes.length}:a`,
-      durationSec,
-      audioDurationSec,
-      frameRate,
-      displayAspect: `${width}/${height}`,
-    },
-    {
-      outDir: options.outDir,
-      rungs: fitLadder(parseLadder(defaultLadderSpec), { width, height }, { allowUpscale: false, dropTaller: false }),
-      segmentSeconds,
-      overwrite: options.overwrite ?? false,
-      ...(options.tools === undefined ? {} : { tools: options.tools }),
-      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-    },
-  );
+  return {
+    inputArgs,
+    videoGraph: `${concatInputs};${concatLabels}concat=n=${scenes.length}:v=1:a=0[src]`,
+    audioMap: `${scenes.length}:a`,
+    durationSec,
+    audioDurationSec,
+    frameRate,
+    displayAspect: `${width}/${height}`,
+  };
 }

@@ -12,9 +12,10 @@ export const defaultTools: FfmpegTools = {
   ffprobe: process.env.TRICKLE_FFPROBE ?? 'ffprobe',
 };
 
-function run(command: string, args: readonly string[], onStdoutLine?: (line: string) => void): Promise<{ stdout: string; stderr: string; code: number | null }> {
+/** Runs a media tool, collecting its output; a command not found is ORIGIN_ERR_FFMPEG_MISSING (callers of other tools map it). */
+export function runTool(command: string, args: readonly string[], onStdoutLine?: (line: string) => void, cwd?: string): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(cwd === undefined ? {} : { cwd }) });
     let stdout = '';
     let stderr = '';
     let partial = '';
@@ -45,7 +46,7 @@ function run(command: string, args: readonly string[], onStdoutLine?: (line: str
 
 export async function checkTools(tools: FfmpegTools = defaultTools): Promise<void> {
   for (const command of [tools.ffmpeg, tools.ffprobe]) {
-    const { code } = await run(command, ['-hide_banner', '-version']);
+    const { code } = await runTool(command, ['-hide_banner', '-version']);
     if (code !== 0) throw new OriginError('ORIGIN_ERR_FFMPEG_MISSING', `${command} -version failed (exit ${code})`, { command });
   }
 }
@@ -59,7 +60,7 @@ export async function runFfmpeg(
 ): Promise<void> {
   const tools = options.tools ?? defaultTools;
   const fullArgs = ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-progress', 'pipe:1', '-nostats', ...args];
-  const { code, stderr } = await run(tools.ffmpeg, fullArgs, (line) => {
+  const { code, stderr } = await runTool(tools.ffmpeg, fullArgs, (line) => {
     const match = /^out_time_(?:us|ms)=(\d+)/.exec(line);
     if (match !== null && options.onProgress !== undefined && options.expectedDurationSec > 0) {
       options.onProgress(Math.min(1, Number(match[1]) / 1e6 / options.expectedDurationSec));
@@ -90,7 +91,7 @@ export interface ProbeResult {
 }
 
 export async function ffprobe(input: string, extraArgs: readonly string[] = [], tools: FfmpegTools = defaultTools): Promise<ProbeResult & Record<string, unknown>> {
-  const { code, stdout, stderr } = await run(tools.ffprobe, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...extraArgs, input]);
+  const { code, stdout, stderr } = await runTool(tools.ffprobe, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...extraArgs, input]);
   if (code !== 0) {
     throw new OriginError('ORIGIN_ERR_INPUT_UNREADABLE', `ffprobe cannot read ${input}: ${stderr.trim().split('\n').slice(-3).join(' ') || `exit ${code}`}`, { input });
   }

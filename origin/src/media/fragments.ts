@@ -2,7 +2,8 @@
  * CMAF/fMP4 timing: track timescales from an init segment, and the exact media start and duration
  * carried by a media segment, from its `moof` boxes (tfhd defaults, tfdt, trun sample durations).
  */
-import { BoxReader, readBoxes, scanTopLevelBoxes, type Box } from './boxes.js';
+import { BoxReader, type Box, type MediaFileReader } from './boxes.js';
+import type { ByteSpan } from './manifest.js';
 
 export type TrackKind = 'video' | 'audio' | 'other';
 
@@ -12,6 +13,10 @@ export interface InitTrack {
   readonly timescale: number;
   /** From `mvex/trex`, used when a fragment's tfhd and trun give no duration. */
   readonly defaultSampleDurationTicks: number;
+  /** From `mvex/trex`, used when a fragment's tfhd and trun give no sample size. */
+  readonly defaultSampleSizeBytes: number;
+  /** The protection scheme of an encrypted track (`cenc`, `cbcs`, ... from stsd/encv|enca/sinf/schm); sizes and durations need no key. */
+  readonly encryptionScheme: string | undefined;
 }
 
 export interface FragmentTiming {
@@ -52,12 +57,12 @@ export function parseInitSegment(buffer: Buffer, source: string): InitTrack[] {
   const reader = new BoxReader(buffer, source);
   const moov = reader.find(reader.root(), 'moov');
   if (moov === undefined) throw reader.corrupt('init segment has no moov box', 0);
-  const trexDefaults = new Map<number, number>();
+  const trexDefaults = new Map<number, { durationTicks: number; sizeBytes: number }>();
   const mvex = reader.find(moov, 'mvex');
   if (mvex !== undefined) {
     for (const trex of reader.findAll(mvex, 'trex')) {
       const trackId = reader.u32(trex.payloadStart + 4, trex.end);
-      trexDefaults.set(trackId, reader.u32(trex.payloadStart + 12, trex.end));
+      trexDefaults.set(trackId, { durationTicks: reader.u32(trex.payloadStart + 12, trex.end), sizeBytes: reader.u32(trex.payloadStart + 16, trex.end) });
     }
   }
   const tracks: InitTrack[] = [];
@@ -68,11 +73,29 @@ export function parseInitSegment(buffer: Buffer, source: string): InitTrack[] {
       trackId,
       kind: handlerKind(readHandlerType(reader, mdia)),
       timescale: readTimescale(reader, mdia),
-      defaultSampleDurationTicks: trexDefaults.get(trackId) ?? 0,
+      defaultSampleDurationTicks: trexDefaults.get(trackId)?.durationTicks ?? 0,
+      defaultSampleSizeBytes: trexDefaults.get(trackId)?.sizeBytes ?? 0,
+      encryptionScheme: readEncryptionScheme(reader, mdia),
     });
   }
   if (tracks.length === 0) throw reader.corrupt('init segment has no tracks', moov.start);
   return tracks;
+}
+
+/** The scheme_type of the first sample entry's protection info (encv/enca/encs/enct), if the track is encrypted. */
+export function readEncryptionScheme(reader: BoxReader, mdia: Box): string | undefined {
+  const stsd = reader.path(mdia, ['minf', 'stbl', 'stsd']);
+  if (stsd === undefined) return undefined;
+  // stsd: FullBox header (4), entry_count (4), then sample entries; a visual entry has 78 bytes before its boxes, an audio one 28.
+  const first = reader.children(stsd.payloadStart + 8, stsd.end).next().value;
+  if (first === undefined || !['encv', 'enca', 'encs', 'enct'].includes(first.type)) return undefined;
+  const skip = first.type === 'encv' ? 78 : first.type === 'enca' ? 28 : 8;
+  for (const box of reader.children(first.payloadStart + skip, first.end)) {
+    if (box.type !== 'sinf') continue;
+    const schm = reader.find(box, 'schm');
+    return schm === undefined ? 'unknown' : reader.buffer.toString('latin1', schm.payloadStart + 4, schm.payloadStart + 8);
+  }
+  return 'unknown';
 }
 
 const tfhdBaseDataOffset = 0x01;
@@ -150,13 +173,107 @@ function parseTrackFragment(reader: BoxReader, traf: Box, tracks: readonly InitT
   return { trackId, baseDecodeTimeTicks, durationTicks, sampleCount };
 }
 
-/** Reads a media segment's `moof` boxes only (never its `mdat`) and returns their timing. */
-export async function readSegmentTiming(path: string, tracks: readonly InitTrack[]): Promise<{ timings: FragmentTiming[]; sizeBytes: number }> {
-  const { boxes, fileSizeBytes } = await scanTopLevelBoxes(path);
-  const moofs = boxes.filter((box) => box.type === 'moof');
-  if (moofs.length === 0) {
-    throw new BoxReader(Buffer.alloc(0), path).corrupt('media segment has no moof box', 0);
+const tfhdDefaultSampleSize = 0x10;
+const tfhdDefaultSampleFlags = 0x20;
+const tfhdDefaultBaseIsMoof = 0x020000;
+
+/** The samples of one track fragment: where each lies in the file, its size, and its decode time and duration (ticks). */
+export interface FragmentSamples {
+  readonly trackId: number;
+  readonly offsets: number[];
+  readonly sizes: number[];
+  readonly decodeTicks: number[];
+  readonly durationTicks: number[];
+}
+
+/**
+ * Every sample of a `moof` (a fragmented MP4's), with its byte position in the file: data offsets
+ * from tfhd's base (explicit, the moof with default-base-is-moof, or as ISO/IEC 14496-12 8.8.7.1
+ * has it, the moof for the first track fragment and the previous one's data end after it), sizes
+ * and durations from trun, else tfhd's defaults, else trex's. `moofOffset` is the moof's place in
+ * the file; `nextDecodeTicks` carries each track's decode time when a traf has no tfdt.
+ */
+export function fragmentSamples(moofBuffer: Buffer, moofOffset: number, source: string, tracks: readonly InitTrack[], nextDecodeTicks: Map<number, number>): FragmentSamples[] {
+  const reader = new BoxReader(moofBuffer, source);
+  const moof = reader.boxAt(0, moofBuffer.length);
+  const out: FragmentSamples[] = [];
+  let previousDataEnd = moofOffset;
+  let first = true;
+  for (const traf of reader.findAll(moof, 'traf')) {
+    const tfhd = reader.find(traf, 'tfhd');
+    if (tfhd === undefined) throw reader.corrupt('traf without tfhd', traf.start);
+    const { flags } = reader.fullBoxHeader(tfhd);
+    const trackId = reader.u32(tfhd.payloadStart + 4, tfhd.end);
+    const track = tracks.find((t) => t.trackId === trackId);
+    let cursor = tfhd.payloadStart + 8;
+    let base = flags & tfhdDefaultBaseIsMoof || first ? moofOffset : previousDataEnd;
+    if (flags & tfhdBaseDataOffset) {
+      base = reader.u64(cursor, tfhd.end);
+      cursor += 8;
+    }
+    if (flags & tfhdSampleDescriptionIndex) cursor += 4;
+    let defaultDuration = track?.defaultSampleDurationTicks ?? 0;
+    let defaultSize = track?.defaultSampleSizeBytes ?? 0;
+    if (flags & tfhdDefaultSampleDuration) {
+      defaultDuration = reader.u32(cursor, tfhd.end);
+      cursor += 4;
+    }
+    if (flags & tfhdDefaultSampleSize) {
+      defaultSize = reader.u32(cursor, tfhd.end);
+      cursor += 4;
+    }
+    if (flags & tfhdDefaultSampleFlags) cursor += 4;
+    const tfdt = reader.find(traf, 'tfdt');
+    let decode = nextDecodeTicks.get(trackId) ?? 0;
+    if (tfdt !== undefined) {
+      const { version } = reader.fullBoxHeader(tfdt);
+      decode = version === 1 ? reader.u64(tfdt.payloadStart + 4, tfdt.end) : reader.u32(tfdt.payloadStart + 4, tfdt.end);
+    }
+    const samples: FragmentSamples = { trackId, offsets: [], sizes: [], decodeTicks: [], durationTicks: [] };
+    let dataAt = base;
+    for (const trun of reader.findAll(traf, 'trun')) {
+      const { flags: trunFlags } = reader.fullBoxHeader(trun);
+      const count = reader.u32(trun.payloadStart + 4, trun.end);
+      let at = trun.payloadStart + 8;
+      if (trunFlags & trunDataOffset) {
+        dataAt = base + reader.i32(at, trun.end);
+        at += 4;
+      }
+      if (trunFlags & trunFirstSampleFlags) at += 4;
+      const perSample = (trunFlags & trunSampleDuration ? 4 : 0) + (trunFlags & trunSampleSize ? 4 : 0) + (trunFlags & trunSampleFlags ? 4 : 0) + (trunFlags & trunCompositionOffset ? 4 : 0);
+      reader.need(at, perSample * count, trun.end);
+      for (let i = 0; i < count; i++) {
+        let field = at + i * perSample;
+        let duration = defaultDuration;
+        let size = defaultSize;
+        if (trunFlags & trunSampleDuration) {
+          duration = reader.buffer.readUInt32BE(field);
+          field += 4;
+        }
+        if (trunFlags & trunSampleSize) size = reader.buffer.readUInt32BE(field);
+        samples.offsets.push(dataAt);
+        samples.sizes.push(size);
+        samples.decodeTicks.push(decode);
+        samples.durationTicks.push(duration);
+        dataAt += size;
+        decode += duration;
+      }
+    }
+    nextDecodeTicks.set(trackId, decode);
+    previousDataEnd = dataAt;
+    first = false;
+    out.push(samples);
   }
-  const buffers = await readBoxes(path, moofs);
-  return { timings: parseFragments(buffers, path, tracks), sizeBytes: fileSizeBytes };
+  return out;
+}
+
+/**
+ * Reads the `moof` boxes of a media segment (a whole file, or `span` of one) and returns their
+ * timing; never reads an `mdat`. An `sidx`, `styp`, `prft` or `emsg` before them is passed over.
+ */
+export async function readSegmentTiming(file: MediaFileReader, tracks: readonly InitTrack[], span?: ByteSpan): Promise<{ timings: FragmentTiming[]; sizeBytes: number }> {
+  const boxes = await file.boxes(span);
+  const moofs = boxes.filter((box) => box.type === 'moof');
+  if (moofs.length === 0) throw file.corrupt('media segment has no moof box', span?.offset ?? 0);
+  return { timings: parseFragments(await file.boxBytes(moofs), file.path, tracks), sizeBytes: span?.sizeBytes ?? file.sizeBytes };
 }

@@ -14,7 +14,7 @@ import { OriginError } from '../errors.js';
 import { makeValidators, type Validators } from '../http/conditional.js';
 import { classifyFile, type FileRole } from '../http/content-type.js';
 import type { ByteRange } from '../http/range.js';
-import { buildAssetIndex, type AssetFiles, type AssetIndex } from './media-index.js';
+import { assetFilesOf, buildAssetIndex, hasMedia, type AssetFiles, type AssetIndex } from './media-index.js';
 
 export interface MediaLibraryOptions {
   readonly root: string;
@@ -51,6 +51,14 @@ export interface AssetEntry {
 export type IndexState =
   | { readonly status: 'ready'; readonly index: AssetIndex }
   | { readonly status: 'broken'; readonly error: Error };
+
+interface IndexEntry {
+  readonly state: Promise<IndexState>;
+  /** The state once the build is over (the request path reads it without waiting). */
+  settled: IndexState | undefined;
+  readonly fingerprint: string;
+  checkedAtMs: number;
+}
 
 interface CachedFile {
   readonly kind: 'file';
@@ -110,7 +118,7 @@ export class MediaLibrary {
       void handle.then((h) => h.close()).catch(() => undefined);
     },
   });
-  private readonly indexes = new Map<string, { state: Promise<IndexState>; fingerprint: string; checkedAtMs: number }>();
+  private readonly indexes = new Map<string, IndexEntry>();
 
   constructor(options: MediaLibraryOptions) {
     this.options = options;
@@ -168,19 +176,8 @@ export class MediaLibrary {
     } catch {
       return undefined;
     }
-    const pick = (preferred: string, extension: string) => (names.includes(preferred) ? preferred : names.find((n) => n.endsWith(extension)));
-    let hlsMasterFile = names.includes('master.m3u8') ? 'master.m3u8' : undefined;
-    if (hlsMasterFile === undefined) {
-      for (const candidate of names.filter((n) => n.endsWith('.m3u8'))) {
-        const text = await readFile(join(dir, candidate), 'utf8').catch(() => '');
-        if (text.includes('#EXT-X-STREAM-INF')) {
-          hlsMasterFile = candidate;
-          break;
-        }
-      }
-    }
-    const files: AssetFiles = { mpdFile: pick('manifest.mpd', '.mpd'), hlsMasterFile, progressiveFile: pick('progressive.mp4', '.mp4') };
-    if (files.mpdFile === undefined && files.hlsMasterFile === undefined && files.progressiveFile === undefined) return undefined;
+    const files = assetFilesOf(names);
+    if (!hasMedia(files)) return undefined;
     return { name, dir, files };
   }
 
@@ -211,7 +208,8 @@ export class MediaLibrary {
     let realAssetDir: string;
     try {
       realAssetDir = await realpath(assetDir);
-      path = await realpath(join(assetDir, relative));
+      // A name the index serves from another file (a misnamed $Time$ segment), else the name itself.
+      path = await realpath(join(assetDir, this.aliasOf(asset, relative) ?? relative));
     } catch {
       this.files.delete(key);
       return undefined;
@@ -227,8 +225,7 @@ export class MediaLibrary {
       return cached.file;
     }
 
-    const initKind = await this.initKindOf(asset, relative);
-    const { contentType, role } = classifyFile(relative, initKind);
+    const { contentType, role } = this.indexedRole(asset, relative) ?? classifyFile(relative);
     let body: Buffer | undefined;
     if (info.size <= this.options.cacheMaxFileBytes) {
       body = await readFile(path);
@@ -336,12 +333,37 @@ export class MediaLibrary {
     return { asset, name, path, sizeBytes, mtimeMs, validators: makeValidators(sizeBytes, mtimeMs), contentType, role, body };
   }
 
-  /** Only an index that is already built is consulted: a file request never waits for indexing. */
-  private async initKindOf(asset: string, relative: string): Promise<'video' | 'audio' | 'other' | undefined> {
-    const known = this.indexes.get(asset);
-    if (known === undefined) return undefined;
-    const state = await known.state;
-    return state.status === 'ready' ? state.index.renditionByInitFile.get(relative)?.kind : undefined;
+  /**
+   * What the asset's index says a file is (an init segment, a file of segments, the progressive
+   * file), with its media type; undefined when no index is built yet or the index does not name it
+   * (its extension decides then). Only an index already built is consulted: a file request never
+   * waits for indexing, and cached descriptions are dropped when an index is built.
+   */
+  private indexedRole(asset: string, relative: string): { role: FileRole; contentType: string } | undefined {
+    const state = this.indexes.get(asset)?.settled;
+    if (state?.status !== 'ready') return undefined;
+    const index = state.index;
+    const mp4Type = (kind: string) => (kind === 'audio' ? 'audio/mp4' : 'video/mp4');
+    const init = index.renditionByInitFile.get(relative);
+    if (init !== undefined) return { role: 'init', contentType: mp4Type(init.kind) };
+    const rendition = index.segmentedFiles.get(relative)?.rendition ?? index.segmentByFile.get(relative)?.rendition;
+    if (rendition !== undefined) {
+      if (rendition.addressing === 'files') return { role: 'segment', contentType: classifyFile(relative).contentType };
+      return { role: 'segment', contentType: rendition.container === 'ts' ? 'video/mp2t' : mp4Type(rendition.kind) };
+    }
+    if (index.progressive?.file === relative) return { role: 'progressive', contentType: mp4Type(index.progressive.layout.tracks.some((t) => t.kind === 'video') ? 'video' : 'audio') };
+    return undefined;
+  }
+
+  private aliasOf(asset: string, relative: string): string | undefined {
+    const state = this.indexes.get(asset)?.settled;
+    return state?.status === 'ready' ? state.index.fileAliases.get(relative) : undefined;
+  }
+
+  /** Drops the cached descriptions of an asset's files (their roles follow from a new index). */
+  private forgetDescriptions(asset: string): void {
+    const prefix = `${asset}/`;
+    for (const key of [...this.files.keys()]) if (key.startsWith(prefix)) this.files.delete(key);
   }
 
   /** Cache statistics for /metrics and the benchmarks. */
@@ -369,19 +391,28 @@ export class MediaLibrary {
       known.checkedAtMs = nowMs;
       return known.state;
     }
-    const state: Promise<IndexState> = buildAssetIndex(name, asset.dir, asset.files).then(
-      (index) => ({ status: 'ready', index }),
-      (error: Error) => {
-        this.options.onIndexError?.(name, error);
-        return { status: 'broken', error };
-      },
-    );
-    this.indexes.set(name, { state, fingerprint, checkedAtMs: nowMs });
-    return state;
+    const entry: IndexEntry = {
+      state: buildAssetIndex(name, asset.dir, asset.files).then(
+        (index): IndexState => ({ status: 'ready', index }),
+        (error: Error): IndexState => {
+          this.options.onIndexError?.(name, error);
+          return { status: 'broken', error };
+        },
+      ),
+      settled: undefined,
+      fingerprint,
+      checkedAtMs: nowMs,
+    };
+    void entry.state.then((state) => {
+      entry.settled = state;
+      this.forgetDescriptions(name);
+    });
+    this.indexes.set(name, entry);
+    return entry.state;
   }
 
   private async fingerprint(asset: AssetEntry): Promise<string> {
-    const names = [asset.files.mpdFile, asset.files.hlsMasterFile, asset.files.progressiveFile].filter((n): n is string => n !== undefined);
+    const names = [...asset.files.mpdFiles, ...asset.files.playlistFiles, ...asset.files.mp4Files];
     const parts = await Promise.all(
       names.map(async (n) => {
         const info = await stat(join(asset.dir, n)).catch(() => undefined);

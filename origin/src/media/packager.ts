@@ -77,7 +77,8 @@ export async function encodeAndPackage(source: EncodeSource, options: PackageOpt
   }
 }
 
-async function encodeRungs(source: EncodeSource, options: PackageOptions, work: string, tools: FfmpegTools): Promise<void> {
+/** Encodes the ladder into `work`: `v<i>.mp4` per rung (video only) and `audio.m4a` when the source has audio. */
+export async function encodeRungs(source: EncodeSource, options: Pick<PackageOptions, 'rungs' | 'segmentSeconds' | 'onProgress'>, work: string, tools: FfmpegTools): Promise<void> {
   const gop = Math.max(1, Math.round(source.frameRate * options.segmentSeconds));
   const splits = options.rungs.map((_, i) => `[s${i}]`).join('');
   const scales = options.rungs.map((rung, i) => `[s${i}]scale=${rung.width}:${rung.height}:flags=bicubic,setdar=${source.displayAspect}[v${i}]`).join(';');
@@ -145,7 +146,7 @@ async function writeProgressive(options: PackageOptions, work: string, outDir: s
 
 /** Rewrites the HLS playlists from the measured index (peak and average bandwidth). */
 async function finalizeHls(outDir: string, frameRate: number): Promise<void> {
-  const index = await buildAssetIndex('staging', outDir, { mpdFile: 'manifest.mpd', hlsMasterFile: 'master.m3u8', progressiveFile: undefined });
+  const index = await buildAssetIndex('staging', outDir, { mpdFiles: ['manifest.mpd'], playlistFiles: ['master.m3u8'], mp4Files: [] });
   const audio = index.renditions.find((r) => r.kind === 'audio');
   const rates = new Map<string, VariantRates>();
   for (const ref of index.hlsPlaylists) {

@@ -3,8 +3,8 @@
  * (stsz/stz2, stco/co64, stsc, stts, elst), and a byte-offset -> media-time map so a pacing
  * policy knows how much playback time any byte range carries.
  */
-import { BoxReader, readBoxes, scanTopLevelBoxes, type Box } from './boxes.js';
-import { handlerKind, readHandlerType, readTimescale, readTrackId, type TrackKind } from './fragments.js';
+import { BoxReader, withMediaFile, type Box, type MediaFileReader, type TopLevelBox } from './boxes.js';
+import { fragmentSamples, handlerKind, parseInitSegment, readHandlerType, readTimescale, readTrackId, type TrackKind } from './fragments.js';
 
 export interface SampleTrack {
   readonly trackId: number;
@@ -16,6 +16,8 @@ export interface SampleTrack {
   /** Decode time of each sample in seconds, shifted by the edit list as players (and ffprobe) do. */
   readonly decodeTimesSec: Float64Array;
   readonly durationsSec: Float64Array;
+  /** What the edit list adds to every decode time (seconds). */
+  readonly editShiftSec: number;
 }
 
 export interface ProgressiveLayout {
@@ -24,32 +26,71 @@ export interface ProgressiveLayout {
   readonly mdatStart: number;
   /** True when moov precedes mdat, so playback can start before the whole file is fetched. */
   readonly faststart: boolean;
+  /** A fragmented MP4 (its samples in moof boxes). */
+  readonly fragmented: boolean;
   readonly durationSec: number;
   readonly tracks: readonly SampleTrack[];
 }
 
 export async function readProgressiveLayout(path: string): Promise<ProgressiveLayout> {
-  const { boxes, fileSizeBytes } = await scanTopLevelBoxes(path);
-  const moovBox = boxes.find((box) => box.type === 'moov');
-  const mdatBox = boxes.find((box) => box.type === 'mdat');
-  if (moovBox === undefined) throw new BoxReader(Buffer.alloc(0), path).corrupt('MP4 has no moov box', 0);
-  if (mdatBox === undefined) throw new BoxReader(Buffer.alloc(0), path).corrupt('MP4 has no mdat box', 0);
-  const [moovBuffer] = await readBoxes(path, [moovBox]);
-  const reader = new BoxReader(moovBuffer!, path);
-  const moov = reader.boxAt(0, moovBuffer!.length);
-  const tracks = reader.findAll(moov, 'trak').map((trak) => readSampleTrack(reader, moov, trak));
-  const ends = tracks.map((t) => {
-    const last = t.decodeTimesSec.length - 1;
-    return last < 0 ? 0 : t.decodeTimesSec[last]! + t.durationsSec[last]!;
+  return withMediaFile(path, async (file) => {
+    const boxes = await file.boxes();
+    const moovBox = boxes.find((box) => box.type === 'moov');
+    const mdatBox = boxes.find((box) => box.type === 'mdat');
+    if (moovBox === undefined) throw file.corrupt('MP4 has no moov box', 0);
+    if (mdatBox === undefined) throw file.corrupt('MP4 has no mdat box', 0);
+    const [moovBuffer] = await file.boxBytes([moovBox]);
+    const reader = new BoxReader(moovBuffer!, path);
+    const moov = reader.boxAt(0, moovBuffer!.length);
+    let tracks = reader.findAll(moov, 'trak').map((trak) => readSampleTrack(reader, moov, trak));
+    const moofs = boxes.filter((box) => box.type === 'moof');
+    // A fragmented MP4 keeps its samples in moof boxes; its moov's tables are empty.
+    if (moofs.length > 0 && tracks.every((t) => t.sizes.length === 0)) tracks = await fragmentedTracks(file, moovBuffer!, moofs, tracks);
+    const ends = tracks.map((t) => {
+      const last = t.decodeTimesSec.length - 1;
+      return last < 0 ? 0 : t.decodeTimesSec[last]! + t.durationsSec[last]!;
+    });
+    return {
+      fileSizeBytes: file.sizeBytes,
+      moovStart: moovBox.start,
+      mdatStart: mdatBox.start,
+      faststart: moovBox.start < mdatBox.start,
+      fragmented: moofs.length > 0,
+      durationSec: Math.max(0, ...ends),
+      tracks,
+    };
   });
-  return {
-    fileSizeBytes,
-    moovStart: moovBox.start,
-    mdatStart: mdatBox.start,
-    faststart: moovBox.start < mdatBox.start,
-    durationSec: Math.max(0, ...ends),
-    tracks,
-  };
+}
+
+/** The samples of a fragmented MP4, track by track, from every moof in file order (decode times shifted by each track's edit as in the moov). */
+async function fragmentedTracks(file: MediaFileReader, moovBuffer: Buffer, moofs: readonly TopLevelBox[], fromMoov: readonly SampleTrack[]): Promise<SampleTrack[]> {
+  const initTracks = parseInitSegment(moovBuffer, file.path);
+  const collected = new Map<number, { offsets: number[]; sizes: number[]; decode: number[]; durations: number[] }>();
+  const nextDecode = new Map<number, number>();
+  for (const moof of moofs) {
+    const [buffer] = await file.boxBytes([moof]);
+    for (const samples of fragmentSamples(buffer!, moof.start, file.path, initTracks, nextDecode)) {
+      let track = collected.get(samples.trackId);
+      if (track === undefined) collected.set(samples.trackId, (track = { offsets: [], sizes: [], decode: [], durations: [] }));
+      track.offsets.push(...samples.offsets);
+      track.sizes.push(...samples.sizes);
+      track.decode.push(...samples.decodeTicks);
+      track.durations.push(...samples.durationTicks);
+    }
+  }
+  return fromMoov.map((track) => {
+    const samples = collected.get(track.trackId);
+    if (samples === undefined) return track;
+    // The moov's (empty) tables carried the edit's shift as the time of their first sample; apply it to the fragments' decode times.
+    const shiftSec = track.editShiftSec;
+    return {
+      ...track,
+      offsets: Float64Array.from(samples.offsets),
+      sizes: Uint32Array.from(samples.sizes),
+      decodeTimesSec: Float64Array.from(samples.decode, (ticks) => ticks / track.timescale + shiftSec),
+      durationsSec: Float64Array.from(samples.durations, (ticks) => ticks / track.timescale),
+    };
+  });
 }
 
 function readMovieTimescale(reader: BoxReader, moov: Box): number {
@@ -179,6 +220,7 @@ function readSampleTrack(reader: BoxReader, moov: Box, trak: Box): SampleTrack {
     trackId: readTrackId(reader, trak),
     kind: handlerKind(readHandlerType(reader, mdia)),
     timescale,
+    editShiftSec: shift / timescale,
     offsets,
     sizes,
     decodeTimesSec,
@@ -196,7 +238,14 @@ export class ByteTimeMap {
   /** Media time complete once the corresponding sample end has been delivered (running max). */
   private readonly completeSec: Float64Array;
 
-  constructor(layout: ProgressiveLayout) {
+  /** From a file's sample tables, or from points given directly (a segmented file: each segment's end and the media time complete there). */
+  constructor(source: ProgressiveLayout | { readonly endBytes: readonly number[]; readonly completeSec: readonly number[] }) {
+    if (!('tracks' in source)) {
+      this.sampleEnds = Float64Array.from(source.endBytes);
+      this.completeSec = Float64Array.from(source.completeSec);
+      return;
+    }
+    const layout = source;
     const reference = layout.tracks.find((t) => t.kind === 'video') ?? layout.tracks.find((t) => t.kind === 'audio');
     const count = reference?.sizes.length ?? 0;
     const order = Array.from({ length: count }, (_, i) => i);

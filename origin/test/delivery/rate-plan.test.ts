@@ -85,7 +85,7 @@ describe('per-VBR-block rates', () => {
   let index: AssetIndex;
   let packets: Awaited<ReturnType<typeof videoPackets>>;
   before(async () => {
-    index = await buildAssetIndex('demo', demoDir(), { mpdFile: 'manifest.mpd', hlsMasterFile: undefined, progressiveFile: 'progressive.mp4' });
+    index = await buildAssetIndex('demo', demoDir(), { mpdFiles: ['manifest.mpd'], playlistFiles: [], mp4Files: ['progressive.mp4'] });
     packets = await videoPackets(join(demoDir(), 'progressive.mp4'));
   });
 
@@ -138,7 +138,7 @@ describe('per-VBR-block rates on a file packaged with trickle package', () => {
     // 20 s that swing from busy to still and back: a rate per file would be wrong nearly everywhere.
     await exec('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=640x360:r=25:d=7', '-f', 'lavfi', '-i', 'color=c=0x336699:s=640x360:r=25:d=6', '-f', 'lavfi', '-i', 'mandelbrot=s=640x360:r=25,trim=duration=7', '-f', 'lavfi', '-i', 'sine=f=440:d=20', '-filter_complex', '[0:v][1:v][2:v]concat=n=3:v=1:a=0[v]', '-map', '[v]', '-map', '3:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '10', '-c:a', 'aac', source]);
     await packageInput({ input: source, outDir: join(work, 'asset'), ladder: '360p:1200k', segmentSeconds: 2, force: false, overwrite: false });
-    const index = await buildAssetIndex('asset', join(work, 'asset'), { mpdFile: 'manifest.mpd', hlsMasterFile: undefined, progressiveFile: 'progressive.mp4' });
+    const index = await buildAssetIndex('asset', join(work, 'asset'), { mpdFiles: ['manifest.mpd'], playlistFiles: [], mp4Files: ['progressive.mp4'] });
     progressive = index.progressive!;
     packets = await videoPackets(join(work, 'asset', 'progressive.mp4'));
   });

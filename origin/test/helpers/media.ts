@@ -1,12 +1,28 @@
-/** The shared media fixture made by scripts/test.js (a 24 s demo clip from the real ffmpeg). */
+/**
+ * The shared media fixtures scripts/test.js makes: a 24 s demo clip from the real ffmpeg
+ * (TRICKLE_TEST_MEDIA, else .cache/test-media) and the packaging corpus (TRICKLE_TEST_CORPUS, else
+ * .cache/test-corpus). A test file run on its own uses them where `npm test` left them, and fails
+ * with the command that makes them when they were never made: never a silent skip.
+ */
+import { existsSync } from 'node:fs';
 import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+
+const checkout = resolve(import.meta.dirname, '..', '..', '..', '..');
+
+function fixture(variable: string, cached: string, probe: string): string {
+  const root = process.env[variable] ?? join(checkout, '.cache', cached);
+  if (!existsSync(join(root, probe))) throw new Error(`the test fixture ${root} is missing: run "npm test -- <file>" (scripts/test.js makes it) or set ${variable}`);
+  return root;
+}
 
 export function testMediaRoot(): string {
-  const root = process.env.TRICKLE_TEST_MEDIA;
-  if (root === undefined) throw new Error('TRICKLE_TEST_MEDIA is not set: run the tests with "npm test", which generates the media fixture');
-  return root;
+  return fixture('TRICKLE_TEST_MEDIA', 'test-media', join('demo', 'manifest.mpd'));
+}
+
+export function testCorpusRoot(): string {
+  return fixture('TRICKLE_TEST_CORPUS', 'test-corpus', 'README.md');
 }
 
 export function demoDir(): string {

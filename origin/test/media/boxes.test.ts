@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isOriginError } from '../../src/errors.js';
-import { BoxReader, scanTopLevelBoxes } from '../../src/media/boxes.js';
+import { BoxReader, scanTopLevelBoxes, withMediaFile } from '../../src/media/boxes.js';
 import { parseInitSegment, readSegmentTiming } from '../../src/media/fragments.js';
 import { readProgressiveLayout } from '../../src/media/sample-table.js';
 import { demoDir } from '../helpers/media.js';
@@ -46,7 +46,7 @@ describe('BoxReader', () => {
     const dir = await mkdtemp(join(tmpdir(), 'trickle-boxes-'));
     const path = join(dir, 'seg.m4s');
     await writeFile(path, box('mdat', Buffer.alloc(10)));
-    await assert.rejects(readSegmentTiming(path, []), isCorrupt);
+    await assert.rejects(withMediaFile(path, (file) => readSegmentTiming(file, [])), isCorrupt);
   });
 
   it('rejects a truncated real segment and a truncated progressive file', async () => {
@@ -55,7 +55,7 @@ describe('BoxReader', () => {
     const segment = await readFile(join(demoDir(), 'chunk-0-00001.m4s'));
     const truncated = join(dir, 'chunk.m4s');
     await writeFile(truncated, segment.subarray(0, segment.length - 100));
-    await assert.rejects(readSegmentTiming(truncated, parseInitSegment(init, 'init')), isCorrupt);
+    await assert.rejects(withMediaFile(truncated, (file) => readSegmentTiming(file, parseInitSegment(init, 'init'))), isCorrupt);
     await assert.rejects(scanTopLevelBoxes(truncated), isCorrupt);
 
     const progressive = await readFile(join(demoDir(), 'progressive.mp4'));

@@ -11,7 +11,7 @@ describe('media index on the generated demo', () => {
   let clipDurationSec: number;
 
   before(async () => {
-    index = await buildAssetIndex('demo', demoDir(), { mpdFile: 'manifest.mpd', hlsMasterFile: 'master.m3u8', progressiveFile: 'progressive.mp4' });
+    index = await buildAssetIndex('demo', demoDir(), { mpdFiles: ['manifest.mpd'], playlistFiles: ['master.m3u8'], mp4Files: ['progressive.mp4'] });
     const probe = await ffprobe(join(demoDir(), 'progressive.mp4'), ['-select_streams', 'v:0']);
     clipDurationSec = Number(probe.streams[0]!.duration);
   });
@@ -84,7 +84,7 @@ describe('media index on the generated demo', () => {
   });
 
   it('builds the same index from the HLS playlists alone', async () => {
-    const fromHls = await buildAssetIndex('demo', demoDir(), { mpdFile: undefined, hlsMasterFile: 'master.m3u8', progressiveFile: undefined });
+    const fromHls = await buildAssetIndex('demo', demoDir(), { mpdFiles: [], playlistFiles: ['master.m3u8'], mp4Files: [] });
     assert.equal(fromHls.segmentSource, 'hls');
     const mpdSizes = index.renditions.map((r) => r.segments.map((s) => s.sizeBytes));
     const hlsSizes = fromHls.renditions.map((r) => r.segments.map((s) => s.sizeBytes));

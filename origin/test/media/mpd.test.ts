@@ -58,7 +58,9 @@ describe('MPD reading', () => {
     assert.throws(() => parseMpd('<MPD><Period>', 'bad.mpd'), corrupt);
     assert.throws(() => parseMpd('<nothing/>', 'bad.mpd'), corrupt);
     assert.throws(() => parseMpd(mpd('<AdaptationSet><Representation id="x"><SegmentBase/></Representation></AdaptationSet>'), 'bad.mpd'), corrupt);
-    assert.throws(() => parseMpd('<MPD mediaPresentationDuration="PT1S"><Period/><Period/></MPD>', 'bad.mpd'), corrupt);
+    assert.throws(() => parseMpd(mpd('<AdaptationSet><Representation id="x"><SegmentList><SegmentURL mediaRange="9-1"/></SegmentList></Representation></AdaptationSet>'), 'bad.mpd'), corrupt);
+    const unsupported = (error: unknown) => isOriginError(error, 'ORIGIN_ERR_UNSUPPORTED_MEDIA') && /dynamic \(live\) MPD/.test((error as Error).message);
+    assert.throws(() => parseMpd('<MPD type="dynamic" availabilityStartTime="2026-01-01T00:00:00Z"><Period/></MPD>', 'live.mpd'), unsupported);
   });
   // MPDs in the shapes the common packagers write (written by hand after their output).
   it('reads ffmpeg dashenc output: per-Representation templates, $Number%05d$, timelines, audio beside video', () => {
@@ -164,7 +166,7 @@ describe('MPD reading', () => {
     assert.deepEqual(renditions[1]!.segments.map((s) => [s.file, s.number, s.manifestDurationSec]), [['clip_2_1.m4s', 1, 2], ['clip_2_2.m4s', 2, 2], ['clip_2_3.m4s', 3, 1]]);
   });
 
-  it('reads SegmentList under relative BaseURLs (GPAC -profile main), and refuses absolute ones', () => {
+  it('reads SegmentList under relative BaseURLs (GPAC -profile main), and names absolute ones as unsupported', () => {
     const list = (base: string) =>
       mpd(`<BaseURL>${base}</BaseURL><AdaptationSet mimeType="video/mp4"><Representation id="v" bandwidth="900000" height="480"><BaseURL>480p/</BaseURL>
         <SegmentList timescale="1000" duration="4000"><Initialization sourceURL="init.mp4"/><SegmentURL media="s1.m4s"/><SegmentURL media="s2.m4s"/></SegmentList>
@@ -172,12 +174,80 @@ describe('MPD reading', () => {
     const [video] = parseMpd(list('video/'), 'list.mpd').renditions;
     assert.equal(video!.initFile, 'video/480p/init.mp4');
     assert.deepEqual(video!.segments.map((s) => [s.file, s.manifestStartSec]), [['video/480p/s1.m4s', 0], ['video/480p/s2.m4s', 4]]);
-    assert.throws(() => parseMpd(list('https://cdn.example.com/video/'), 'list.mpd'), (error: unknown) => isOriginError(error, 'ORIGIN_ERR_CORRUPT_MEDIA') && /BaseURL .* is absolute/.test((error as Error).message));
+    const [elsewhere] = parseMpd(list('https://cdn.example.com/video/'), 'list.mpd').renditions;
+    assert.match(elsewhere!.unsupported ?? '', /BaseURL "https:\/\/cdn.example.com\/video\/" is absolute/);
+    assert.deepEqual(elsewhere!.segments, []);
   });
 
-  it('refuses SegmentBase (Shaka Packager and GPAC on-demand profiles) with what to do instead', () => {
+  it('resolves files relative to the MPD\'s own folder', () => {
+    const [video] = parseMpd(mpd(`<AdaptationSet contentType="video"><Representation id="v"><SegmentTemplate timescale="1" duration="5" media="v/$Number$.m4s" initialization="v/init.mp4"/></Representation></AdaptationSet>`), 'x.mpd', 'dash/manifest.mpd').renditions;
+    assert.equal(video!.initFile, 'dash/v/init.mp4');
+    assert.deepEqual(video!.segments.map((s) => s.file), ['dash/v/1.m4s', 'dash/v/2.m4s']);
+    assert.equal(video!.manifest, 'dash/manifest.mpd');
+  });
+
+  it('reads SegmentBase (Shaka Packager and GPAC on-demand profiles): the file, its init range and where its sidx is', () => {
     const onDemand = mpd(`<AdaptationSet contentType="video"><Representation id="0" bandwidth="1200000" mimeType="video/mp4"><BaseURL>h264_540p.mp4</BaseURL>
       <SegmentBase indexRange="1043-1222" timescale="30000"><Initialization range="0-1042"/></SegmentBase></Representation></AdaptationSet>`);
-    assert.throws(() => parseMpd(onDemand, 'ondemand.mpd'), (error: unknown) => isOriginError(error, 'ORIGIN_ERR_CORRUPT_MEDIA') && /uses SegmentBase .* not supported: package with segment files/.test((error as Error).message));
+    const [video] = parseMpd(onDemand, 'ondemand.mpd').renditions;
+    assert.equal(video!.initFile, 'h264_540p.mp4');
+    assert.deepEqual(video!.initRange, { offset: 0, sizeBytes: 1043 });
+    assert.deepEqual(video!.segmentBase, { file: 'h264_540p.mp4', indexRange: { offset: 1043, sizeBytes: 180 } });
+    assert.deepEqual(video!.segments, []);
+    // A BaseURL alone (no addressing element) is an on-demand file too: the index finds its sidx.
+    const [bare] = parseMpd(mpd('<AdaptationSet contentType="audio"><Representation id="a"><BaseURL>audio.mp4</BaseURL></Representation></AdaptationSet>'), 'bare.mpd').renditions;
+    assert.deepEqual(bare!.segmentBase, { file: 'audio.mp4', indexRange: undefined });
+  });
+
+  it('reads ffmpeg\'s single-file output: SegmentList with mediaRange byte ranges of the BaseURL\'s file', () => {
+    const [video] = parseMpd(
+      mpd(`<AdaptationSet contentType="video"><Representation id="0" mimeType="video/mp4" bandwidth="794556"><BaseURL>manifest-stream0.mp4</BaseURL>
+        <SegmentList timescale="1000000" duration="2000000" startNumber="1"><Initialization range="0-833" />
+          <SegmentURL mediaRange="834-185506" indexRange="834-885" /><SegmentURL mediaRange="185507-398726" indexRange="185507-185558" /></SegmentList>
+      </Representation></AdaptationSet>`),
+      'single.mpd',
+    ).renditions;
+    assert.equal(video!.initFile, 'manifest-stream0.mp4');
+    assert.deepEqual(video!.initRange, { offset: 0, sizeBytes: 834 });
+    assert.deepEqual(video!.segments.map((s) => [s.file, s.range, s.number, s.manifestStartSec]), [
+      ['manifest-stream0.mp4', { offset: 834, sizeBytes: 184673 }, 1, 0],
+      ['manifest-stream0.mp4', { offset: 185507, sizeBytes: 213220 }, 2, 2],
+    ]);
+  });
+
+  it('follows timelines through gaps, explicit and negative starts, and repeats to the next S', () => {
+    const [audio] = parseMpd(
+      mpd(`<AdaptationSet contentType="audio"><Representation id="a"><SegmentTemplate timescale="48000" media="a-$Time$.m4s" initialization="a.init">
+        <SegmentTimeline><S t="-1024" d="96000"/><S d="96000" r="-1"/><S t="478976" d="48000"/></SegmentTimeline></SegmentTemplate></Representation></AdaptationSet>`),
+      't',
+    ).renditions;
+    assert.deepEqual(audio!.segments.map((s) => s.file), ['a--1024.m4s', 'a-94976.m4s', 'a-190976.m4s', 'a-286976.m4s', 'a-382976.m4s', 'a-478976.m4s']);
+    assert.equal(audio!.segments[5]!.manifestStartSec, 478976 / 48000);
+    assert.equal(audio!.segments[0]!.manifestStartSec, -1024 / 48000);
+  });
+
+  it('reads several Periods: each starts where it says or where the last ended, times less presentationTimeOffset', () => {
+    const parsed = parseMpd(
+      `<MPD type="static" mediaPresentationDuration="PT8S">
+        <Period id="main" duration="PT4S"><AdaptationSet contentType="video"><Representation id="0" bandwidth="1000"><SegmentTemplate timescale="1000" media="v/$Number$.m4s" initialization="v/init.mp4"><SegmentTimeline><S t="0" d="2000" r="1"/></SegmentTimeline></SegmentTemplate></Representation></AdaptationSet></Period>
+        <Period id="after"><AdaptationSet contentType="video"><Representation id="0" bandwidth="1000"><SegmentTemplate timescale="1000" presentationTimeOffset="4000" startNumber="3" media="v/$Number$.m4s" initialization="v/init.mp4"><SegmentTimeline><S t="4000" d="2000" r="1"/></SegmentTimeline></SegmentTemplate></Representation></AdaptationSet></Period>
+      </MPD>`,
+      'periods.mpd',
+    );
+    assert.deepEqual(parsed.periods.map((p) => [p.id, p.startSec, p.durationSec]), [['main', 0, 4], ['after', 4, 4]]);
+    assert.deepEqual(parsed.renditions.map((r) => [r.id, r.period.index, r.segments.map((s) => [s.file, s.manifestStartSec])]), [
+      ['main/0', 0, [['v/1.m4s', 0], ['v/2.m4s', 2]]],
+      ['after/0', 1, [['v/3.m4s', 4], ['v/4.m4s', 6]]],
+    ]);
+  });
+
+  it('tells subtitles, trick play and MPEG-TS apart from the renditions it paces', () => {
+    const { renditions } = parseMpd(
+      mpd(`<AdaptationSet contentType="text" mimeType="text/vtt"><Representation id="t"><SegmentTemplate timescale="1000" duration="2000" media="t/$Number$.vtt"/></Representation></AdaptationSet>
+        <AdaptationSet contentType="video" mimeType="video/mp4"><EssentialProperty schemeIdUri="http://dashif.org/guidelines/trickmode" value="1"/><Representation id="trick"><SegmentTemplate timescale="1" duration="5" media="k$Number$.m4s" initialization="k.init"/></Representation></AdaptationSet>
+        <AdaptationSet contentType="video" mimeType="video/mp2t"><Representation id="ts"><SegmentTemplate timescale="1" duration="5" media="s$Number$.ts"/></Representation></AdaptationSet>`),
+      'kinds.mpd',
+    );
+    assert.deepEqual(renditions.map((r) => [r.id, r.kind, r.container, r.trickPlay === true]), [['t', 'other', 'text', false], ['trick', 'video', 'fmp4', true], ['ts', 'video', 'ts', false]]);
   });
 });
