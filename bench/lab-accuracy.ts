@@ -63,8 +63,8 @@ async function measureBackend(backend: LinkBackendName, where: string): Promise<
   const lossy = await labUp('bacc', symmetricLink({ rateBps: 20e6, rttMs: 10, bufferBdp: 4, lossRate: 0.02, seed: 11 }), { backend });
   try {
     const loss = await measureRandomLoss(lossy, 10_000, 400);
-    const interval = binomialInterval(loss.sent, 0.02);
-    cells.push({ link: lossLink, measure: 'random loss', text: `${(loss.lossRate * 100).toFixed(2)}% of ${loss.sent} (99.9% interval ${(interval.low * 100).toFixed(2)}-${(interval.high * 100).toFixed(2)}%)` });
+    const interval = binomialInterval(loss.link.offered, 0.02);
+    cells.push({ link: lossLink, measure: 'random loss', text: `the link dropped ${(loss.link.lossRate * 100).toFixed(2)}% of ${loss.link.offered} (99.9% interval ${(interval.low * 100).toFixed(2)}-${(interval.high * 100).toFixed(2)}%); end to end ${(loss.lossRate * 100).toFixed(2)}% of ${loss.sent}` });
   } finally {
     await labDown('bacc');
   }
@@ -130,8 +130,8 @@ export async function main(argv: readonly string[]): Promise<void> {
       ? []
       : [
           '',
-          "In the guest (Debian's 6.1 kernel under qemu TCG, no KVM on this machine kind) every packet and every process is emulated, about",
-          '10-40x slower than the host: its own path RTT is larger, high packet rates (20 Mbit/s is ~1,650 data packets/s plus ACKs) are',
+          "In the guest (Debian's 6.1 kernel under qemu TCG, no KVM on this machine kind) every packet and every process is emulated (10-40x",
+          'slower than the host, by the platform notes, not this run): its own path RTT is larger, high packet rates (20 Mbit/s is ~1,650 data packets/s plus ACKs) are',
           'limited by the emulated CPU rather than the link, and a back-to-back burst leaves the emulated sender slower than the link drains',
           'it, so fewer packets meet a full buffer. Rows at low packet rates (6 and 0.7 Mbit/s, spaced loss probes) show what netem does.',
         ]),

@@ -132,7 +132,7 @@ function engineCostNote(results: readonly { workload: Workload; origin: WrkResul
     '',
     `Server CPU per 64 kB range in this run: the origin as a media response ${mediaMicros.toFixed(0)} µs, the same bytes as a plain file ${plainMicros.toFixed(0)} µs, nginx ${nginxMicros.toFixed(0)} µs. ` +
       `So the delivery engine costs about ${(mediaMicros - plainMicros).toFixed(0)} µs per response: choosing the policy and its media plan, the TCP_INFO reading that closes the response once its last byte is acknowledged (with a timer poll while it is not), the flow record and its Prometheus histograms. ` +
-      'Every media response gets that record (the per-flow figures of the paper: retransmissions, srtt, goodput), so the cost is per request, not per byte: for 1 MB segments the origin is ahead of nginx, for 64 kB ranges it stays below the goal. ' +
+      'Every media response gets that record (the per-flow figures of the paper: retransmissions, srtt, goodput), so the cost is per request, not per byte: it weighs most on small responses (compare the segments rows above). ' +
       `Without the engine the origin reaches ${(plain.origin.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x nginx; the rest of the gap is the copy of each range from Node's memory into the socket (nginx hands the page cache to the socket with sendfile) and Node's HTTP layer: node:http alone, with no framework at all, reaches ${(plain.node.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x nginx on this machine (${cpuMicrosPerRequest(plain.node).toFixed(0)} µs of CPU per range), the ceiling of any Node origin here.`,
     '',
   ];

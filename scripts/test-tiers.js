@@ -1,54 +1,74 @@
-// Which test files run where (scripts/test.js, scripts/flake-hunt). Paths are of compiled tests,
-// relative to the repository root.
+// Which test files run where (scripts/test.js, scripts/flake-hunt), by what they contend for on
+// this machine kind's two cores. Paths are of compiled tests, relative to the repository root.
 //
-//   quick   unit tests and tests over loopback sockets: `npm run test:quick` and the concurrent phase
-//   full    also in the concurrent phase, but not quick: a browser, root's cgroups and BPF, a
-//           compiler, Docker's tools (no engine)
-//   serial  one at a time after the rest: they time flows through emulated paths (the lab's delay
-//           line, namespace paths with TBF), or share the machine's namespaces, cgroups, BPF pins or
-//           Docker engine; beside another test their figures pick up its load
+// Phase 1, concurrent:
+//   quick    unit tests and tests over loopback sockets: also `npm run test:quick`; two at a time
+//   full     the same phase, but not quick: a browser, root's cgroups and BPF, a compiler
+//   docker   the demo stack under a real Docker engine: image builds and containers that judge no
+//            timing, in a lane of its own beside the two above (its build is mostly downloads)
+// Phase 2, paired: two lanes side by side, one file at a time in each
+//   lab      what times flows or RTTs through emulated paths (the lab's delay line, namespace
+//            paths with TBF, the BPF clamp) or judges timers: never beside another such test
+//   browser  real players in Chromium through a lab: judged by what they play, not by the
+//            millisecond, beside one lab test at a time
+// Phase 3, solo:
+//   solo     the netem checks in a guest kernel under TCG: its emulated clock needs both cores
 
 export const testFileRoots = ['dist/test', 'origin/dist/test', 'native/dist/test', 'player-sim/dist/test', 'e2e/dist/test'];
 
-const serialParts = [
-  'e2e/dist/test/lab/',
-  'e2e/dist/test/policies/',
-  'e2e/dist/test/qoe/run.test.js',
-  'e2e/dist/test/qoe-matrix/cell.test.js',
-  'e2e/dist/test/experiment/smoke.test.js',
-  'e2e/dist/test/experiment/population-smoke.test.js',
-  'e2e/dist/test/examples/',
-  'dist/test/docker/stack.test.js',
-  'origin/dist/test/delivery/churn.test.js',
-  'native/dist/test/clamp/bpf-path.test.js',
-  'native/dist/test/clamp/bpf-schedule.test.js',
-];
+const byTier = {
+  docker: ['dist/test/docker/stack.test.js'],
+  solo: ['e2e/dist/test/lab/netem.test.js'],
+  lab: [
+    'e2e/dist/test/lab/lab.test.js',
+    'e2e/dist/test/lab/measure.test.js',
+    'e2e/dist/test/lab/population-lab.test.js',
+    'e2e/dist/test/lab/sim-live.test.js',
+    'e2e/dist/test/policies/paced-delivery.test.js',
+    'native/dist/test/clamp/bpf-path.test.js',
+    'native/dist/test/clamp/bpf-schedule.test.js',
+    'native/dist/test/clamp/bpf-lifecycle.test.js',
+    'native/dist/test/socket.test.js',
+    'origin/dist/test/delivery/churn.test.js',
+    'origin/dist/test/delivery/delivery-engine.test.js',
+    'origin/dist/test/delivery/kernel-drain.test.js',
+    'origin/dist/test/delivery/enforcers/kernel-phase.test.js',
+  ],
+  browser: [
+    'e2e/dist/test/examples/',
+    'e2e/dist/test/experiment/smoke.test.js',
+    'e2e/dist/test/experiment/population-smoke.test.js',
+    'e2e/dist/test/policies/players-every-policy.test.js',
+    'e2e/dist/test/policies/https.test.js',
+    'e2e/dist/test/policies/packagers.test.js',
+    'e2e/dist/test/qoe-matrix/cell.test.js',
+    'e2e/dist/test/qoe/run.test.js',
+  ],
+  full: [
+    // Chromium
+    'e2e/dist/test/player-page.test.js',
+    'e2e/dist/test/player-charts.test.js',
+    'e2e/dist/test/aspect-ratios.test.js',
+    'e2e/dist/test/qoe/codecs.test.js',
+    'e2e/dist/test/fixture-package.test.js',
+    // root: users, cgroups, a compiler
+    'dist/test/deploy/',
+  ],
+};
 
-const fullParts = [
-  // Chromium
-  'e2e/dist/test/player-page.test.js',
-  'e2e/dist/test/player-charts.test.js',
-  'e2e/dist/test/aspect-ratios.test.js',
-  'e2e/dist/test/qoe/codecs.test.js',
-  'e2e/dist/test/fixture-package.test.js',
-  // root: cgroups, BPF, users, a compiler
-  'native/dist/test/clamp/bpf-lifecycle.test.js',
-  'origin/dist/test/delivery/kernel-drain.test.js',
-  'origin/dist/test/delivery/enforcers/kernel-phase.test.js',
-  'dist/test/deploy/',
+/** Each phase's pools: files of the listed tiers, `width` at a time; the pools of a phase run side by side. */
+export const phases = [
+  { name: 'concurrent', pools: [{ tiers: ['full', 'quick'], width: 2 }, { tiers: ['docker'], width: 1 }] },
+  { name: 'paired', pools: [{ tiers: ['lab'], width: 1 }, { tiers: ['browser'], width: 1 }] },
+  { name: 'solo', pools: [{ tiers: ['solo'], width: 1 }] },
 ];
-
-/** Pure unit tests of the lab's parts (no namespaces): quick, though they live beside the lab's path tests. */
-const quickInSerialDirs = ['e2e/dist/test/lab/link-spec.test.js', 'e2e/dist/test/lab/trace-replay.test.js', 'e2e/dist/test/lab/analysis/', 'e2e/dist/test/lab/cpu-time.test.js', 'e2e/dist/test/lab/population.test.js', 'e2e/dist/test/lab/population-accuracy.test.js'];
 
 export function classify(name) {
-  if (quickInSerialDirs.some((part) => name.includes(part))) return 'quick';
-  if (serialParts.some((part) => name.includes(part))) return 'serial';
-  if (fullParts.some((part) => name.includes(part))) return 'full';
+  for (const [tier, parts] of Object.entries(byTier)) if (parts.some((part) => name.includes(part))) return tier;
   return 'quick';
 }
 
-/** The serial phase's order: as found (the same every run), so a flake hunt runs them as CI does. */
-export function serialOrder(files) {
-  return [...files].sort((a, b) => a.name.localeCompare(b.name));
+/** A pool's files in the order CI runs them: by its tiers' order, then by name (the same every run). */
+export function poolOrder(pool, files) {
+  return files.filter((file) => pool.tiers.includes(file.tier)).sort((a, b) => pool.tiers.indexOf(a.tier) - pool.tiers.indexOf(b.tier) || a.name.localeCompare(b.name));
 }

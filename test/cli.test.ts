@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { before, describe, it } from 'node:test';
 import { buildAssetIndex } from '@trickle/origin';
+import { testMediaRoot } from './helpers/media.js';
 
 const cli = resolve(import.meta.dirname, '..', '..', 'bin', 'trickle.js');
 const exec = promisify(execFile);
@@ -58,7 +59,7 @@ describe('trickle CLI', () => {
     assert.match(help.stdout, /lab \(the lab's accuracy per link\s+backend/);
     const missing = trickle(['bench']);
     assert.notEqual(missing.status, 0);
-    assert.match(missing.stderr, /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak, population, lab/);
+    assert.match(missing.stderr, /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak, population, indexing, lab/);
   });
 
   it('makes a development CA and a server chain it signs, for the names given', async () => {
@@ -87,7 +88,7 @@ describe('trickle CLI', () => {
   it('says which benchmark or experiment file it does not know', () => {
     const bench = trickle(['bench', 'nothing']);
     assert.notEqual(bench.status, 0);
-    assert.match(bench.stderr, /Allowed choices are origin, pacing, qoe, soak, population, lab/);
+    assert.match(bench.stderr, /Allowed choices are origin, pacing, qoe, soak, population, indexing, lab/);
     const experiment = trickle(['experiment', '/nonexistent.yaml', '--out', '/tmp/x']);
     assert.notEqual(experiment.status, 0);
     assert.match(experiment.stderr, /cannot read \/nonexistent.yaml.*E2E_ERR_EXPERIMENT_CONFIG/);
@@ -164,11 +165,36 @@ describe('trickle CLI', () => {
   });
 });
 
+describe('trickle media inspect and corpus', () => {
+  it('says what the origin understood of an asset folder, as text and as JSON', () => {
+    const demo = join(testMediaRoot(), 'demo');
+    const text = trickle(['media', 'inspect', demo]);
+    assert.equal(text.status, 0, text.stderr);
+    assert.match(text.stdout, /^asset demo: 2\d\.\d\d s, segments from mpd$/m);
+    assert.match(text.stdout, /^ {2}3 \(video 720p, fmp4, files, from manifest\.mpd\): paced, 12 segments, .* kbit\/s \(mean \d+\), durations from moof$/m);
+    assert.match(text.stdout, /^progressive: progressive\.mp4 \(faststart\)/m);
+    assert.match(text.stdout, /^nothing left unread$/m);
+    const json = trickle(['media', 'inspect', demo, '--json', '--segments']);
+    const summary = JSON.parse(json.stdout) as { renditions: { paced: boolean; segments: unknown[] }[] };
+    assert.equal(summary.renditions.length, 5);
+    assert.ok(summary.renditions.every((r) => r.paced && r.segments.length === 12));
+  });
+
+  it('refuses a folder that is not an asset, and an unknown corpus shape, in one coded line', async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'trickle-inspect-'));
+    const notAsset = trickle(['media', 'inspect', empty]);
+    assert.equal(notAsset.status, 1);
+    assert.match(notAsset.stderr, /^trickle: .* holds no MPD, HLS playlist or MP4 at its top: give an asset's folder \[ORIGIN_ERR_INPUT_UNREADABLE\]\n$/);
+    const badShape = trickle(['media', 'corpus', '--out', empty, '--shapes', 'gpac-magic']);
+    assert.equal(badShape.status, 1);
+    assert.match(badShape.stderr, /unknown corpus shape gpac-magic \(known: ffmpeg-dash-number-timeline, .*\) \[ORIGIN_ERR_CONFIG\]/);
+  });
+});
+
 describe('trickle sim and traces', () => {
-  const media = process.env.TRICKLE_TEST_MEDIA;
+  const media = testMediaRoot();
 
   it('prints the aggregate figures as JSON for a model run, and writes per-session records', async () => {
-    assert.ok(media !== undefined, 'run via npm test');
     const out = await mkdtemp(join(tmpdir(), 'trickle-sim-'));
     const { status, stdout, stderr } = trickle(['sim', '--manifest', join(media, 'demo', 'manifest.mpd'), '--traces', 'lte-like,3g-like', '--abr', 'bola', '--policy', 'trickle', '--sessions', '30', '--session-seconds', '120', '--json', '--out', out]);
     assert.equal(status, 0, stderr);
@@ -181,7 +207,6 @@ describe('trickle sim and traces', () => {
   });
 
   it('names the problem for a missing trace, an unknown rule and model mode without traces', () => {
-    assert.ok(media !== undefined);
     const manifest = join(media, 'demo', 'manifest.mpd');
     const noTrace = trickle(['sim', '--manifest', manifest, '--traces', '/nonexistent']);
     assert.equal(noTrace.status, 1);

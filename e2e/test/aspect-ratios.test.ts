@@ -16,7 +16,7 @@ import { launchChromium, type LaunchedChromium } from '../src/chromium.js';
 import { skipUnless } from './helpers/requirements.js';
 
 const exec = promisify(execFile);
-const skip = skipUnless('the aspect-ratio packaging tests', { chromium: true, media: true });
+const skip = skipUnless('the aspect-ratio packaging tests', { chromium: true });
 
 const sources = [
   { name: 'wide', width: 1280, height: 720, top: '1280x720' },

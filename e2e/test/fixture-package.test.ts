@@ -11,10 +11,10 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { skipUnless } from './helpers/requirements.js';
+import { skipUnless, testMediaRoot } from './helpers/requirements.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
-const skip = skipUnless('the fixture from packed packages', { chromium: true, media: true });
+const skip = skipUnless('the fixture from packed packages', { chromium: true });
 
 function step(what: string, command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
   const startMs = performance.now();
@@ -49,7 +49,7 @@ describe('the QoE fixture installed from packed packages into a fresh project', 
   it('runs the example spec with the project\'s Playwright configuration', () => {
     const installed = readdirSync(join(project, 'node_modules', '@trickle')).sort();
     assert.deepEqual(installed, ['e2e', 'native', 'origin', 'player-sim']);
-    const output = step('npx playwright test', 'npx', ['playwright', 'test', '--reporter=line'], project, { ...process.env, TRICKLE_TEST_MEDIA: process.env.TRICKLE_TEST_MEDIA, TRICKLE_DELIVERY__CLAMP__BACKEND: 'pacing-rate' });
+    const output = step('npx playwright test', 'npx', ['playwright', 'test', '--reporter=line'], project, { ...process.env, TRICKLE_TEST_MEDIA: testMediaRoot(), TRICKLE_DELIVERY__CLAMP__BACKEND: 'pacing-rate' });
     assert.match(output, /2 passed/);
   });
 });

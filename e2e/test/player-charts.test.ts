@@ -12,9 +12,9 @@ import type { FastifyInstance } from 'fastify';
 import { attachClamp, createSocketControl, teardownClamp, type AttachedClamp } from '@trickle/native';
 import { buildApp, loadConfig } from '@trickle/origin';
 import { launchChromium, type LaunchedChromium } from '../src/chromium.js';
-import { skipUnless } from './helpers/requirements.js';
+import { skipUnless, testMediaRoot } from './helpers/requirements.js';
 
-const skip = skipUnless('the player page charts', { chromium: true, media: true });
+const skip = skipUnless('the player page charts', { chromium: true });
 const root = typeof process.getuid === 'function' && process.getuid() === 0;
 const pinDir = '/run/trickle/bpf-test-charts';
 const cgroup = 'trickle-test-charts';
@@ -36,7 +36,7 @@ describe('/player/ live charts in Chromium', { skip }, () => {
   before(async () => {
     // Root: the kernel's clamp (this test process joins the clamp's cgroup before listening).
     if (root) clamp = await attachClamp({ prefer: 'bpf', cgroupPath: cgroup, pinDir, join: true });
-    const config = await loadConfig({ flags: { media: process.env.TRICKLE_TEST_MEDIA, port: 0, delivery: { startupSec: 4 } } });
+    const config = await loadConfig({ flags: { media: testMediaRoot(), port: 0, delivery: { startupSec: 4 } } });
     app = await buildApp({ config, logger: false, ...(clamp === undefined ? {} : { socketControl: createSocketControl(clamp) }) });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
     chromium = await launchChromium();

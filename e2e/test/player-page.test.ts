@@ -10,10 +10,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Page } from 'playwright-core';
 import { buildApp, loadConfig } from '@trickle/origin';
 import { launchChromium, type LaunchedChromium } from '../src/chromium.js';
-import { skipUnless } from './helpers/requirements.js';
+import { skipUnless, testMediaRoot } from './helpers/requirements.js';
 
-const mediaRoot = process.env.TRICKLE_TEST_MEDIA;
-const skip = skipUnless('the player page tests', { chromium: true, media: true });
+const mediaRoot = testMediaRoot();
+const skip = skipUnless('the player page tests', { chromium: true });
 
 interface Snapshot {
   startupMs: number | null;

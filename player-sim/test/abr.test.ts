@@ -35,7 +35,13 @@ describe('ABR rules', () => {
     history.push(sample(0.5e6, 20));
     assert.equal(growing.choose(context({ throughput: history })).index, 0, 'a long slow download pulls the estimate down');
     assert.equal(throughputEstimateBps([sample(4e6, 10), sample(1e6, 1)])! < 4e6, true, 'the fast average reacts to a drop');
-    assert.equal(throughputEstimateBps([sample(1e6, 10), sample(4e6, 1)]), throughputEstimateBps([sample(1e6, 10), sample(4e6, 1)]), 'deterministic');
+    // The two averages by hand: the first sample seeds both; a 1 s sample weighs 1 - 0.5^(1/3) in the
+    // fast one (half-life 3 s) and 1 - 0.5^(1/8) in the slow one (8 s); the estimate is the smaller.
+    const fast = 0.5 ** (1 / 3) * 1e6 + (1 - 0.5 ** (1 / 3)) * 4e6;
+    const slow = 0.5 ** (1 / 8) * 1e6 + (1 - 0.5 ** (1 / 8)) * 4e6;
+    assert.ok(Math.abs(throughputEstimateBps([sample(1e6, 10), sample(4e6, 1)])! - Math.min(fast, slow)) < 1e-6, 'a rise: the slow average holds the estimate back');
+    const fastDown = 0.5 ** (1 / 3) * 4e6 + (1 - 0.5 ** (1 / 3)) * 1e6;
+    assert.ok(Math.abs(throughputEstimateBps([sample(4e6, 10), sample(1e6, 1)])! - fastDown) < 1e-6, 'a drop: the fast average sets the estimate');
   });
 
   it('bola: low buffer -> lowest, growing buffer -> higher, full buffer -> top', () => {

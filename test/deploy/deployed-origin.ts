@@ -10,6 +10,7 @@ import { get } from 'node:https';
 import { join } from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { makeDevCertificates, type FlowRecord } from '@trickle/origin';
+import { testMediaRoot } from '../helpers/media.js';
 
 export interface DeployedConfig {
   readonly configPath: string;
@@ -29,7 +30,7 @@ export async function writeDeployedConfig(dir: string, deploymentYaml: string, p
   await chmod(join(dir, 'tls'), 0o755);
   await chmod(certificates.key, 0o644);
   const config = parseYaml(deploymentYaml) as Record<string, unknown> & { delivery: Record<string, unknown> };
-  Object.assign(config, { media: process.env.TRICKLE_TEST_MEDIA, host: '127.0.0.1', port, tls: { cert: certificates.cert, key: certificates.key }, admin: { host: '127.0.0.1', port: port + 1 } });
+  Object.assign(config, { media: testMediaRoot(), host: '127.0.0.1', port, tls: { cert: certificates.cert, key: certificates.key }, admin: { host: '127.0.0.1', port: port + 1 } });
   config.delivery = { ...config.delivery, startupSec: 0 };
   const configPath = join(dir, 'origin.yaml');
   await writeFile(configPath, stringifyYaml(config));

@@ -26,6 +26,7 @@ import { parseAllDocuments, parse as parseYaml, stringify as stringifyYaml } fro
 import { findCgroup2Mount, teardownClamp } from '@trickle/native';
 import { loadConfig, makeDevCertificates } from '@trickle/origin';
 import { assertReadyWithBpf, httpsGet, progressiveFlowRecord, writeDeployedConfig } from './deployed-origin.js';
+import { testMediaRoot } from '../helpers/media.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const manifestPath = join(repoRoot, 'deploy', 'kubernetes', 'trickle.yaml');
@@ -119,7 +120,7 @@ describe('deploy/kubernetes/trickle.yaml', () => {
       const file = join(dir, 'origin.yaml');
       const certificates = await makeDevCertificates(join(dir, 'tls'), ['127.0.0.1']);
       const values = parseYaml(originYaml) as Record<string, unknown>;
-      await writeFile(file, stringifyYaml({ ...values, media: process.env.TRICKLE_TEST_MEDIA ?? repoRoot, tls: { cert: certificates.cert, key: certificates.key } }));
+      await writeFile(file, stringifyYaml({ ...values, media: testMediaRoot(), tls: { cert: certificates.cert, key: certificates.key } }));
       const config = await loadConfig({ file, env: envOf(originContainer) });
       const ports = Object.fromEntries(originContainer.ports!.map((port) => [port.name, port.containerPort]));
       assert.equal(ports.https, config.port);
@@ -138,7 +139,7 @@ describe('deploy/kubernetes/trickle.yaml', () => {
 const root = typeof process.getuid === 'function' && process.getuid() === 0;
 const missing = !root ? 'the init container\'s setup needs root' : !existsSync('/usr/bin/unshare') ? 'unshare (util-linux) missing' : findCgroup2Mount() === undefined ? 'no cgroup v2 hierarchy' : undefined;
 if (missing !== undefined && process.env.CI === 'true') throw new Error(`CI must run the Kubernetes pod's steps, but ${missing}`);
-const skip = missing ?? (process.env.TRICKLE_TEST_MEDIA === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false);
+const skip = missing ?? false;
 if (skip !== false) console.log(`# skipping the Kubernetes pod's steps: ${skip}`);
 
 function sh(command: string): { ok: boolean; output: string } {

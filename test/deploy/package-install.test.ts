@@ -20,6 +20,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FlowRecord } from '@trickle/origin';
 import { teardownClamp } from '@trickle/native';
+import { testMediaRoot } from '../helpers/media.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const cacheDir = join(repoRoot, '.cache');
@@ -27,7 +28,7 @@ const root = typeof process.getuid === 'function' && process.getuid() === 0;
 const tools = ['aarch64-linux-gnu-g++', 'qemu-aarch64', 'g++', 'clang', 'bpftool'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
 const missing = !root ? 'attaching the BPF clamp needs root' : tools.length > 0 ? `missing ${tools.join(', ')} (./scripts/setup installs them)` : undefined;
 if (missing !== undefined && process.env.CI === 'true') throw new Error(`CI must install the packed packages, but ${missing}`);
-const skip = missing ?? (process.env.TRICKLE_TEST_MEDIA === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false);
+const skip = missing ?? false;
 if (skip !== false) console.log(`# skipping the package install: ${skip}`);
 
 const cgroupName = 'trickle-test-install';
@@ -123,7 +124,7 @@ describe('npm install of the packed packages on a host without a compiler', { sk
   it('serves the demo from a plain fastify app with the plugin, the throttled phase in the kernel (bpf)', async () => {
     let output = '';
     // Run with the host's PATH (attaching mounts bpffs with mount(8)); only the install lacked compilers.
-    app = spawn(process.execPath, ['app.mjs', process.env.TRICKLE_TEST_MEDIA!], { cwd: appDir, stdio: ['ignore', 'pipe', 'pipe'] });
+    app = spawn(process.execPath, ['app.mjs', testMediaRoot()], { cwd: appDir, stdio: ['ignore', 'pipe', 'pipe'] });
     app.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     app.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     let started: { port: number; clamp: string } | undefined;
@@ -138,7 +139,7 @@ describe('npm install of the packed packages on a host without a compiler', { sk
     const response = await fetch(`${base}/media/demo/progressive.mp4`, { headers: { range: 'bytes=0-799999' } });
     assert.equal(response.status, 206);
     const body = Buffer.from(await response.arrayBuffer());
-    assert.ok(body.equals((await readFile(join(process.env.TRICKLE_TEST_MEDIA!, 'demo', 'progressive.mp4'))).subarray(0, 800_000)));
+    assert.ok(body.equals((await readFile(join(testMediaRoot(), 'demo', 'progressive.mp4'))).subarray(0, 800_000)));
     let record: FlowRecord | undefined;
     for (let attempt = 0; attempt < 50 && record === undefined; attempt++) {
       await new Promise((done) => setTimeout(done, 100));

@@ -17,13 +17,14 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createCgroup, findCgroup2Mount, teardownClamp } from '@trickle/native';
 import { assertReadyWithBpf, httpsGet, progressiveFlowRecord, writeDeployedConfig } from './deployed-origin.js';
+import { testMediaRoot } from '../helpers/media.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const unitPath = join(repoRoot, 'deploy', 'systemd', 'trickle.service');
 const root = typeof process.getuid === 'function' && process.getuid() === 0;
 const missing = !root ? 'the unit\'s setup step needs root' : undefined;
 if (missing !== undefined && process.env.CI === 'true') throw new Error(`CI must run the systemd unit's steps, but ${missing}`);
-const skip = missing ?? (process.env.TRICKLE_TEST_MEDIA === undefined ? 'TRICKLE_TEST_MEDIA not set: run via npm test' : false);
+const skip = missing ?? false;
 if (skip !== false) console.log(`# skipping the systemd unit's steps: ${skip}`);
 
 /** The unit's cgroup, where systemd would make it: below the cgroup v2 hierarchy (unified or hybrid). */
@@ -109,7 +110,7 @@ describe('the systemd unit\'s steps', { skip }, () => {
     // About 2 s of media, paced from its first byte.
     const progressive = await httpsGet(`${publicUrl}/media/demo/progressive.mp4`, ca, { range: 'bytes=0-799999' });
     assert.equal(progressive.status, 206);
-    assert.ok(progressive.body.equals((await readFile(join(process.env.TRICKLE_TEST_MEDIA!, 'demo', 'progressive.mp4'))).subarray(0, 800_000)));
+    assert.ok(progressive.body.equals((await readFile(join(testMediaRoot(), 'demo', 'progressive.mp4'))).subarray(0, 800_000)));
     // Metrics and client addresses are on the admin listener only.
     assert.equal((await httpsGet(`${publicUrl}/api/flows`, ca)).status, 404);
     const record = await progressiveFlowRecord(adminUrl);

@@ -15,6 +15,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { profiles } from '@trickle/e2e';
 import { buildApp, loadConfig } from '@trickle/origin';
 import { addressOf, interpolate, interpolateDocument, readCompose, repoRoot, serviceEntrypoint, serviceEnvironment } from './compose-file.js';
+import { testMediaRoot } from '../helpers/media.js';
 
 const require = createRequire(import.meta.url);
 const compose = readCompose();
@@ -122,7 +123,7 @@ describe('docker-compose.yml (validated without an engine)', () => {
 
   it("configures the origin through its own config schema (TRICKLE_* as the container gets them)", async () => {
     const env = Object.fromEntries(Object.entries(serviceEnvironment('origin')).filter(([name]) => name.startsWith('TRICKLE_')));
-    const config = await loadConfig({ env: { ...env, TRICKLE_MEDIA: process.env.TRICKLE_TEST_MEDIA ?? 'media' } });
+    const config = await loadConfig({ env: { ...env, TRICKLE_MEDIA: testMediaRoot() } });
     assert.deepEqual(config.delivery.ab?.map((g) => [g.name, g.policy]), [['baseline', 'app-pacing'], ['trickle', 'trickle']]);
     const custom = await loadConfig({ env: Object.fromEntries(Object.entries(serviceEnvironment('origin', { TRICKLE_AB: 'bulk:1,cmcd:3' })).filter(([name]) => name.startsWith('TRICKLE_'))) });
     assert.deepEqual(custom.delivery.ab?.map((g) => [g.name, g.weight]), [['bulk', 1], ['cmcd', 3]]);
@@ -134,7 +135,7 @@ describe('docker-compose.yml (validated without an engine)', () => {
     const datasource = readFileSync(join(repoRoot, 'docker', 'grafana', 'provisioning', 'datasources', 'prometheus.yml'), 'utf8');
     assert.ok(datasource.includes(`url: http://${addressOf('prometheus', 'edge')}:9090`));
     const dashboard = JSON.parse(readFileSync(join(repoRoot, 'docker', 'grafana', 'dashboards', 'trickle.json'), 'utf8')) as { panels: { title: string; datasource: { uid: string }; targets: { expr: string }[] }[] };
-    const app = await buildApp({ config: await loadConfig({ flags: { media: process.env.TRICKLE_TEST_MEDIA ?? 'media', logLevel: 'silent' } }) });
+    const app = await buildApp({ config: await loadConfig({ flags: { media: testMediaRoot(), logLevel: 'silent' } }) });
     try {
       const exported = (await app.inject('/metrics')).body;
       for (const panel of dashboard.panels) {

@@ -15,6 +15,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse as parseYaml } from 'yaml';
 import { engineAnswers, installEngine, missingTools, quiet, startEngine, type Engine } from './docker-engine.js';
 import { addressOf, readCompose, repoRoot } from './compose-file.js';
 
@@ -125,6 +126,8 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
       TRICKLE_REPORTS: reports,
       SESSIONS: '1',
       SECONDS_PER_SESSION: '20',
+      // A shorter demo than the stack's 60 s: encoding it is most of the build stage's CPU.
+      DEMO_SECONDS: '24',
       TRICKLE_GATEWAY_PORT: '18080',
       TRICKLE_GRAFANA_PORT: '13000',
     };
@@ -226,9 +229,26 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
     }
   });
 
-  it('Grafana serves the provisioned dashboard', async (t) => {
+  // No registry answers on this machine kind and Grafana has no Debian package: its image can be
+  // here only where a registry could be reached. What Grafana would load is checked in any case:
+  // the datasource is the stack's Prometheus (whose answers to every panel's query were checked
+  // above), the dashboard provider loads the folder the dashboard is mounted in, and every panel
+  // queries that datasource. With the image here, Grafana itself must serve the dashboard too.
+  it('Grafana\'s provisioning loads the dashboard from the stack\'s Prometheus (and Grafana serves it where its image is here)', async () => {
+    const compose = readCompose().services.grafana!;
+    const datasources = parseYaml(readFileSync(join(repoRoot, 'docker', 'grafana', 'provisioning', 'datasources', 'prometheus.yml'), 'utf8')) as { datasources: { uid: string; type: string; url: string }[] };
+    const [datasource] = datasources.datasources;
+    assert.equal(datasource?.type, 'prometheus');
+    assert.equal(datasource?.url, prometheus, 'the datasource is the stack\'s Prometheus');
+    const providers = parseYaml(readFileSync(join(repoRoot, 'docker', 'grafana', 'provisioning', 'dashboards', 'trickle.yml'), 'utf8')) as { providers: { options: { path: string } }[] };
+    const mounted = (compose.volumes ?? []).map(String);
+    assert.ok(mounted.some((volume) => volume.startsWith('./docker/grafana/dashboards:') && volume.split(':')[1] === providers.providers[0]!.options.path), `the provider's folder is where the dashboards are mounted: ${mounted.join(', ')}`);
+    const dashboard = JSON.parse(readFileSync(join(repoRoot, 'docker', 'grafana', 'dashboards', 'trickle.json'), 'utf8')) as { panels: { title: string; datasource?: { uid?: string }; targets: { expr: string; datasource?: { uid?: string } }[] }[] };
+    for (const panel of dashboard.panels) {
+      for (const target of panel.targets) assert.equal(target.datasource?.uid ?? panel.datasource?.uid, datasource!.uid, `panel "${panel.title}" queries the provisioned datasource`);
+    }
     if (!grafanaPresent) {
-      t.skip(`${grafanaImage} is not here and no registry answers to pull it (its dashboard's queries were run against Prometheus above)`);
+      say(`${grafanaImage} is not here and no registry answers to pull it: Grafana itself was not started (its provisioning was checked, its queries run against Prometheus)`);
       return;
     }
     const search = await waitFor('Grafana to list the dashboard', 90_000, async () => {

@@ -86,6 +86,13 @@ export class DelaylineBackend implements LinkBackend {
     return undefined;
   }
 
+  /** The delay line's own counters: frames it read in that direction, and the ones its seeded random loss dropped. */
+  async randomLossCounters(ports: RouterPorts, direction: 'down' | 'up'): Promise<{ offered: number; dropped: number }> {
+    const counters = (await this.forwardingStats(ports))?.[direction] as { received?: number; droppedLoss?: number } | undefined;
+    if (counters === undefined) throw new E2eError('E2E_ERR_LAB', `the delay line of ${ports.stateDir} did not report its counters (is it running?)`);
+    return { offered: counters.received ?? 0, dropped: counters.droppedLoss ?? 0 };
+  }
+
   private async pid(ports: RouterPorts): Promise<number | undefined> {
     const state = JSON.parse(await readFile(join(ports.stateDir, 'state.json'), 'utf8').catch(() => '{}')) as { pids?: { delayline?: number } };
     return state.pids?.delayline;

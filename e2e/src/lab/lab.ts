@@ -6,6 +6,7 @@
  * Namespaces carry the lab's name; nothing touches a host interface.
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -191,6 +192,22 @@ export function wireLab(name: string, namespaces: LabState['namespaces'], ports:
 }
 
 /** Brings the lab up; running it again with the same link is a no-op (idempotent). */
+/** Whether a process is running (not gone, not a zombie) and its command line names `program`. */
+function running(pid: number, program: string): boolean {
+  try {
+    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+    return state !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(program);
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the processes a lab's link runs on are all alive. */
+export function labProcessesAlive(state: LabState): boolean {
+  const { delayline, replay } = state.pids;
+  return (delayline === undefined || running(delayline, 'delayline')) && (replay === undefined || running(replay, 'replay-main'));
+}
+
 export async function labUp(name: string, spec: LinkSpec, options: LabOptions = {}): Promise<Lab> {
   checkName(name);
   requireLabPrivileges();
@@ -199,7 +216,9 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
   const namespaces = namespaceNames(name);
   if (existing !== undefined && options.shape !== false && sameSpec(existing.spec, spec) && existing.cross === cross && (options.backend === undefined || options.backend === 'auto' || options.backend === existing.backend)) {
     const present = existingNamespaces();
-    if ([namespaces.origin, namespaces.router, namespaces.player].every((ns) => present.includes(ns))) return new Lab(existing);
+    // Reused only whole: its namespaces there and the processes that make the link (the delay line,
+    // a trace's replayer) alive; a run killed midway leaves a lab that would forward nothing.
+    if ([namespaces.origin, namespaces.router, namespaces.player].every((ns) => present.includes(ns)) && labProcessesAlive(existing)) return new Lab(existing);
   }
   await labDown(name);
   const backendName = chooseBackend(options.backend);
@@ -332,6 +351,11 @@ export class Lab {
       bottleneck: { down: stats(this.state.ports.accessSide), up: stats(this.state.ports.originSide) },
       forwarding: await this.forwardingStats(),
     };
+  }
+
+  /** What the link's random loss saw in one direction since it came up (see LinkBackend.randomLossCounters). */
+  randomLossCounters(direction: 'down' | 'up'): Promise<{ offered: number; dropped: number }> {
+    return linkBackends[this.state.backend]().randomLossCounters(this.state.ports, direction);
   }
 
   /** The backend's own forwarding counters (the delay line's), without reading the queues. */

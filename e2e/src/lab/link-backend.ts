@@ -30,6 +30,11 @@ export interface LinkBackend {
   setDelay(ports: RouterPorts, downMs: number, upMs: number, spec: LinkSpec): Promise<void>;
   /** Counters of the backend's own forwarding (delay line), if any. */
   forwardingStats(ports: RouterPorts): Promise<Record<string, unknown> | undefined>;
+  /**
+   * What the backend's random loss saw in one direction since the link came up: packets offered
+   * to it and packets it dropped at random (not the bottleneck's tail drops, not losses elsewhere).
+   */
+  randomLossCounters(ports: RouterPorts, direction: 'down' | 'up'): Promise<{ offered: number; dropped: number }>;
 }
 
 /** TBF burst: about a millisecond at the rate, and never less than two full frames. */

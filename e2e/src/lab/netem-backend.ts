@@ -74,4 +74,12 @@ export class NetemBackend implements LinkBackend {
   async forwardingStats(): Promise<undefined> {
     return undefined;
   }
+
+  /** netem's own counters: the packets it passed on to the bottleneck and the ones it dropped (its random loss; its limit is never reached). */
+  async randomLossCounters(ports: RouterPorts, direction: 'down' | 'up'): Promise<{ offered: number; dropped: number }> {
+    const dev = direction === 'down' ? ports.accessSide : ports.originSide;
+    const entries = JSON.parse(inNs(ports.routerNs, ['tc', '-s', '-j', 'qdisc', 'show', 'dev', dev]).stdout) as { kind: string; packets?: number; drops?: number }[];
+    const netem = entries.find((entry) => entry.kind === 'netem');
+    return { offered: (netem?.packets ?? 0) + (netem?.drops ?? 0), dropped: netem?.drops ?? 0 };
+  }
 }

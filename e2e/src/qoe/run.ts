@@ -18,7 +18,6 @@ import { E2eError } from '../errors.js';
 import { labDown, labUp, type Lab } from '../lab/lab.js';
 import type { LinkSpec } from '../lab/link-spec.js';
 import { profileLink } from '../lab/profiles.js';
-import { assetPath } from './asset-path.js';
 import type { PageQuery } from './player-page.js';
 import { playSession, type SessionOptions } from './session.js';
 import { aggregateSessions, type BrowserAggregates, type PlayerKind, type SessionRecord } from './session-record.js';
@@ -87,6 +86,16 @@ export async function startLabOrigin(lab: Lab, flags: Record<string, unknown>): 
   return origin;
 }
 
+/** Where the origin in the lab serves `asset` to `player`, from its catalog (the manifests it found, whatever they are named). */
+async function assetUrl(lab: Lab, base: string, asset: string, player: PlayerKind): Promise<string> {
+  const { assets } = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/assets`])) as { assets: { name: string; status: string; links: { dash: string | null; hls: string | null; progressive: string | null } }[] };
+  const entry = assets.find((a) => a.name === asset);
+  if (entry === undefined) throw new E2eError('E2E_ERR_OPTIONS', `no asset "${asset}" in the media folder (it has: ${assets.map((a) => a.name).join(', ') || 'none'})`);
+  const link = player === 'dashjs' ? entry.links.dash : player === 'hlsjs' ? entry.links.hls : entry.links.progressive;
+  if (link === null) throw new E2eError('E2E_ERR_OPTIONS', `asset "${asset}" has no ${player === 'dashjs' ? 'MPD' : player === 'hlsjs' ? 'HLS playlist' : 'progressive MP4'} for ${player} (status ${entry.status})`);
+  return `${base}/${link}`;
+}
+
 export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
   validate(options);
   const needsLab = options.link !== undefined || options.asset !== undefined;
@@ -104,7 +113,7 @@ export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
     if (options.asset !== undefined) {
       origin = await startLabOrigin(lab!, { media: resolve(options.media ?? 'media'), logLevel: 'warn', delivery: { ...(options.policy === undefined ? {} : { policy: options.policy }) } });
     }
-    const url = options.url ?? `http://${lab!.address('origin')}:${originPort}${assetPath(options.asset!, options.player)}`;
+    const url = options.url ?? (await assetUrl(lab!, `http://${lab!.address('origin')}:${originPort}`, options.asset!, options.player));
     const concurrency = options.concurrency ?? defaultConcurrency(options.sessions);
     const sessionOptions: SessionOptions = {
       url,

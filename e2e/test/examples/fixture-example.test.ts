@@ -13,12 +13,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { labDown, labUp, profileLink, startLabOrigin, type Lab } from '../../src/index.js';
-import { skipUnless } from '../helpers/requirements.js';
+import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..', '..');
-const media = process.env.TRICKLE_TEST_MEDIA;
-const skip = skipUnless('the fixture example', { chromium: true, media: true });
-const labSkip = skip === false ? skipUnless('the fixture example in a lab', { root: true, chromium: true, media: true }) : skip;
+const media = testMediaRoot();
+const skip = skipUnless('the fixture example', { chromium: true });
+const labSkip = skip === false ? skipUnless('the fixture example in a lab', { root: true, chromium: true }) : skip;
 
 /** Runs the example with its results in a temporary directory (handed to `check`, then removed). */
 async function runExample(extraArgs: readonly string[], env: NodeJS.ProcessEnv, check: (output: string, resultsDir: string) => void): Promise<void> {

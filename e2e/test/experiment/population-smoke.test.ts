@@ -14,9 +14,9 @@ import { parse as parseYaml } from 'yaml';
 import { parseExperimentConfig, type ExperimentConfig } from '../../src/experiment/config.js';
 import { runExperiment, type ExperimentResults } from '../../src/experiment/run.js';
 import type { RunData } from '../../src/experiment/run-data.js';
-import { skipUnless } from '../helpers/requirements.js';
+import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
-const skip = skipUnless('the population smoke experiment', { root: true, chromium: true, media: true });
+const skip = skipUnless('the population smoke experiment', { root: true, chromium: true });
 const experiments = join(import.meta.dirname, '..', '..', '..', '..', 'experiments');
 
 describe('trickle experiment experiments/population-smoke.yaml', { skip }, () => {
@@ -27,7 +27,7 @@ describe('trickle experiment experiments/population-smoke.yaml', { skip }, () =>
   before(async () => {
     out = await mkdtemp(join(tmpdir(), 'trickle-pop-smoke-'));
     const input = parseYaml(await readFile(join(experiments, 'population-smoke.yaml'), 'utf8')) as Record<string, unknown>;
-    config = parseExperimentConfig({ ...input, media: process.env.TRICKLE_TEST_MEDIA });
+    config = parseExperimentConfig({ ...input, media: testMediaRoot() });
     results = await runExperiment({ config, out, labName: 'expop' });
   });
   after(async () => {

@@ -21,17 +21,20 @@ export interface PlayedSession {
   bodiesChecked: number;
 }
 
-async function checkBody(assetDir: string, url: string, status: number, contentRange: string | undefined, body: Buffer): Promise<string | undefined> {
-  const name = basename(new URL(url).pathname);
-  const file = await readFile(join(assetDir, name));
+async function checkBody(assetDir: string, asset: string, url: string, status: number, contentRange: string | undefined, body: Buffer, aliases: ReadonlyMap<string, string>): Promise<string | undefined> {
+  const name = decodeURIComponent(new URL(url).pathname.slice(`/media/${asset}/`.length));
+  const file = await readFile(join(assetDir, aliases.get(name) ?? name));
   const range = /^bytes (\d+)-(\d+)\//.exec(contentRange ?? '');
   const expected = status === 206 && range !== null ? file.subarray(Number(range[1]), Number(range[2]) + 1) : file;
   const digest = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex').slice(0, 16);
   return digest(body) === digest(expected) ? undefined : `${name}: ${body.length} B received differ from the file's ${expected.length} B (sha256 ${digest(body)} vs ${digest(expected)})`;
 }
 
-/** Plays `${base}/player/?asset=${asset}&${query}`; `assetDir` holds the asset's files. */
-export async function playToEnd(context: BrowserContext, base: string, asset: string, assetDir: string, query: string): Promise<PlayedSession> {
+/**
+ * Plays `${base}/player/?asset=${asset}&${query}`; `assetDir` holds the asset's files (`aliases`: the
+ * names the origin serves from another file, as its index says).
+ */
+export async function playToEnd(context: BrowserContext, base: string, asset: string, assetDir: string, query: string, aliases: ReadonlyMap<string, string> = new Map()): Promise<PlayedSession> {
   const page = await context.newPage();
   const pageErrors: string[] = [];
   const bodyChecks: Promise<string | undefined>[] = [];
@@ -48,9 +51,9 @@ export async function playToEnd(context: BrowserContext, base: string, asset: st
   });
   page.on('requestfailed', (request) => requests.push(`${Date.now() - startedMs} ms ${name(request.url())} failed: ${request.failure()?.errorText}`));
   page.on('response', (response) => {
-    if (!isMedia(response.url()) || !/\.(m4s|mp4)$/.test(new URL(response.url()).pathname) || response.status() >= 300) return;
+    if (!isMedia(response.url()) || !/\.(m4s|mp4|ts|m4a|cmfv|cmfa)$/.test(new URL(response.url()).pathname) || response.status() >= 300) return;
     // An abandoned request has no body to check.
-    bodyChecks.push(response.body().then((body) => checkBody(assetDir, response.url(), response.status(), response.headers()['content-range'], body), () => undefined));
+    bodyChecks.push(response.body().then((body) => checkBody(assetDir, asset, response.url(), response.status(), response.headers()['content-range'], body, aliases), () => undefined));
   });
   try {
     await page.goto(`${base}/player/?asset=${asset}&${query}`);

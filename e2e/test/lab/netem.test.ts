@@ -22,12 +22,12 @@ import type { FlowRecord } from '@trickle/origin';
 import { stepTrace } from '@trickle/player-sim';
 import { mean } from '../../src/experiment/statistics.js';
 import { binomialInterval, bulkFlow, labDown, labUp, measureBulkGoodputBps, measureBurstDelivery, measureIdleRttMs, measureRandomLoss, netemAvailable, profileLink, symmetricLink, tcpPayloadEfficiency, type Lab } from '../../src/index.js';
-import { skipUnless } from '../helpers/requirements.js';
+import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
 const checkout = resolve(import.meta.dirname, '..', '..', '..', '..');
 const cli = resolve(checkout, 'bin', 'trickle.js');
 const inGuest = process.env.TRICKLE_NETEM_VM === '1';
-const skip = skipUnless('the netem backend tests', { root: true, media: true });
+const skip = skipUnless('the netem backend tests', { root: true });
 const netemHere = skip === false ? netemAvailable() : { available: false, reason: 'not root' };
 const where = inGuest ? `guest kernel ${release()} under qemu TCG` : `this kernel (${release()})`;
 
@@ -74,9 +74,14 @@ if (skip === false && (inGuest || netemHere.available)) {
       const lab = await labUp(name, { ...profileLink('dsl-6mbit'), down: { ...profileLink('dsl-6mbit').down, lossRate } }, { backend: 'netem' });
       // 2000 datagrams of 200 B every 2 ms: 0.8 Mbit/s, well below the link, slow enough for an emulated sender.
       const result = await measureRandomLoss(lab, 2000, 2000);
-      const interval = binomialInterval(result.sent, lossRate);
-      console.log(`# netem on ${where}: loss configured 5%, measured ${(result.lossRate * 100).toFixed(2)}% of ${result.sent} (99.9% interval ${(interval.low * 100).toFixed(2)}-${(interval.high * 100).toFixed(2)}%)`);
-      assert.ok(result.lossRate >= interval.low && result.lossRate <= interval.high, `loss ${result.lossRate} outside [${interval.low}, ${interval.high}]`);
+      // Judged at netem's own counters (what it dropped of what it was offered): end to end, an
+      // emulated receiver that falls behind loses datagrams too (CI once read 17 % for 5 %). netem's
+      // loss is the kernel's, unseeded: a binomial draw, outside this 99.99 % interval by chance in
+      // 1 run of 10,000.
+      const interval = binomialInterval(result.link.offered, lossRate, 3.89);
+      console.log(`# netem on ${where}: loss configured 5%, netem dropped ${(result.link.lossRate * 100).toFixed(2)}% of ${result.link.offered} (99.99% interval ${(interval.low * 100).toFixed(2)}-${(interval.high * 100).toFixed(2)}%); end to end ${(result.lossRate * 100).toFixed(2)}% of ${result.sent} datagrams`);
+      assert.ok(result.link.offered >= result.sent, `netem saw ${result.link.offered} packets of ${result.sent} datagrams`);
+      assert.ok(result.link.lossRate >= interval.low && result.link.lossRate <= interval.high, `loss ${result.link.lossRate} outside [${interval.low}, ${interval.high}]`);
     });
 
     it('drops the part of a burst that does not fit the buffer', { skip: inGuest ? 'an emulated sender cannot burst at line rate (the delay line is checked in lab.test.ts)' : false }, async () => {
@@ -117,7 +122,7 @@ if (skip === false && (inGuest || netemHere.available)) {
       const base = `http://${lab.address('origin')}:8080`;
       // A clamp of its own (cgroup, program, pinned maps), removed after.
       const clamp = { cgroup: 'trickle-test-netem', pinDir: '/run/trickle/bpf-test-netem' };
-      const origin = lab.spawn('origin', [process.execPath, cli, 'serve', '--media', process.env.TRICKLE_TEST_MEDIA!, '--host', lab.address('origin'), '--port', '8080', '--allow-policy-override', '--startup-seconds', '2', '--log-level', 'warn'], {
+      const origin = lab.spawn('origin', [process.execPath, cli, 'serve', '--media', testMediaRoot(), '--host', lab.address('origin'), '--port', '8080', '--allow-policy-override', '--startup-seconds', '2', '--log-level', 'warn'], {
         stdio: 'inherit',
         env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clamp.cgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clamp.pinDir },
       });
@@ -155,13 +160,6 @@ if (skip === false && (inGuest || netemHere.available)) {
     const guestSkip = noGuest !== false && process.env.CI !== 'true' ? noGuest : false;
     if (guestSkip !== false) console.log(`# skipping the netem checks in a guest kernel: ${guestSkip}`);
 
-    it("boots, and returns the command's output and exit code", { skip: guestSkip, timeout: 5 * 60_000 }, () => {
-      assert.equal(noGuest, false);
-      const run = spawnSync(script, ['run', '--timeout', '240', '--', 'sh', '-c', 'uname -r; tc qdisc add dev lo root netem delay 1ms && echo netem; exit 3'], { encoding: 'utf8' });
-      assert.equal(run.status, 3, run.stderr);
-      assert.match(run.stdout, /^6\.\d+\.\d+-\d+-amd64\nnetem$/m, run.stdout);
-    });
-
     it('says what is wrong with a bad command line, in one line', () => {
       const none = spawnSync(script, ['run', '--'], { encoding: 'utf8' });
       assert.equal(none.status, 2);
@@ -171,9 +169,12 @@ if (skip === false && (inGuest || netemHere.available)) {
       assert.match(unknown.stderr, /^netem-vm: usage: scripts\/netem-vm prepare \| check \| run .*\n$/);
     });
 
-    it('passes its checks inside the guest', { skip: guestSkip, timeout: 20 * 60_000 }, async () => {
+    // One boot for every guest check: the guest says its kernel and that netem works there, then runs this file.
+    it('boots a kernel with netem, and passes every check inside it', { skip: guestSkip, timeout: 20 * 60_000 }, async () => {
+      assert.equal(noGuest, false);
       const started = Date.now();
-      const guest = spawn(script, ['run', '--timeout', '1080', '--', process.execPath, '--test', '--test-reporter=spec', resolve(import.meta.filename)], {
+      const command = `uname -r; tc qdisc add dev lo root netem delay 1ms && tc qdisc del dev lo root && echo netem-here; exec ${process.execPath} --test --test-reporter=spec ${resolve(import.meta.filename)}`;
+      const guest = spawn(script, ['run', '--timeout', '1080', '--', 'sh', '-c', command], {
         cwd: checkout,
         stdio: ['ignore', 'pipe', 'inherit'],
         env: { ...process.env, NO_COLOR: '1' },
@@ -185,8 +186,13 @@ if (skip === false && (inGuest || netemHere.available)) {
       });
       const [code] = (await once(guest, 'exit')) as [number | null];
       console.log(`# guest run: ${((Date.now() - started) / 1000).toFixed(0)} s, exit ${code}`);
+      const release = lines.findIndex((line) => /^6\.\d+\.\d+-\d+-amd64$/.test(line));
+      assert.ok(release >= 0, 'the guest kernel says its release');
+      assert.equal(lines[release + 1], 'netem-here', 'the guest kernel has netem');
       assert.equal(code, 0, `the checks failed in the guest:\n${lines.slice(-40).join('\n')}`);
-      assert.ok(lines.some((line) => /tests \d+/.test(line)) && lines.some((line) => /fail 0/.test(line)), 'the guest ran the checks');
+      // The guest ran every check of this file: 7 tests, the burst one skipped there (an emulated sender cannot burst at line rate).
+      const summary = (key: string) => Number(lines.find((line) => line.startsWith(`ℹ ${key} `))?.slice(`ℹ ${key} `.length));
+      assert.deepEqual({ tests: summary('tests'), pass: summary('pass'), fail: summary('fail'), skipped: summary('skipped') }, { tests: 7, pass: 6, fail: 0, skipped: 1 });
     });
   });
 }

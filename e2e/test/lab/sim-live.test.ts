@@ -19,10 +19,10 @@ import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { aggregate, loadContent, loopContent, runModel, type SessionResult, type Trace } from '@trickle/player-sim';
 import { labDown, labUp, symmetricLink } from '../../src/index.js';
-import { skipUnless } from '../helpers/requirements.js';
+import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
-const media = process.env.TRICKLE_TEST_MEDIA;
-const skip = skipUnless('the live-versus-model test', { root: true, media: true });
+const media = testMediaRoot();
+const skip = skipUnless('the live-versus-model test', { root: true });
 const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
 
 const sessionSeconds = 36;

@@ -16,10 +16,10 @@ import { teardownClamp } from '@trickle/native';
 import { makeDevCertificates, type DevCertificates, type FlowRecord } from '@trickle/origin';
 import { labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
 import { playToEnd } from '../helpers/player-page.js';
-import { skipUnless } from '../helpers/requirements.js';
+import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
-const media = process.env.TRICKLE_TEST_MEDIA;
-const skip = skipUnless('the HTTPS tests', { root: true, chromium: true, media: true });
+const media = testMediaRoot();
+const skip = skipUnless('the HTTPS tests', { root: true, chromium: true });
 const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
 const clampCgroup = 'trickle-test-https';
 const clampPinDir = '/run/trickle/bpf-test-https';

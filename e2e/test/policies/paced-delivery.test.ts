@@ -17,10 +17,10 @@ import { after, before, describe, it } from 'node:test';
 import { teardownClamp } from '@trickle/native';
 import type { FlowRecord } from '@trickle/origin';
 import { labDown, labUp, symmetricLink, type Lab } from '../../src/index.js';
-import { skipUnless } from '../helpers/requirements.js';
+import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
-const media = process.env.TRICKLE_TEST_MEDIA;
-const skip = skipUnless('the paced-delivery tests', { root: true, media: true });
+const media = testMediaRoot();
+const skip = skipUnless('the paced-delivery tests', { root: true });
 const clampCgroup = 'trickle-test-policies';
 const clampPinDir = '/run/trickle/bpf-test-policies';
 const iwCgroup = 'trickle-test-iw';

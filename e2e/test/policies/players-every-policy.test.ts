@@ -15,10 +15,10 @@ import { teardownClamp } from '@trickle/native';
 import type { FlowRecord } from '@trickle/origin';
 import { labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
 import { playToEnd, type PlayedSession } from '../helpers/player-page.js';
-import { skipUnless } from '../helpers/requirements.js';
+import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
-const media = process.env.TRICKLE_TEST_MEDIA;
-const skip = skipUnless('the player-per-policy tests', { root: true, chromium: true, media: true });
+const media = testMediaRoot();
+const skip = skipUnless('the player-per-policy tests', { root: true, chromium: true });
 
 const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
 const policies = ['bulk', 'app-pacing', 'app-pacing-16k', 'trickle', 'pacing', 'cmcd'] as const;

@@ -13,19 +13,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { launchChromium, runE2e, symmetricLink, type LinkSpec } from '../../src/index.js';
-import { skipUnless } from '../helpers/requirements.js';
+import { launchChromium, runE2e, symmetricLink, type E2eRunResult, type LinkSpec } from '../../src/index.js';
+import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
-const media = process.env.TRICKLE_TEST_MEDIA;
-const skip = skipUnless('the e2e harness tests', { root: true, chromium: true, media: true });
+const media = testMediaRoot();
+const skip = skipUnless('the e2e harness tests', { root: true, chromium: true });
 
 const labName = 'te2e';
+/** Each player's sessions run side by side, in labs of their own (two cores: two players decode at once). */
+const labOf = (player: 'dashjs' | 'hlsjs') => (player === 'dashjs' ? 'te2ed' : 'te2eh');
 
 describe('trickle e2e harness through the lab', { skip }, () => {
   let out: string;
+  const smoke = new Map<string, E2eRunResult>();
 
   before(async () => {
     out = await mkdtemp(join(tmpdir(), 'trickle-e2e-'));
+    await Promise.all((['dashjs', 'hlsjs'] as const).map(async (player) => smoke.set(player, await runE2e({ asset: 'demo', media, player, sessions: 1, labName: labOf(player), out: join(out, player) }))));
   });
   after(async () => {
     await rm(out, { recursive: true, force: true });
@@ -34,7 +38,7 @@ describe('trickle e2e harness through the lab', { skip }, () => {
   for (const player of ['dashjs', 'hlsjs'] as const) {
     it(`${player} plays the demo to the end over an unconstrained link without a rebuffer`, async () => {
       const dir = join(out, player);
-      const result = await runE2e({ asset: 'demo', media, player, sessions: 1, labName, out: dir });
+      const result = smoke.get(player)!;
       const [session] = result.sessions;
       assert.deepEqual(session!.errors, []);
       assert.equal(session!.endReason, 'ended');
@@ -80,9 +84,22 @@ describe('trickle e2e harness through the lab', { skip }, () => {
     trace: { name: 'gap', durationMs: 600_000, points: [{ atMs: 0, rateBps: 20e6 }, { atMs: 14_000, rateBps: 0 }, { atMs: 14_000 + gapMs, rateBps: 20e6 }] },
   });
 
+  const gapped = new Map<string, Promise<E2eRunResult>>();
+  const gappedRun = (player: 'dashjs' | 'hlsjs') => {
+    // Both players' gap sessions start together (the first test to need them starts both), each in its own lab.
+    if (gapped.size === 0) {
+      for (const p of ['dashjs', 'hlsjs'] as const) {
+        const running = runE2e({ asset: 'demo', media, player: p, sessions: 1, labName: labOf(p), link: gapLink(), bufferSeconds });
+        running.catch(() => undefined); // its own test reports a failure; an early one must not end the file
+        gapped.set(p, running);
+      }
+    }
+    return gapped.get(player)!;
+  };
+
   for (const player of ['dashjs', 'hlsjs'] as const) {
     it(`${player}: a ${gapMs / 1000} s bandwidth gap with a ${bufferSeconds} s buffer makes the player rebuffer for at least the gap minus the buffer, and every wall-clock millisecond not playing is counted`, async () => {
-      const result = await runE2e({ asset: 'demo', media, player, sessions: 1, labName, link: gapLink(), bufferSeconds });
+      const result = await gappedRun(player);
       const [session] = result.sessions;
       assert.deepEqual(session!.errors, []);
       assert.equal(session!.endReason, 'ended');

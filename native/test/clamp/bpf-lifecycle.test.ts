@@ -65,15 +65,29 @@ describe('BPF clamp lifecycle', { skip }, () => {
     const mapInfo = await stat(join(pinDir, 'trickle_targets'));
     assert.equal(mapInfo.mode & 0o777, 0o660);
     assert.equal(mapInfo.uid, result.owner!.uid);
+    // The child clamps a connection it serves 4 MB on to 4 packets (unclamped, loopback's cwnd reaches 17-20 here); the program must apply it (its
+    // map says what it set) and TCP must hold to it (TCP_INFO's cwnd, read while bytes are in flight).
     const script = `
-      const { attachClamp } = await import(${JSON.stringify(new URL('../../src/index.js', import.meta.url).href)});
+      const { attachClamp, tcpInfo } = await import(${JSON.stringify(new URL('../../src/index.js', import.meta.url).href)});
       const net = await import('node:net');
       const clamp = await attachClamp({ cgroupPath: ${JSON.stringify(result.cgroupPath)}, pinDir: ${JSON.stringify(pinDir)} });
-      const server = net.createServer((socket) => { clamp.setPackets(socket, 20); socket.end('x'); });
+      let cwndMax = 0;
+      let applied;
+      const server = net.createServer((socket) => {
+        clamp.setPackets(socket, 4);
+        // cwnd counts once the program says it applied the clamp (before, the initial window may stand).
+        const sample = setInterval(() => {
+          applied = clamp.state(socket)?.appliedPackets ?? applied;
+          if (applied !== undefined) cwndMax = Math.max(cwndMax, tcpInfo(socket).cwnd ?? 0);
+        }, 2);
+        socket.on('close', () => clearInterval(sample));
+        socket.end(Buffer.alloc(4 << 20));
+      });
       server.listen(0, '127.0.0.1', () => {
         const client = net.connect(server.address().port, '127.0.0.1');
-        client.on('data', () => {});
-        client.on('close', () => { console.log(JSON.stringify({ backend: clamp.backend, reason: clamp.fallbackReason ?? null, uid: process.getuid(), updates: clamp.stats().updatesApplied })); server.close(); });
+        // A slow reader: the window stays the limit, so the clamp is what holds cwnd down.
+        client.on('data', () => { client.pause(); setTimeout(() => client.resume(), 1); });
+        client.on('close', () => { console.log(JSON.stringify({ backend: clamp.backend, reason: clamp.fallbackReason ?? null, uid: process.getuid(), updates: clamp.stats().updatesApplied, applied: applied ?? null, cwndMax })); server.close(); });
       });`;
     // Join the cgroup as root, then drop to nobody: the cgroup is fixed before the server listens.
     const child = spawn('sh', ['-c', `echo $$ > ${join(result.cgroupPath, 'cgroup.procs')} && exec setpriv --reuid=nobody --regid=nogroup --clear-groups ${process.execPath} --input-type=module -e "$0"`, script], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -81,9 +95,11 @@ describe('BPF clamp lifecycle', { skip }, () => {
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const [code] = (await once(child, 'exit')) as [number];
     assert.equal(code, 0, output);
-    const report = JSON.parse(output.trim().split('\n').at(-1)!) as { backend: string; reason: string | null; uid: number };
+    const report = JSON.parse(output.trim().split('\n').at(-1)!) as { backend: string; reason: string | null; uid: number; applied: number | null; cwndMax: number };
     assert.notEqual(report.uid, 0);
     assert.equal(report.backend, 'bpf', report.reason ?? '');
+    assert.equal(report.applied, 4, `the program applied ${report.applied} packets for the child's 4`);
+    assert.ok(report.cwndMax > 0 && report.cwndMax <= 4, `cwnd at most the clamp: ${report.cwndMax}`);
   });
 
   it('falls back to pacing-rate with the reason when the process is outside the cgroup', async () => {

@@ -10,7 +10,7 @@ import { RateStats, RunningStats } from '../running-stats.js';
 import { trickleDecision } from '../trickle-algorithm.js';
 import { setNotsentLowat, type Enforcer, type EnforcerReport, type UnsentStartup } from './enforcer.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
-import { kernelPhaseReason, kernelPhaseRun } from './kernel-phase.js';
+import { kernelPhaseReason, kernelPhaseRun, type PhaseClocks } from './kernel-phase.js';
 
 export interface CwndClampOptions {
   readonly gain: number;
@@ -19,6 +19,8 @@ export interface CwndClampOptions {
   readonly release: 'gradual' | 'immediate';
   readonly inKernel: boolean;
   readonly sendBufferSeconds: number;
+  /** The clocks a kernel phase's times are converted between (tests inject fixed ones; default the real ones). */
+  readonly clocks?: PhaseClocks | undefined;
 }
 
 export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
@@ -40,7 +42,7 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
       const writeThrottle = new FloorWriteThrottle();
       let reason = 'startup';
       let unsentStartup: UnsentStartup | undefined;
-      const inKernel = options.inKernel ? kernelPhaseRun(port, { limit: 'clamp', gain: options.gain, floorPackets: options.floorPackets, sendBufferSeconds: options.sendBufferSeconds, release: options.release }, paceRates) : undefined;
+      const inKernel = options.inKernel ? kernelPhaseRun(port, { limit: 'clamp', gain: options.gain, floorPackets: options.floorPackets, sendBufferSeconds: options.sendBufferSeconds, release: options.release, clocks: options.clocks }, paceRates) : undefined;
 
       const release = () => {
         if (clampedRate === undefined) return;

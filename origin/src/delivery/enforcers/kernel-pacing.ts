@@ -25,7 +25,7 @@
 import { RateStats } from '../running-stats.js';
 import { setNotsentLowat, type Block, type Enforcer, type EnforcerReport, type Observation } from './enforcer.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
-import { kernelPhaseReason, kernelPhaseRun } from './kernel-phase.js';
+import { kernelPhaseReason, kernelPhaseRun, type PhaseClocks } from './kernel-phase.js';
 
 export interface KernelPacingOptions {
   readonly headroom: number;
@@ -36,6 +36,8 @@ export interface KernelPacingOptions {
   readonly inKernel: boolean;
   /** The kernel phase's send buffer in seconds of its highest rate (0: autotuning). */
   readonly sendBufferSeconds: number;
+  /** The clocks a kernel phase's times are converted between (tests inject fixed ones; default the real ones). */
+  readonly clocks?: PhaseClocks | undefined;
 }
 
 export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
@@ -57,7 +59,7 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
       const paceRates = new RateStats();
       /** Startup bytes unsent when throttling began: they leave under the first rate set. */
       let unsentStartupBytes = 0;
-      const inKernel = options.inKernel ? kernelPhaseRun(port, { limit: 'pacing', gain: options.headroom, floorPackets: options.floorPackets, sendBufferSeconds: options.sendBufferSeconds, release: 'gradual' }, paceRates) : undefined;
+      const inKernel = options.inKernel ? kernelPhaseRun(port, { limit: 'pacing', gain: options.headroom, floorPackets: options.floorPackets, sendBufferSeconds: options.sendBufferSeconds, release: 'gradual', clocks: options.clocks }, paceRates) : undefined;
 
       const apply = (rate: number | null): boolean => {
         if (rate === appliedBytesPerSec) return true;

@@ -20,7 +20,17 @@ export interface KernelPhaseOptions {
   readonly sendBufferSeconds: number;
   /** How the clamp is lifted at the end (nothing to lift under `pacing`). */
   readonly release: 'gradual' | 'immediate';
+  /** The clocks the program's times are converted between (tests inject fixed ones). */
+  readonly clocks?: PhaseClocks | undefined;
 }
+
+/** The program's clock (CLOCK_MONOTONIC, as bpf_ktime_get_ns reads it) and the engine's (performance.now()), in ms. */
+export interface PhaseClocks {
+  monotonicMs(): number;
+  engineMs(): number;
+}
+
+export const realPhaseClocks: PhaseClocks = { monotonicMs: () => Number(process.hrtime.bigint()) / 1e6, engineMs: () => performance.now() };
 
 export interface KernelPhaseRun {
   readonly kernel: KernelEnforcement;
@@ -42,16 +52,16 @@ export interface KernelPhaseRun {
   aimedRate(gainTimesR: Summary | null): Summary | null;
 }
 
-/** A CLOCK_MONOTONIC time (as the program reads it) on the engine's clock (performance.now()). */
-function engineMs(monotonicMs: number): number {
-  return performance.now() - (Number(process.hrtime.bigint()) / 1e6 - monotonicMs);
+/** A CLOCK_MONOTONIC time (as the program reads it) on the engine's clock. */
+function engineMs(clocks: PhaseClocks, monotonicMs: number): number {
+  return clocks.engineMs() - (clocks.monotonicMs() - monotonicMs);
 }
 
 /** The kernel's record of a phase's start as a TCP_INFO snapshot on the engine's clock. */
-function phaseStartSnapshot(state: ScheduleState): TcpSnapshot | undefined {
+function phaseStartSnapshot(clocks: PhaseClocks, state: ScheduleState): TcpSnapshot | undefined {
   if (state.phaseStartMonotonicMs === 0) return undefined;
   return {
-    atMs: engineMs(state.phaseStartMonotonicMs),
+    atMs: engineMs(clocks, state.phaseStartMonotonicMs),
     // Not a TCP_INFO reading: the program's counters when the phase began.
     info: { kernelLengthBytes: 0, bytesAcked: state.phaseStartAckedBytes, totalRetrans: state.phaseStartRetransmits, dataSegsOut: state.phaseStartSegmentsOut, rttUs: state.phaseStartSrttUs },
   };
@@ -59,6 +69,7 @@ function phaseStartSnapshot(state: ScheduleState): TcpSnapshot | undefined {
 
 /** The phase in the kernel for one response, or undefined when the clamp backend is not bpf (the enforcer then works block by block). */
 export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, paceRates: RateStats): KernelPhaseRun | undefined {
+  const clocks = options.clocks ?? realPhaseClocks;
   const clamp = port.control.clamp;
   if (clamp.backend !== 'bpf') return undefined;
   let handedOver = false;
@@ -86,7 +97,7 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
       }
       return true;
     },
-    phaseStart: () => (state === undefined ? undefined : phaseStartSnapshot(state)),
+    phaseStart: () => (state === undefined ? undefined : phaseStartSnapshot(clocks, state)),
     closed() {
       if (!handedOver) return undefined;
       let phase: ClosedPhase | undefined;
@@ -103,7 +114,7 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
       closedAtClose = true;
       readMonotonicMs = phase.closedMonotonicMs;
       // Not a TCP_INFO reading: the program's counters as the socket closed.
-      return { atMs: engineMs(phase.closedMonotonicMs), info: { kernelLengthBytes: 0, bytesAcked: phase.bytesAcked, totalRetrans: phase.totalRetransmits, dataSegsOut: phase.dataSegmentsOut, rttUs: phase.srttUs } };
+      return { atMs: engineMs(clocks, phase.closedMonotonicMs), info: { kernelLengthBytes: 0, bytesAcked: phase.bytesAcked, totalRetrans: phase.totalRetransmits, dataSegsOut: phase.dataSegmentsOut, rttUs: phase.srttUs } };
     },
     phaseWriting(restBytes: number) {
       if (options.sendBufferSeconds <= 0 || sendBufferBytes !== null) return;
@@ -130,7 +141,7 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
       try {
         const socketState = clamp.state(port.socket);
         state = socketState?.schedule;
-        readMonotonicMs = Number(process.hrtime.bigint()) / 1e6;
+        readMonotonicMs = clocks.monotonicMs();
         // The next response on the connection must not start paced at this one's R.
         if (socketState?.pacingRateBytesPerSec != null) port.control.setMaxPacingRate(port.socket, null);
         // Leaves the schedule: a clamp (if any) is lifted, the program stops pacing.

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClampBackend, SocketControl, TcpInfo } from '@trickle/native';
 import { cwndClampEnforcer } from '../../../src/delivery/enforcers/cwnd-clamp.js';
+import type { PhaseClocks } from '../../../src/delivery/enforcers/kernel-phase.js';
 import type { Block, ScheduleProgress } from '../../../src/delivery/enforcers/enforcer.js';
 import { drive } from './schedule-harness.js';
 
@@ -36,6 +37,9 @@ function recordingClamp() {
 /** 40 ms srtt, 1448 B mss: 1.2 x 1.25 MB/s x 40 ms / 1448 = 42 packets; 250 kB/s gives 8.3, below the floor. */
 const reading = (extra: Partial<TcpInfo> = {}): TcpInfo => ({ kernelLengthBytes: 280, rttUs: 40_000, mss: 1448, cwnd: 40, ...extra });
 const block = (rateBytesPerSec: number, nowMs: number): Block => ({ offset: 0, sizeBytes: 65_536, rateBytesPerSec, nowMs });
+
+/** Fixed clocks: the program's CLOCK_MONOTONIC and the engine's clock stand still, 7 s apart (times convert exactly). */
+const clocks: PhaseClocks = { monotonicMs: () => 1_000_000, engineMs: () => 993_000 };
 
 describe('cwnd-clamp enforcer (Algorithm 1)', () => {
   const start = (control: SocketControl, info: () => TcpInfo | undefined = () => reading()) => {
@@ -119,9 +123,9 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     const { calls, control } = recordingClamp();
     const pacing: (number | null)[] = [];
     const raised: number[] = [];
-    const schedule = { state: 'clamped' as const, catchUps: 2, phaseStartMonotonicMs: Number(process.hrtime.bigint()) / 1e6 - 500, phaseStartAckedBytes: 1000, phaseStartRetransmits: 3, phaseStartSegmentsOut: 40, phaseStartSrttUs: 40_000, floorMs: 120.4, catchingUpMs: 80, clampPackets: { min: 10, mean: 17.4, max: 21, samples: 90 }, cwndPackets: { min: 9, mean: 17.2, max: 22 }, maxLagMs: 61, heldMonotonicMs: 0 };
+    const schedule = { state: 'clamped' as const, catchUps: 2, phaseStartMonotonicMs: clocks.monotonicMs() - 500, phaseStartAckedBytes: 1000, phaseStartRetransmits: 3, phaseStartSegmentsOut: 40, phaseStartSrttUs: 40_000, floorMs: 120.4, catchingUpMs: 80, clampPackets: { min: 10, mean: 17.4, max: 21, samples: 90 }, cwndPackets: { min: 9, mean: 17.2, max: 22 }, maxLagMs: 61, heldMonotonicMs: 0 };
     const kernelControl = { ...control, clamp: { ...control.clamp, state: () => ({ backend: 'bpf' as const, appliedPackets: 17, pacingRateBytesPerSec: 62_500, schedule }) }, setMaxPacingRate: (_socket: unknown, rate: number | null) => void pacing.push(rate), raiseSendBuffer: (_socket: unknown, bytes: number) => (raised.push(bytes), 2 * bytes) } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4, clocks }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
     assert.ok(enforcement.kernel !== undefined);
     assert.equal(enforcement.kernel.handOver({ baseBytes: 5000, throttleOffsetBytes: 100_000, pieces: [{ endOffsetBytes: 200_000, rateBytesPerSec: 250_000 }, { endOffsetBytes: 400_000, rateBytesPerSec: 500_000 }], graceUs: 400_000 }), true);
     assert.deepEqual(calls, ['schedule 100000 200000@250000,400000@500000 gain 1.2 min 10 limit clamp']);
@@ -140,27 +144,27 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     assert.deepEqual(report.kernelPhase, { started: true, heldAtFirstByte: false, floorMs: 120, catchingUpMs: 80, maxLagMs: 61, stateAtEnd: 'clamped', sendBufferBytes: 600_000 });
     // Aimed at gain x R, byte-weighted over the pieces (300,000 bytes over 0.8 s = 375 kB/s), but at R
     // for the share of the phase at the floor (120 of ~500 ms), where the program paces at R.
-    const floorShare = 120.4 / 500;
+    const floorShare = 120.4 / 500; // exactly: the clocks stand still
     const aimedBps = 375_000 * 8 * (1.2 * (1 - floorShare) + floorShare);
     assert.ok(Math.abs(report.paceRateBps!.mean / aimedBps - 1) < 0.01, `aimed at ${report.paceRateBps!.mean} bit/s, expected ~${aimedBps}`);
     assert.equal(report.paceRateBps!.min, 250_000 * 8, 'the floor paces the slower piece at its R');
     const start = enforcement.kernel.phaseStart();
-    assert.ok(start !== undefined && Math.abs(performance.now() - start.atMs - 500) < 50, 'the phase began ~500 ms ago on the engine\'s clock');
+    assert.equal(start?.atMs, clocks.engineMs() - 500, 'the phase began 500 ms ago on the engine\'s clock');
     assert.equal(start.info?.bytesAcked, 1000);
   });
 
   it('in the kernel: when the socket closed mid-response, takes what the program kept (the phase and the counters at the close) and touches no socket option', () => {
     const { calls, control } = recordingClamp();
-    const nowMonotonicMs = Number(process.hrtime.bigint()) / 1e6;
+    const nowMonotonicMs = clocks.monotonicMs();
     const schedule = { state: 'floor' as const, catchUps: 1, phaseStartMonotonicMs: nowMonotonicMs - 2000, phaseStartAckedBytes: 900_000, phaseStartRetransmits: 4, phaseStartSegmentsOut: 700, phaseStartSrttUs: 61_000, floorMs: 1500, catchingUpMs: 30, clampPackets: { min: 10, mean: 10, max: 10, samples: 40 }, cwndPackets: { min: 10, mean: 10.5, max: 12 }, maxLagMs: 12, heldMonotonicMs: nowMonotonicMs - 2000 };
     let taken = 0;
     const kernelControl = { ...control, clamp: { ...control.clamp, state: assert.fail, takeClosedPhase: () => (taken++, { schedule, closedMonotonicMs: nowMonotonicMs - 100, bytesAcked: 1_150_000, totalRetransmits: 6, dataSegmentsOut: 880, srttUs: 63_000 }) }, setMaxPacingRate: assert.fail, raiseSendBuffer: (_socket: unknown, bytes: number) => bytes } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4, clocks }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
     assert.equal(enforcement.kernel!.handOver({ baseBytes: 0, throttleOffsetBytes: 500_000, pieces: [{ endOffsetBytes: 3_000_000, rateBytesPerSec: 100_000 }], graceUs: 400_000 }), true);
     const last = enforcement.kernel!.closed();
     assert.equal(taken, 1);
     assert.deepEqual(calls.slice(1), [], 'nothing is asked of a closed socket');
-    assert.ok(last !== undefined && Math.abs(performance.now() - last.atMs - 100) < 50, 'the close ~100 ms ago on the engine\'s clock');
+    assert.equal(last?.atMs, clocks.engineMs() - 100, 'the close 100 ms ago on the engine\'s clock');
     assert.deepEqual(last.info, { kernelLengthBytes: 0, bytesAcked: 1_150_000, totalRetrans: 6, dataSegsOut: 880, rttUs: 63_000 });
     assert.equal(enforcement.kernel!.phaseStart()?.info?.bytesAcked, 900_000);
     const report = enforcement.report();
@@ -180,7 +184,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     const { control } = recordingClamp();
     const schedule = { state: 'done' as const, catchUps: 0, phaseStartMonotonicMs: 0, phaseStartAckedBytes: 0, phaseStartRetransmits: 0, phaseStartSegmentsOut: 0, phaseStartSrttUs: 0, floorMs: 0, catchingUpMs: 0, clampPackets: null, cwndPackets: null, maxLagMs: 0, heldMonotonicMs: 0 };
     const kernelControl = { ...control, clamp: { ...control.clamp, state: () => ({ backend: 'bpf' as const, schedule }) }, setMaxPacingRate: () => undefined, raiseSendBuffer: (_socket: unknown, bytes: number) => bytes } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4, clocks }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
     assert.equal(enforcement.kernel!.handOver({ baseBytes: 0, throttleOffsetBytes: 0, pieces: [{ endOffsetBytes: 4500, rateBytesPerSec: 2300 }], graceUs: 400_000 }), true);
     enforcement.end(undefined);
     const report = enforcement.report();
