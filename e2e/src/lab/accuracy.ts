@@ -11,13 +11,18 @@ import { bulkFlow, startPeer } from './traffic.js';
 /** TCP payload per Ethernet frame at MTU 1500 with timestamps: what goodput can reach of a rate. */
 export const tcpPayloadEfficiency = 1448 / 1514;
 
-export async function measureIdleRttMs(lab: Lab, samples = 20): Promise<number> {
+/**
+ * Idle RTT from the player to the origin: a trimmed mean of `samples` echoes 50 ms apart, `trim`
+ * left out at each end (a trimmed mean, not a median: ping prints whole milliseconds from 100 ms on;
+ * trimmed, because an echo held up by a stall of this VM's host is not the link's delay).
+ */
+export async function measureIdleRttMs(lab: Lab, options: { samples?: number; trim?: number } = {}): Promise<number> {
+  const samples = options.samples ?? 20;
   // ARP first: echoes sent while it is pending wait for it, which on a long RTT is several of them.
   await lab.exec('player', ['ping', '-c', '1', '-W', '5', lab.address('origin')], { stdio: 'ignore' });
   const probe = startProbe(lab, { from: 'player', intervalMs: 50 });
   await new Promise((resolve) => setTimeout(resolve, samples * 50 + 200));
-  // A 10% trimmed mean, not a median: ping prints whole milliseconds from 100 ms on.
-  return trimmedMean(await probe.stop(), 0.1);
+  return trimmedMean(await probe.stop(), options.trim ?? 0.1);
 }
 
 export async function measureBulkGoodputBps(lab: Lab, options: { durationMs?: number; fromMs?: number } = {}): Promise<number> {

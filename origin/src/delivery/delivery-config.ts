@@ -135,6 +135,17 @@ export const deliverySchema = z.strictObject({
       lowBufferMs: z.number().int().min(0).default(5_000),
     })
     .prefault({}),
+  /** The sammy rate rule (Spang et al., SIGCOMM 2023): pace at (c1 B + c0 (1 - B)) x the top bitrate, B = buffer / maxBufferMs. */
+  sammy: z
+    .strictObject({
+      /** The multiple of the top bitrate with an empty buffer (the paper's production value). */
+      c0: z.number().min(0.1).max(20).default(3.2),
+      /** ... with a full buffer. */
+      c1: z.number().min(0.1).max(20).default(2.8),
+      /** The player's maximum buffer (dash.js, hls.js: 30 s by default). */
+      maxBufferMs: z.number().int().positive().default(30_000),
+    })
+    .prefault({}),
   transport: transportSchema.prefault({}),
 });
 

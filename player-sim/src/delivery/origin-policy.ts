@@ -1,13 +1,13 @@
 /**
  * Every delivery policy of the origin, modelled from the origin's own rules and constants
  * (`@trickle/origin/rules`): the policy's rate rule says what rate a segment gets (none during
- * startup; the paper's media rate; the ABR-aware decision, fed the buffer when the player sends
- * CMCD and the origin's viewer run otherwise), and its enforcer's effect on throughput caps the
+ * startup; the paper's media rate; the ABR-aware decision and Sammy's, fed the buffer when the
+ * player sends CMCD and the origin's viewer run otherwise), and its enforcer's effect on throughput caps the
  * transfer: a token bucket or kernel pacing at headroom x the rate; the cwnd clamp at gain x the
  * rate, or at the rate itself when the clamp sits at its floor and writes are throttled. Below
  * the cap the link decides, which is catch-up under every enforcer.
  */
-import { abrDecision, defaultDeliveryConfig, enforcers, policyCatalogue, ViewerRuns, type DeliveryConfig, type PolicyName } from '@trickle/origin/rules';
+import { abrDecision, defaultDeliveryConfig, enforcers, policyCatalogue, sammyDecision, ViewerRuns, type DeliveryConfig, type PolicyName } from '@trickle/origin/rules';
 import { mssBytes } from '../network.js';
 import { slowStartAfterIdle, type DeliveryModel, type DeliveryRequest } from './delivery-model.js';
 
@@ -16,6 +16,7 @@ export function originPolicyModel(name: PolicyName, config: DeliveryConfig = def
   const enforcer = enforcers[pair.enforcer](config);
   const runs = new ViewerRuns();
   const abrOptions = { ...config.abr, startupSec: config.startupSec };
+  const sammyOptions = { ...config.sammy, startupSec: config.startupSec };
 
   /** The rule's target rate (bits/s), or undefined for full speed. */
   const rate = (request: DeliveryRequest): number | undefined => {
@@ -29,6 +30,11 @@ export function originPolicyModel(name: PolicyName, config: DeliveryConfig = def
         const segment = { presentationSec: request.mediaStartSec, bitrateBps: request.segmentBitrateBps, ladderBps: request.ladderBps, renditionBps: request.renditionBps };
         const decision = abrDecision({ segment, cmcd: request.cmcd ? { su: !request.startedUp, bl: request.bufferSec * 1000 } : undefined, viewer }, abrOptions);
         return decision.fullSpeed ? undefined : decision.rateBps;
+      }
+      case 'sammy': {
+        const viewer = runs.join('viewer', { number: request.segmentNumber, startSec: request.mediaStartSec, durationSec: request.durationSec }, request.nowMs);
+        const decision = sammyDecision({ segment: { presentationSec: request.mediaStartSec, ladderBps: request.ladderBps }, cmcd: request.cmcd ? { su: !request.startedUp, bl: request.bufferSec * 1000 } : undefined, viewer }, sammyOptions);
+        return decision.initial ? undefined : decision.rateBps;
       }
     }
   };

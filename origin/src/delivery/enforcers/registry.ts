@@ -13,4 +13,6 @@ export const enforcers: Readonly<Record<EnforcerName, (config: DeliveryConfig) =
   'token-bucket-16k': (config) => tokenBucketEnforcer('token-bucket-16k', config.appPacing16k),
   'cwnd-clamp': (config) => cwndClampEnforcer(config.trickle),
   'kernel-pacing': (config) => kernelPacingEnforcer(config.pacing),
+  // The rate rule's rate is the pace rate itself (Sammy's): no headroom over it.
+  'kernel-pacing-exact': (config) => kernelPacingEnforcer({ ...config.pacing, headroom: 1 }),
 };

@@ -3,6 +3,7 @@ import type { RateRuleName } from '../catalogue.js';
 import type { DeliveryConfig } from '../delivery-config.js';
 import { abrRateRule } from './abr-rate.js';
 import { mediaRateRule } from './media-rate.js';
+import { sammyRateRule } from './sammy-rate.js';
 import type { RateRule } from './rate-rule.js';
 import { unthrottledRule } from './unthrottled.js';
 
@@ -10,4 +11,5 @@ export const rateRules: Readonly<Record<RateRuleName, (config: DeliveryConfig) =
   unthrottled: (config) => unthrottledRule(config),
   media: (config) => mediaRateRule(config),
   abr: (config) => abrRateRule({ ...config.abr, startupSec: config.startupSec }),
+  sammy: (config) => sammyRateRule({ ...config.sammy, startupSec: config.startupSec }),
 };
