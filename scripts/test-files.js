@@ -20,20 +20,31 @@ export function build() {
   runOrExit('npx', ['tsc', '-b']);
 }
 
+/** As runOrExit, without blocking this process (an early test pool's output keeps flowing meanwhile). */
+function runAsyncOrExit(command, commandArgs) {
+  return new Promise((resolve) => {
+    const child = spawn(command, commandArgs, { cwd: root, stdio: 'inherit' });
+    child.on('close', (code) => {
+      if (code !== 0) process.exit(code ?? 1);
+      resolve();
+    });
+  });
+}
+
 /**
  * The media fixtures the tests share: a 24 s demo clip made with the real ffmpeg (once), and the
  * packaging corpus (ffmpeg's and Shaka Packager's shapes of a 6 s clip), made again when its recipes change.
  */
-export function makeFixtures() {
+export async function makeFixtures() {
   if (!existsSync(join(mediaRoot, 'demo', 'manifest.mpd'))) {
     console.log('test fixture: generating a 24 s demo clip with ffmpeg (once; cached in .cache/test-media)');
-    runOrExit('node', ['bin/trickle.js', 'media', 'demo', '--out', join(mediaRoot, 'demo'), '--duration', '24', '--overwrite']);
+    await runAsyncOrExit('node', ['bin/trickle.js', 'media', 'demo', '--out', join(mediaRoot, 'demo'), '--duration', '24', '--overwrite']);
   }
   const stamp = createHash('sha256').update(readFileSync(join(root, 'origin', 'dist', 'src', 'media', 'corpus.js'))).digest('hex').slice(0, 16);
   const stampPath = join(corpusRoot, '.stamp');
   if (!existsSync(stampPath) || readFileSync(stampPath, 'utf8') !== stamp) {
     console.log('test fixture: packaging a 6 s clip in every corpus shape (ffmpeg, Shaka Packager; cached in .cache/test-corpus)');
-    runOrExit('node', ['bin/trickle.js', 'media', 'corpus', '--out', corpusRoot, '--duration', '6']);
+    await runAsyncOrExit('node', ['bin/trickle.js', 'media', 'corpus', '--out', corpusRoot, '--duration', '6']);
     writeFileSync(stampPath, stamp);
   }
 }

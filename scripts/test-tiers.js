@@ -10,7 +10,8 @@
 //   lab      what times flows or RTTs through emulated paths (the lab's delay line, namespace
 //            paths with TBF, the BPF clamp) or judges timers: never beside another such test
 //   browser  real players in Chromium through a lab: judged by what they play, not by the
-//            millisecond, beside one lab test at a time
+//            millisecond, beside one lab test at a time (browser-after-lab: the lab lane's last,
+//            when only browser tests are left beside them)
 // Phase 3, solo:
 //   solo     the netem checks in a guest kernel under TCG: its emulated clock needs both cores
 
@@ -39,11 +40,11 @@ const byTier = {
     'e2e/dist/test/experiment/smoke.test.js',
     'e2e/dist/test/experiment/population-smoke.test.js',
     'e2e/dist/test/policies/players-every-policy.test.js',
-    'e2e/dist/test/policies/https.test.js',
-    'e2e/dist/test/policies/packagers.test.js',
     'e2e/dist/test/qoe-matrix/cell.test.js',
     'e2e/dist/test/qoe/run.test.js',
   ],
+  // Browser tests that follow the lab tests in their lane (balancing the two lanes): beside another browser test only.
+  'browser-after-lab': ['e2e/dist/test/policies/https.test.js', 'e2e/dist/test/policies/packagers.test.js'],
   full: [
     // Chromium
     'e2e/dist/test/player-page.test.js',
@@ -51,15 +52,17 @@ const byTier = {
     'e2e/dist/test/aspect-ratios.test.js',
     'e2e/dist/test/qoe/codecs.test.js',
     'e2e/dist/test/fixture-package.test.js',
-    // root: users, cgroups, a compiler
+    // root: users, cgroups, a compiler; the setup script
     'dist/test/deploy/',
+    'dist/test/setup.test.js',
   ],
 };
 
-/** Each phase's pools: files of the listed tiers, `width` at a time; the pools of a phase run side by side. */
+/** Each phase's pools: files of the listed tiers, `width` at a time; the pools of a phase run side by side (an `early` one from before the media fixtures are made). */
 export const phases = [
-  { name: 'concurrent', pools: [{ tiers: ['full', 'quick'], width: 2 }, { tiers: ['docker'], width: 1 }] },
-  { name: 'paired', pools: [{ tiers: ['lab'], width: 1 }, { tiers: ['browser'], width: 1 }] },
+  // The Docker stack needs neither the media fixtures nor another test: it starts while they are made.
+  { name: 'concurrent', pools: [{ tiers: ['full', 'quick'], width: 2 }, { tiers: ['docker'], width: 1, early: true }] },
+  { name: 'paired', pools: [{ tiers: ['lab', 'browser-after-lab'], width: 1 }, { tiers: ['browser'], width: 1 }] },
   { name: 'solo', pools: [{ tiers: ['solo'], width: 1 }] },
 ];
 

@@ -38,8 +38,6 @@ async function phase(name, body) {
 }
 
 await phase('build (tsc -b)', build);
-await phase('media fixtures', makeFixtures);
-
 const files = listTestFiles(filters).filter((file) => !quick || file.tier === 'quick');
 const results = [];
 
@@ -65,11 +63,14 @@ async function pool(list, width) {
 }
 
 console.log(`tests: ${files.length} files${quick ? ' (quick tier)' : ''}`);
+const started = new Map();
+for (const p of phases.flatMap((phase) => phase.pools).filter((p) => p.early)) started.set(p, pool(poolOrder(p, files), p.width));
+await phase('media fixtures', makeFixtures);
 for (const { name, pools } of phases) {
-  const lists = pools.map((p) => ({ ...p, files: poolOrder(p, files) })).filter((p) => p.files.length > 0);
+  const lists = pools.map((p) => ({ ...p, source: p, files: poolOrder(p, files) })).filter((p) => p.files.length > 0);
   if (lists.length === 0) continue;
-  const label = lists.map((p) => `${p.files.length} ${p.tiers.join('+')}${p.width > 1 ? `, ${p.width} at a time` : ''}`).join(' | ');
-  await phase(`${name} phase (${label})`, () => Promise.all(lists.map((p) => pool(p.files, p.width))));
+  const label = lists.map((p) => `${p.files.length} ${p.tiers.join('+')}${p.width > 1 ? `, ${p.width} at a time` : ''}${p.early ? ', from before the fixtures' : ''}`).join(' | ');
+  await phase(`${name} phase (${label})`, () => Promise.all(lists.map((p) => started.get(p.source) ?? pool(p.files, p.width))));
 }
 
 const total = (key) => results.reduce((sum, r) => sum + r[key], 0);

@@ -8,6 +8,7 @@ const benchmarks: Readonly<Record<string, { readonly description: string; readon
   qoe: { description: 'the QoE matrix: dash.js, hls.js and simulated players through the lab per link, policy and CMCD, with intervals (root)', load: () => import('../bench/qoe-matrix.js') },
   soak: { description: 'live simulated players through the lab for a long time: origin RSS and event-loop delay over time (root)', load: () => import('../bench/soak.js') },
   population: { description: "the population lab's accuracy per viewer link at the population's load: RTT, goodput, drops at the right queue, delay-line CPU (root)", load: () => import('../bench/population-accuracy.js') },
+  corpus: { description: 'every shape of the packaging corpus (ffmpeg, Shaka Packager) played by dash.js, hls.js and <video> through the lab: played to the end, bodies equal to the files, flow records at each segment\'s rate (root)', load: () => import('../bench/corpus-playback.js') },
   indexing: { description: 'the media index at library scale: CPU to index a 2-hour title (on-demand and segment templates), and an origin booting on 1,000 titles under request load', load: () => import('../bench/indexing.js') },
   lab: { description: "the lab's accuracy per link backend: configured vs measured RTT, goodput, random loss, tail drops; --in-vm measures netem in a guest kernel where this one has none (root)", load: () => import('../bench/lab-accuracy.js') },
 };

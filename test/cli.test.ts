@@ -59,7 +59,7 @@ describe('trickle CLI', () => {
     assert.match(help.stdout, /lab \(the lab's accuracy per link\s+backend/);
     const missing = trickle(['bench']);
     assert.notEqual(missing.status, 0);
-    assert.match(missing.stderr, /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak, population, indexing, lab/);
+    assert.match(missing.stderr, /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak, population, corpus, indexing, lab/);
   });
 
   it('makes a development CA and a server chain it signs, for the names given', async () => {
@@ -88,7 +88,7 @@ describe('trickle CLI', () => {
   it('says which benchmark or experiment file it does not know', () => {
     const bench = trickle(['bench', 'nothing']);
     assert.notEqual(bench.status, 0);
-    assert.match(bench.stderr, /Allowed choices are origin, pacing, qoe, soak, population, indexing, lab/);
+    assert.match(bench.stderr, /Allowed choices are origin, pacing, qoe, soak, population, corpus, indexing, lab/);
     const experiment = trickle(['experiment', '/nonexistent.yaml', '--out', '/tmp/x']);
     assert.notEqual(experiment.status, 0);
     assert.match(experiment.stderr, /cannot read \/nonexistent.yaml.*E2E_ERR_EXPERIMENT_CONFIG/);

@@ -17,3 +17,4 @@ export { runMatrix, readMatrixRuns, type MatrixProgress, type MatrixRunnerOption
 export { cellsOf, runsOf, parseMatrixPolicy, matrixLinks, matrixPlayers, readsCmcd, type MatrixOptions, type MatrixCell, type MatrixPlayer, type MatrixPolicy } from './qoe-matrix/config.js';
 export { summarizeCell, goalChecks, agreements, bitrateRatio, minimumSessions, type CellSummary, type MatrixData, type MatrixRunData, type GoalCheck, type Verdict } from './qoe-matrix/analysis.js';
 export { matrixReport, writeMatrixHtml } from './qoe-matrix/report.js';
+export { playToEnd, type PlayedSession } from './qoe/play-to-end.js';

@@ -1,8 +1,8 @@
 /** Loads the compiled addon (node-gyp-build); on failure records why, for the JS fallback. */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from './paths.js';
+import { join } from 'node:path';
 
 export interface RawTarget {
   mode: number;
@@ -94,7 +94,6 @@ export interface NativeBinding {
   fileSendClose(id: number): number;
 }
 
-export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export interface BuildStatus {
   readonly addon: boolean;
@@ -130,8 +129,3 @@ const loaded = load();
 /** The addon, or undefined with `bindingUnavailableReason` saying why. */
 export const binding: NativeBinding | undefined = loaded.binding;
 export const bindingUnavailableReason: string | undefined = loaded.reason;
-
-/** The lab's delay line program built at install time (see delayline/delayline.c). */
-export function delaylinePath(): string {
-  return join(packageRoot, 'out', 'delayline');
-}

@@ -10,4 +10,5 @@ export { setupClamp, teardownClamp, reapPodPins, type SetupOptions, type SetupRe
 export { nativeInfo, type NativeInfo, type Capability } from './info.js';
 export { createSocketControl, type SocketControl } from './socket-control.js';
 export { NativeError, nativeErrorCodes, isSyscallError, type NativeErrorCode, type SyscallError } from './errors.js';
-export { buildStatus, delaylinePath, packageRoot as nativePackageRoot } from './binding.js';
+export { buildStatus } from './binding.js';
+export { delaylinePath, packageRoot as nativePackageRoot } from './paths.js';

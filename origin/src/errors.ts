@@ -11,6 +11,7 @@ export const originErrorCodes = {
   ORIGIN_ERR_ASSET_NOT_FOUND: { message: 'no such asset', status: 404 },
   ORIGIN_ERR_FILE_NOT_FOUND: { message: 'no such file in asset', status: 404 },
   ORIGIN_ERR_NOT_FOUND: { message: 'no such route', status: 404 },
+  ORIGIN_ERR_METHOD_NOT_ALLOWED: { message: 'the origin answers GET, HEAD and OPTIONS only', status: 405 },
   ORIGIN_ERR_BAD_PATH: { message: 'malformed or forbidden path', status: 400 },
   ORIGIN_ERR_BAD_QUERY: { message: 'malformed query parameter', status: 400 },
   ORIGIN_ERR_BAD_POLICY: { message: 'unknown delivery policy requested', status: 400 },

@@ -51,6 +51,9 @@ function isFrozenConfig(config: TrickleOriginOptions['config']): config is Origi
   return config !== undefined && Object.isFrozen(config);
 }
 
+/** The methods the origin answers. */
+const readMethods = ['GET', 'HEAD', 'OPTIONS'];
+
 export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (app: FastifyInstance, options) => {
   const config = isFrozenConfig(options.config) ? options.config : resolveConfig([{ label: 'plugin options', values: { ...(options.config ?? {}) } }]);
   const library =
@@ -66,7 +69,7 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
 
   await app.register(cors, {
     origin: config.corsAllowOrigin === '*' ? '*' : config.corsAllowOrigin,
-    methods: ['GET', 'HEAD', 'OPTIONS'],
+    methods: readMethods,
     allowedHeaders: ['Range', 'If-Range', 'If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since', 'CMCD-Request', 'CMCD-Object', 'CMCD-Status', 'CMCD-Session', 'Content-Type'],
     exposedHeaders: ['Content-Range', 'Content-Length', 'Accept-Ranges', 'Server-Timing', 'ETag', 'Last-Modified', 'CMSD-Dynamic', 'CMSD-Static'],
     maxAge: 600,
@@ -83,7 +86,13 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     if (status >= 500) request.log.error({ err: error }, 'unhandled error');
     return reply.code(status).send(errorBody(error.code ?? 'ORIGIN_ERR_INTERNAL', status >= 500 ? 'internal error' : error.message));
   });
-  app.setNotFoundHandler((request, reply) => reply.code(statusOf('ORIGIN_ERR_NOT_FOUND')).send(errorBody('ORIGIN_ERR_NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`)));
+  app.setNotFoundHandler((request, reply) => {
+    // A read-only origin: every other method is not allowed anywhere (not "not found").
+    if (!readMethods.includes(request.method)) {
+      return reply.code(statusOf('ORIGIN_ERR_METHOD_NOT_ALLOWED')).header('allow', readMethods.join(', ')).send(errorBody('ORIGIN_ERR_METHOD_NOT_ALLOWED', `${request.method} is not allowed: the origin answers ${readMethods.join(', ')}`));
+    }
+    return reply.code(statusOf('ORIGIN_ERR_NOT_FOUND')).send(errorBody('ORIGIN_ERR_NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`));
+  });
 
   const socketControl = options.socketControl ?? createSocketControl(clampBackends.none({ native: undefined, fallbackReason: 'no clamp attached to this app (startOrigin attaches one before listen)' }));
   const metrics = new DeliveryMetrics();

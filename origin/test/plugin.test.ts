@@ -284,6 +284,16 @@ describe('origin over HTTP', () => {
     assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_NOT_FOUND');
   });
 
+  it('answers methods other than GET, HEAD and OPTIONS with 405 and Allow, on media and elsewhere', async () => {
+    for (const [method, path] of [['DELETE', segmentPath], ['PUT', segmentPath], ['POST', '/api/assets'], ['PATCH', '/nope']] as const) {
+      const response = await fetch(url + path, { method, body: method === 'DELETE' ? undefined : 'x' });
+      assert.equal(response.status, 405, `${method} ${path}`);
+      assert.equal(response.headers.get('allow'), 'GET, HEAD, OPTIONS');
+      assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_METHOD_NOT_ALLOWED');
+    }
+    assert.equal((await fetch(url + segmentPath)).status, 200, 'the file is still there');
+  });
+
   it('logs one JSON line per response with status, bytes and duration', async () => {
     const before = logLines.length;
     await (await fetch(url + segmentPath, { headers: { range: 'bytes=0-99' } })).arrayBuffer();

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { delaylinePath } from '@trickle/native';
+import { delaylinePath } from '@trickle/native/paths';
 import { E2eError } from '../errors.js';
 import { inNs } from './shell.js';
 import { tbfArgs, type LinkBackend, type RouterPorts } from './link-backend.js';

@@ -3,7 +3,7 @@
  * has it) at its time, looping, until stopped. The lab's background replayer (replay-main.ts) and
  * `trickle router` both drive their link with it.
  */
-import { traceAt, type Trace } from '@trickle/player-sim';
+import { traceAt, type Trace } from '@trickle/player-sim/traces';
 
 export interface TraceTarget {
   setDownRate(rateBps: number): void;

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { teardownClamp } from '@trickle/native';
 import { makeDevCertificates, type DevCertificates, type FlowRecord } from '@trickle/origin';
 import { labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
-import { playToEnd } from '../helpers/player-page.js';
+import { playToEnd } from '../../src/index.js';
 import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
 const media = testMediaRoot();

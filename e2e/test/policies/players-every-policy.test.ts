@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { teardownClamp } from '@trickle/native';
 import type { FlowRecord } from '@trickle/origin';
 import { labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
-import { playToEnd, type PlayedSession } from '../helpers/player-page.js';
+import { playToEnd, type PlayedSession } from '../../src/index.js';
 import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
 const media = testMediaRoot();

@@ -50,13 +50,16 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
       const rateBytesPerSec = (rateMbit * 1e6) / 8;
       const run = await stream([{ atMs: 0, action: 'rate', rateBytesPerSec }], 5000);
       const clamped = run.samples.filter((s) => s.tMs > 1000);
-      for (const sample of clamped) {
-        // The kernel recomputes the clamp from srtt on every RTT sample; ours is read a moment later.
+      clamped.forEach((sample, i) => {
+        // The kernel recomputes the clamp from srtt on every RTT sample; ours reads srtt a moment
+        // later, and a stall of this VM's host can stretch that moment: the applied clamp is judged
+        // against the formula at the srtt this sample and its neighbours (50 ms either side) read.
         const applied = sample.appliedPackets!;
         assert.ok(sample.cwnd <= applied + 1, `t=${sample.tMs} ms: cwnd ${sample.cwnd} above the applied clamp ${applied}`);
-        const formula = expectedClamp(rateBytesPerSec, sample.rttUs, sample.mss);
-        assert.ok(Math.abs(applied - formula) <= Math.max(2, 0.1 * formula), `t=${sample.tMs} ms: applied clamp ${applied}, formula ${formula} at srtt ${sample.rttUs} us`);
-      }
+        const around = clamped.slice(Math.max(0, i - 1), i + 2).map((s) => expectedClamp(rateBytesPerSec, s.rttUs, s.mss));
+        const [low, high] = [Math.min(...around), Math.max(...around)];
+        assert.ok(applied >= low - Math.max(2, 0.1 * low) && applied <= high + Math.max(2, 0.1 * high), `t=${sample.tMs} ms: applied clamp ${applied}, formula ${low}-${high} at srtt ${clamped.slice(Math.max(0, i - 1), i + 2).map((s) => s.rttUs).join('/')} us`);
+      });
       const goodput = goodputBps(run.samples, 1500, 5000);
       assert.ok(Math.abs(goodput / (1.2 * rateMbit * 1e6) - 1) < 0.1, `goodput ${goodput} vs 1.2 R = ${1.2 * rateMbit * 1e6}`);
       assert.equal(retransmitsBetween(run.samples, 1000, 5000), 0, 'no losses while clamped below the link rate');
