@@ -31,7 +31,10 @@ interface Row {
 }
 
 /** Each paced response's media rate against its segment's, by asset: n matched of n paced. */
-function ratesAgainstIndex(index: AssetIndex, flows: readonly FlowRecord[]): { paced: number; matched: number; worst: number } {
+function ratesAgainstIndex(
+  index: AssetIndex,
+  flows: readonly FlowRecord[],
+): { paced: number; matched: number; worst: number } {
   let matched = 0;
   let worst = 0;
   const paced = flows.filter((f) => f.role === 'segment' && f.mediaRateBps !== null);
@@ -62,24 +65,69 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   const lab = await labUp('bcorp', profileLink(options.link));
   const base = `http://${lab.address('origin')}:8092`;
-  const origin = lab.spawn('origin', [process.execPath, cli, 'serve', '--media', corpus, '--host', lab.address('origin'), '--port', '8092', '--startup-seconds', '0', '--log-level', 'warn'], { stdio: 'inherit' });
+  const origin = lab.spawn(
+    'origin',
+    [
+      process.execPath,
+      cli,
+      'serve',
+      '--media',
+      corpus,
+      '--host',
+      lab.address('origin'),
+      '--public-ops',
+      '--port',
+      '8092',
+      '--startup-seconds',
+      '0',
+      '--log-level',
+      'warn',
+    ],
+    { stdio: 'inherit' },
+  );
   const chromium = await launchChromium({ namespace: lab.namespace('player') });
   const rows: Row[] = [];
   const rates: string[] = [];
   try {
     await lab.waitForHttp(`${base}/healthz`);
-    const { assets } = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/assets`])) as { assets: { name: string; status: string; links: Record<'dash' | 'hls' | 'progressive', string | null> }[] };
+    const { assets } = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/assets`])) as {
+      assets: { name: string; status: string; links: Record<'dash' | 'hls' | 'progressive', string | null> }[];
+    };
     for (const asset of assets) {
       const index = await inspectAsset(join(corpus, asset.name));
-      const players = (['dashjs', 'hlsjs', 'native'] as const).filter((player) => asset.links[player === 'dashjs' ? 'dash' : player === 'hlsjs' ? 'hls' : 'progressive'] !== null);
+      const players = (['dashjs', 'hlsjs', 'native'] as const).filter(
+        (player) => asset.links[player === 'dashjs' ? 'dash' : player === 'hlsjs' ? 'hls' : 'progressive'] !== null,
+      );
       for (const player of players) {
         process.stderr.write(`corpus bench: ${asset.name} in ${player}\n`);
-        const played = await playToEnd(chromium.context, base, asset.name, join(corpus, asset.name), `player=${player}&charts=0`, index.fileAliases);
-        rows.push({ shape: asset.name, player, ended: played.ended, errors: played.errors, bodies: played.bodiesChecked, corrupt: played.corrupt.length, rebuffers: played.rebuffers.length });
+        const played = await playToEnd(
+          chromium.context,
+          base,
+          asset.name,
+          join(corpus, asset.name),
+          `player=${player}&charts=0`,
+          index.fileAliases,
+        );
+        rows.push({
+          shape: asset.name,
+          player,
+          ended: played.ended,
+          errors: played.errors,
+          bodies: played.bodiesChecked,
+          corrupt: played.corrupt.length,
+          rebuffers: played.rebuffers.length,
+        });
       }
-      const flows = (JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows?limit=100000`])) as { flows: FlowRecord[] }).flows.filter((f) => f.asset === asset.name);
+      const flows = (
+        JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows?limit=100000`])) as {
+          flows: FlowRecord[];
+        }
+      ).flows.filter((f) => f.asset === asset.name);
       const { paced, matched, worst } = ratesAgainstIndex(index, flows);
-      rates.push(`| ${asset.name} | ${asset.status} | ${flows.length} | ${paced} | ${matched} / ${paced} | ${paced === 0 ? '-' : `${(worst * 100).toFixed(3)} %`} |`);
+      rates.push(
+        `| ${asset.name} | ${asset.status} | ${flows.length} | ${paced} | ${matched} ` +
+          `/ ${paced} | ${paced === 0 ? '-' : `${(worst * 100).toFixed(3)} %`} |`,
+      );
     }
   } finally {
     await chromium.close();
@@ -88,17 +136,33 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   const ok = rows.filter((r) => r.ended && r.errors.length === 0 && r.corrupt === 0).length;
   await writeResults('corpus-playback.md', 'The packaging corpus in real players', [
-    `Command: \`npx trickle bench corpus --duration ${options.duration} --link ${options.link}\` (root). The corpus (\`trickle media corpus\`: one ${options.duration} s clip packaged by ffmpeg and Shaka Packager in every shape, see its README) served by \`trickle serve --startup-seconds 0\` (the default policy, trickle-abr, throttled from the first segment) in a lab's origin namespace; Debian Chromium in its player namespace, across ${options.link}; the origin's /player/ page plays each asset with each player its manifests allow (dash.js: an MPD; hls.js: HLS playlists; a plain <video>: a progressive file), one session each, to the end. Every media body is compared with its file's bytes.`,
+    `Command: \`npx trickle bench corpus --duration ${options.duration} ` +
+      `--link ${options.link}\` (root). The corpus (\`trickle media corpus\`: ` +
+      `one ${options.duration} s clip packaged by ffmpeg and Shaka Packager in every ` +
+      `shape, see its README) served by \`trickle serve --startup-seconds 0\` (the default ` +
+      `policy, trickle-abr, throttled from the first segment) in a lab's origin namespace; ` +
+      `Debian Chromium in its player namespace, across ${options.link}; the origin's ` +
+      `/player/ page plays each asset with each player its manifests allow (dash.js: an ` +
+      `MPD; hls.js: HLS playlists; a plain <video>: a progressive file), one session each, ` +
+      `to the end. Every media body is compared with its file's bytes.`,
     '',
     `Sessions: ${ok} of ${rows.length} played to the end with no error and every body equal to its file.`,
     '',
     '| shape | player | ended | errors | media bodies checked | differing from the file | rebuffers |',
     '| --- | --- | --- | --- | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.shape} | ${r.player} | ${r.ended ? 'yes' : '**no**'} | ${r.errors.length === 0 ? '-' : r.errors.join('; ').replaceAll('|', '/')} | ${r.bodies} | ${r.corrupt} | ${r.rebuffers} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.shape} | ${r.player} | ${r.ended ? 'yes' : '**no**'} ` +
+        `| ${r.errors.length === 0 ? '-' : r.errors.join('; ').replaceAll('|', '/')} ` +
+        `| ${r.bodies} | ${r.corrupt} | ${r.rebuffers} |`,
+    ),
     '',
-    'The origin\'s flow records, per asset: every segment response paced with a media rate, against the rate the index has for the segment it covers (a byte range is mapped to its segment).',
+    "The origin's flow records, per asset: every segment response paced with a media " +
+      'rate, against the rate the index has for the segment it covers (a byte range is ' +
+      'mapped to its segment).',
     '',
-    '| shape | index | responses recorded | segment responses | media rate = the segment\'s (within 0.5 %) | worst difference |',
+    '| shape | index | responses recorded | segment responses | media rate = the ' +
+      "segment's (within 0.5 %) | worst difference |",
     '| --- | --- | ---: | ---: | ---: | ---: |',
     ...rates,
     '',

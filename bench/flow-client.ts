@@ -34,8 +34,10 @@ async function run(plan: FlowClientPlan): Promise<void> {
   const offsetsByUrl: Record<string, number[]> = {};
   const requests: ClientRequest[] = [];
   for (const { url, count } of plan.flows) {
-    const counters = (bytesByUrl[url] ??= []);
-    const offsets = (offsetsByUrl[url] ??= []);
+    bytesByUrl[url] ??= [];
+    offsetsByUrl[url] ??= [];
+    const counters = bytesByUrl[url];
+    const offsets = offsetsByUrl[url];
     for (let i = 0; i < count; i++) {
       const index = counters.push(0) - 1;
       offsets.push(0);

@@ -6,7 +6,14 @@
 import { once } from 'node:events';
 import { createServer, connect, type Socket } from 'node:net';
 import { writeResults } from './results-file.js';
-import { attachClamp, setMaxPacingRate, socketCookie, tcpInfo, teardownClamp, type AttachedClamp } from '@trickle/native';
+import {
+  attachClamp,
+  setMaxPacingRate,
+  socketCookie,
+  tcpInfo,
+  teardownClamp,
+  type AttachedClamp,
+} from '@trickle/native';
 
 const iterations = 200_000;
 const pinDir = '/run/trickle/bpf-bench';
@@ -37,7 +44,13 @@ async function main(): Promise<void> {
     measure('tcpInfo (getsockopt TCP_INFO, 56 fields)', () => tcpInfo(socket)),
     measure('setMaxPacingRate (setsockopt)', () => setMaxPacingRate(socket, 250_000)),
     measure('clamp.setRate, pacing-rate backend', () => pacing.setRate(socket, { rateBytesPerSec: 250_000 })),
-    ...(bpf.backend === 'bpf' ? [measure('clamp.setRate, bpf backend (cookie + map update)', () => bpf.setRate(socket, { rateBytesPerSec: 250_000 }))] : []),
+    ...(bpf.backend === 'bpf'
+      ? [
+          measure('clamp.setRate, bpf backend (cookie + map update)', () =>
+            bpf.setRate(socket, { rateBytesPerSec: 250_000 }),
+          ),
+        ]
+      : []),
   ];
   client.destroy();
   socket.destroy();
@@ -47,7 +60,8 @@ async function main(): Promise<void> {
 
   const base = results[0]!.nsPerCall;
   const lines = [
-    `Command: \`npm run bench:native\` (${iterations} calls each, after 10,000 warm-up calls, one process, loopback socket)`,
+    `Command: \`npm run bench:native\` (${iterations} calls each, after 10,000 warm-up ` +
+      `calls, one process, loopback socket)`,
     bpf.backend === 'bpf' ? '' : `BPF backend not measured: ${bpf.fallbackReason}`,
     '',
     '| call | ns per call | ratio to socketCookie |',

@@ -2,7 +2,7 @@
  * Debian nginx as the benchmarks' anchor: one process (master_process off, one worker, so its CPU
  * is the server's), a generated config under .cache/bench-nginx/<name>, stopped with SIGQUIT.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { machineCpuSeconds } from '@trickle/e2e';
@@ -22,7 +22,11 @@ export function machineBusySeconds(): number {
 }
 
 export function requireNginx(): void {
-  if (spawnSync('nginx', ['-v']).status !== 0) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'nginx not found: `./scripts/setup --bench` (or `apt-get install nginx`): the anchor of this benchmark');
+  if (spawnSync('nginx', ['-v']).status !== 0)
+    throw new BenchError(
+      'BENCH_ERR_MISSING_TOOL',
+      'nginx not found: `./scripts/setup --bench` (or `apt-get install nginx`): the anchor of this benchmark',
+    );
 }
 
 export interface NginxServer {
@@ -35,7 +39,11 @@ export interface NginxServer {
  * Starts nginx at `place` (a free loopback port by default) with `serverDirectives` inside its `server {}` block (plus
  * `http {}` directives), and waits until `readyPath` answers.
  */
-export async function startNginx(name: string, options: { httpDirectives: readonly string[]; serverDirectives: readonly string[]; readyPath: string }, place: ServerPlace = loopback): Promise<NginxServer> {
+export async function startNginx(
+  name: string,
+  options: { httpDirectives: readonly string[]; serverDirectives: readonly string[]; readyPath: string },
+  place: ServerPlace = loopback,
+): Promise<NginxServer> {
   const port = place.port ?? (await freePort());
   const prefix = join(root, '.cache', 'bench-nginx', name);
   mkdirSync(join(prefix, 'logs'), { recursive: true });
@@ -58,5 +66,9 @@ export async function startNginx(name: string, options: { httpDirectives: readon
   );
   const { child } = await spawnAt({ ...place, port }, ['nginx', '-p', prefix, '-c', join(prefix, 'nginx.conf')]);
   const url = `http://${place.host}:${port}`;
-  return { url, pid: child.pid!, stop: await awaitReady(child, `${url}${options.readyPath}`, 'SIGQUIT', place.answers) };
+  return {
+    url,
+    pid: child.pid!,
+    stop: await awaitReady(child, `${url}${options.readyPath}`, 'SIGQUIT', place.answers),
+  };
 }

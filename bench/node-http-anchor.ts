@@ -36,5 +36,7 @@ createServer((request, response) => {
   }
   const start = Number(range[1]);
   const end = Math.min(Number(range[2]), body.length - 1);
-  response.writeHead(206, { 'content-range': `bytes ${start}-${end}/${body.length}`, 'content-length': end - start + 1 }).end(body.subarray(start, end + 1));
+  response
+    .writeHead(206, { 'content-range': `bytes ${start}-${end}/${body.length}`, 'content-length': end - start + 1 })
+    .end(body.subarray(start, end + 1));
 }).listen(Number(port), '127.0.0.1');

@@ -5,7 +5,8 @@
  * Both servers are one process (nginx: master_process off, one worker, sendfile on, tcp_nopush
  * off; the origin: `trickle serve --policy bulk`, which serves from its memory cache); the client
  * is wrk with 2 threads and 64 connections. node:http alone on the same bytes (node-http-anchor.ts)
- * runs beside them: the ceiling of any Node origin on the machine. Figures: requests/s, Gbit/s, p99 latency, server CPU,
+ * runs beside them: the ceiling of any Node origin on the machine. Figures: requests/s, Gbit/s, p99 latency, server
+ * CPU,
  * and the origin / nginx ratio against the goals (manifests >= 0.5x, segments >= 1.0x, ranges >= 0.5x).
  * `npx trickle bench origin [--seconds 10] [--connections 64]` or `npm run bench:origin`;
  * writes bench/results/origin-vs-nginx.md. Needs media/demo and `apt-get install nginx wrk`.
@@ -56,12 +57,26 @@ function parseWrkDuration(text: string): number {
 function parseWrkBytes(text: string): number {
   const match = /^([\d.]+)([KMGT]?B)$/.exec(text.trim());
   if (match === null) return Number.NaN;
-  return Number(match[1]) * { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 }[match[2] as 'B' | 'KB' | 'MB' | 'GB' | 'TB'];
+  return (
+    Number(match[1]) *
+    { B: 1, KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3, TB: 1024 ** 4 }[match[2] as 'B' | 'KB' | 'MB' | 'GB' | 'TB']
+  );
 }
 
 /** Runs wrk against `url` while measuring the server process's CPU. */
-function runWrk(url: string, pid: number, options: { seconds: number; connections: number; script?: string | undefined }): WrkResult {
-  const args = ['-t2', `-c${options.connections}`, `-d${options.seconds}s`, '--latency', ...(options.script === undefined ? [] : ['-s', options.script]), url];
+function runWrk(
+  url: string,
+  pid: number,
+  options: { seconds: number; connections: number; script?: string | undefined },
+): WrkResult {
+  const args = [
+    '-t2',
+    `-c${options.connections}`,
+    `-d${options.seconds}s`,
+    '--latency',
+    ...(options.script === undefined ? [] : ['-s', options.script]),
+    url,
+  ];
   const cpuStart = processCpuSeconds(pid);
   const startMs = performance.now();
   const result = spawnSync('wrk', args, { encoding: 'utf8' });
@@ -120,7 +135,9 @@ function plainFileMedia(progressivePath: string): string {
 const cpuMicrosPerRequest = (result: WrkResult): number => (result.cpuPercent / 100 / result.requestsPerSec) * 1e6;
 
 /** What the delivery engine costs a 64 kB range, from the cached-MP4 and plain-file rows of this run. */
-function engineCostNote(results: readonly { workload: Workload; origin: WrkResult; nginx: WrkResult; node: WrkResult }[]): string[] {
+function engineCostNote(
+  results: readonly { workload: Workload; origin: WrkResult; nginx: WrkResult; node: WrkResult }[],
+): string[] {
   const media = results.find((r) => r.workload.origin === 'cached');
   const plain = results.find((r) => r.workload.origin === 'plain');
   if (media === undefined || plain === undefined) return [];
@@ -130,10 +147,24 @@ function engineCostNote(results: readonly { workload: Workload; origin: WrkResul
   return [
     '## What stands in the way of the range goal',
     '',
-    `Server CPU per 64 kB range in this run: the origin as a media response ${mediaMicros.toFixed(0)} µs, the same bytes as a plain file ${plainMicros.toFixed(0)} µs, nginx ${nginxMicros.toFixed(0)} µs. ` +
-      `So the delivery engine costs about ${(mediaMicros - plainMicros).toFixed(0)} µs per response: choosing the policy and its media plan, the TCP_INFO reading that closes the response once its last byte is acknowledged (with a timer poll while it is not), the flow record and its Prometheus histograms. ` +
-      'Every media response gets that record (the per-flow figures of the paper: retransmissions, srtt, goodput), so the cost is per request, not per byte: it weighs most on small responses (compare the segments rows above). ' +
-      `Without the engine the origin reaches ${(plain.origin.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x nginx; the rest of the gap is the copy of each range from Node's memory into the socket (nginx hands the page cache to the socket with sendfile) and Node's HTTP layer: node:http alone, with no framework at all, reaches ${(plain.node.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x nginx on this machine (${cpuMicrosPerRequest(plain.node).toFixed(0)} µs of CPU per range), the ceiling of any Node origin here.`,
+    `Server CPU per 64 kB range in this run: the origin as a media ` +
+      `response ${mediaMicros.toFixed(0)} µs, the same bytes as a plain ` +
+      `file ${plainMicros.toFixed(0)} µs, nginx ${nginxMicros.toFixed(0)} µs. ` +
+      `So the delivery engine costs about ${(mediaMicros - plainMicros).toFixed(0)} µs ` +
+      `per response: choosing the policy and its media plan, the TCP_INFO reading that ` +
+      `closes the response once its last byte is acknowledged (with a timer poll while it ` +
+      `is not), the flow record and its Prometheus histograms. ` +
+      'Every media response gets that record (the per-flow figures of the paper: ' +
+      'retransmissions, srtt, goodput), so the cost is per request, not per byte: it ' +
+      'weighs most on small responses (compare the segments rows above). ' +
+      `Without the engine the origin ` +
+      `reaches ${(plain.origin.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x ` +
+      `nginx; the rest of the gap is the copy of each range from Node's memory into the ` +
+      `socket (nginx hands the page cache to the socket with sendfile) and Node's HTTP ` +
+      `layer: node:http alone, with no framework at all, ` +
+      `reaches ${(plain.node.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x ` +
+      `nginx on this machine (${cpuMicrosPerRequest(plain.node).toFixed(0)} µs of CPU per ` +
+      `range), the ceiling of any Node origin here.`,
     '',
   ];
 }
@@ -143,22 +174,49 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--seconds <n>', 'wrk duration per workload and server', '10')
     .option('--connections <n>', 'wrk connections', '64')
     .option('--media <dir>', 'media directory with the demo asset', 'media')
-    .addHelpText('after', examples('npx trickle bench origin', 'npx trickle bench origin --seconds 20 --connections 128'))
+    .addHelpText(
+      'after',
+      examples('npx trickle bench origin', 'npx trickle bench origin --seconds 20 --connections 128'),
+    )
     .parse(['node', 'bench', ...argv])
     .opts<{ seconds: string; connections: string; media: string }>();
   const media = resolve(options.media);
   const asset = join(media, 'demo');
-  if (spawnSync('wrk', ['--version']).error !== undefined) throw new BenchError('BENCH_ERR_MISSING_TOOL', 'wrk not found: `./scripts/setup --bench` (or `apt-get install wrk`)');
+  if (spawnSync('wrk', ['--version']).error !== undefined)
+    throw new BenchError(
+      'BENCH_ERR_MISSING_TOOL',
+      'wrk not found: `./scripts/setup --bench` (or `apt-get install wrk`)',
+    );
   requireNginx();
-  if (!existsSync(join(asset, 'manifest.mpd'))) throw new BenchError('BENCH_ERR_MEDIA', `no demo asset in ${media}: run \`npx trickle media demo\` first`);
+  if (!existsSync(join(asset, 'manifest.mpd')))
+    throw new BenchError('BENCH_ERR_MEDIA', `no demo asset in ${media}: run \`npx trickle media demo\` first`);
   const seconds = Number(options.seconds);
   const connections = Number(options.connections);
   const progressiveSize = statSync(join(asset, 'progressive.mp4')).size;
   const workloads: Workload[] = [
     { name: 'manifest (MPD)', path: '/media/demo/manifest.mpd', origin: 'defaults', goalRatio: 0.5 },
-    { name: `segment (${Math.round(statSync(join(asset, 'chunk-3-00010.m4s')).size / 1000)} kB)`, path: '/media/demo/chunk-3-00010.m4s', origin: 'defaults', goalRatio: 1.0 },
-    { name: `64 kB range of the ${Math.round(progressiveSize / 1e6)} MB MP4 (above cache.maxFileBytes: cached in 1 MiB chunks)`, path: '/media/demo/progressive.mp4', origin: 'defaults', script: rangeScript(progressiveSize), goalRatio: 0.5 },
-    { name: '64 kB range of the MP4, the origin caching it (cache.maxFileBytes 64 MB)', path: '/media/demo/progressive.mp4', origin: 'cached', script: rangeScript(progressiveSize), goalRatio: 0.5 },
+    {
+      name: `segment (${Math.round(statSync(join(asset, 'chunk-3-00010.m4s')).size / 1000)} kB)`,
+      path: '/media/demo/chunk-3-00010.m4s',
+      origin: 'defaults',
+      goalRatio: 1.0,
+    },
+    {
+      name:
+        `64 kB range of the ${Math.round(progressiveSize / 1e6)} MB MP4 (above ` +
+        `cache.maxFileBytes: cached in 1 MiB chunks)`,
+      path: '/media/demo/progressive.mp4',
+      origin: 'defaults',
+      script: rangeScript(progressiveSize),
+      goalRatio: 0.5,
+    },
+    {
+      name: '64 kB range of the MP4, the origin caching it (cache.maxFileBytes 64 MB)',
+      path: '/media/demo/progressive.mp4',
+      origin: 'cached',
+      script: rangeScript(progressiveSize),
+      goalRatio: 0.5,
+    },
     {
       name: '64 kB range of the same bytes as a plain file (no delivery engine: no policy, no flow record)',
       path: '/media/plain/plain.bin',
@@ -170,13 +228,33 @@ export async function main(argv: readonly string[]): Promise<void> {
   ];
   const results: { workload: Workload; origin: WrkResult; nginx: WrkResult; node: WrkResult }[] = [];
   const origin = await startTrickleServer(['--media', media, '--policy', 'bulk']);
-  const cachingOrigin = await startTrickleServer(['--media', media, '--policy', 'bulk'], { TRICKLE_CACHE__MAX_FILE_BYTES: String(64 * 1024 * 1024) });
-  const plainOrigin = await startTrickleServer(['--media', plainFileMedia(join(asset, 'progressive.mp4')), '--policy', 'bulk']);
-  const anchor = await spawnAt(loopback, [process.execPath, join(import.meta.dirname, 'node-http-anchor.js'), media, '{port}']);
+  const cachingOrigin = await startTrickleServer(['--media', media, '--policy', 'bulk'], {
+    TRICKLE_CACHE__MAX_FILE_BYTES: String(64 * 1024 * 1024),
+  });
+  const plainOrigin = await startTrickleServer([
+    '--media',
+    plainFileMedia(join(asset, 'progressive.mp4')),
+    '--policy',
+    'bulk',
+  ]);
+  const anchor = await spawnAt(loopback, [
+    process.execPath,
+    join(import.meta.dirname, 'node-http-anchor.js'),
+    media,
+    '{port}',
+  ]);
   const nodeUrl = `http://127.0.0.1:${anchor.port}`;
-  const node = { url: nodeUrl, pid: anchor.child.pid!, stop: await awaitReady(anchor.child, `${nodeUrl}/media/demo/manifest.mpd`, 'SIGTERM') };
+  const node = {
+    url: nodeUrl,
+    pid: anchor.child.pid!,
+    stop: await awaitReady(anchor.child, `${nodeUrl}/media/demo/manifest.mpd`, 'SIGTERM'),
+  };
   const nginx = await startNginx('serving', {
-    httpDirectives: ['sendfile on;', 'tcp_nopush off;', 'types { application/dash+xml mpd; video/iso.segment m4s; video/mp4 mp4; }'],
+    httpDirectives: [
+      'sendfile on;',
+      'tcp_nopush off;',
+      'types { application/dash+xml mpd; video/iso.segment m4s; video/mp4 mp4; }',
+    ],
     serverDirectives: [`location /media/ { alias ${media}/; }`],
     readyPath: '/media/demo/manifest.mpd',
   });
@@ -185,13 +263,24 @@ export async function main(argv: readonly string[]): Promise<void> {
     for (const workload of workloads) {
       const measured: Partial<Record<'origin' | 'nginx' | 'node', WrkResult>> = {};
       const ours = { defaults: origin, cached: cachingOrigin, plain: plainOrigin }[workload.origin];
-      for (const [name, server, path] of [['origin', { url: ours.url, pid: ours.child.pid! }, workload.path], ['nginx', nginx, workload.nginxPath ?? workload.path], ['node', node, workload.nginxPath ?? workload.path]] as const) {
-        process.stderr.write(`[${++step}/${workloads.length * 3}] ${name === 'node' ? 'node:http' : name}: ${workload.name}, ${seconds} s, ${connections} connections ...\n`);
+      for (const [name, server, path] of [
+        ['origin', { url: ours.url, pid: ours.child.pid! }, workload.path],
+        ['nginx', nginx, workload.nginxPath ?? workload.path],
+        ['node', node, workload.nginxPath ?? workload.path],
+      ] as const) {
+        process.stderr.write(
+          `[${++step}/${workloads.length * 3}] ${name === 'node' ? 'node:http' : name}: ${workload.name}, ${seconds} ` +
+            `s, ${connections} connections ...\n`,
+        );
         // A short warm-up fills caches and JIT before the measured run.
         runWrk(`${server.url}${path}`, server.pid, { seconds: 2, connections, script: workload.script });
         measured[name] = runWrk(`${server.url}${path}`, server.pid, { seconds, connections, script: workload.script });
         const m = measured[name];
-        process.stderr.write(`  ${m.requestsPerSec.toFixed(0)} req/s, ${(m.bitsPerSec / 1e9).toFixed(2)} Gbit/s, p99 ${m.p99Ms.toFixed(2)} ms, CPU ${m.cpuPercent.toFixed(0)} %${m.non2xx > 0 ? `, ${m.non2xx} non-2xx` : ''}\n`);
+        process.stderr.write(
+          `  ${m.requestsPerSec.toFixed(0)} req/s, ${(m.bitsPerSec / 1e9).toFixed(2)} Gbit/s, ` +
+            `p99 ${m.p99Ms.toFixed(2)} ms, CPU ${m.cpuPercent.toFixed(0)} ` +
+            `%${m.non2xx > 0 ? `, ${m.non2xx} non-2xx` : ''}\n`,
+        );
       }
       results.push({ workload, origin: measured.origin!, nginx: measured.nginx!, node: measured.node! });
     }
@@ -204,12 +293,39 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   const rows = results.map(({ workload, origin: o, nginx: n, node: a }) => {
     const ratio = o.requestsPerSec / n.requestsPerSec;
-    return `| ${workload.name} | ${o.requestsPerSec.toFixed(0)} | ${n.requestsPerSec.toFixed(0)} | ${a.requestsPerSec.toFixed(0)} | ${(o.bitsPerSec / 1e9).toFixed(2)} | ${(n.bitsPerSec / 1e9).toFixed(2)} | ${o.p99Ms.toFixed(2)} | ${n.p99Ms.toFixed(2)} | ${o.cpuPercent.toFixed(0)} % | ${n.cpuPercent.toFixed(0)} % | ${ratio.toFixed(2)} | ${(a.requestsPerSec / n.requestsPerSec).toFixed(2)} | ${(o.requestsPerSec / a.requestsPerSec).toFixed(2)} | >= ${workload.goalRatio.toFixed(1)} | ${ratio >= workload.goalRatio ? 'yes' : 'no'} |`;
+    return (
+      `| ${workload.name} | ${o.requestsPerSec.toFixed(0)} ` +
+      `| ${n.requestsPerSec.toFixed(0)} | ${a.requestsPerSec.toFixed(0)} ` +
+      `| ${(o.bitsPerSec / 1e9).toFixed(2)} | ${(n.bitsPerSec / 1e9).toFixed(2)} ` +
+      `| ${o.p99Ms.toFixed(2)} | ${n.p99Ms.toFixed(2)} | ${o.cpuPercent.toFixed(0)} % ` +
+      `| ${n.cpuPercent.toFixed(0)} % | ${ratio.toFixed(2)} ` +
+      `| ${(a.requestsPerSec / n.requestsPerSec).toFixed(2)} ` +
+      `| ${(o.requestsPerSec / a.requestsPerSec).toFixed(2)} | ` +
+      `>= ${workload.goalRatio.toFixed(1)} | ${ratio >= workload.goalRatio ? 'yes' : 'no'} ` +
+      `|`
+    );
   });
   await writeResults('origin-vs-nginx.md', 'Serving speed: the origin against nginx', [
-    `Command: \`npx trickle bench origin --seconds ${seconds} --connections ${connections}\`. Loopback; wrk -t2 -c${connections} (Debian wrk 4.1), ${seconds} s per workload and server after a 2 s warm-up, servers side by side in one run. Origin: \`trickle serve --policy bulk\` (one Node process, files from its memory cache); nginx: one process (master_process off), sendfile on, tcp_nopush off, access log off. The media is media/demo; the range workloads ask for a random 64 kB range of progressive.mp4 each request: from an origin with its defaults (files above cache.maxFileBytes, 16 MB, are cached in 1 MiB chunks within cache.maxBytes, so a range is a view of a cached chunk after its first read), from one that caches the whole MP4, and, to show what the delivery engine costs per response, from one that has the same bytes under a name that is not media (plain.bin: served without a policy or a flow record; nginx serves the MP4 for that row). CPU is the server process's, over the measured run (wrk shares the machine's 2 cores). node:http is the ceiling of any Node origin here: node:http alone serving the same bytes from memory, no framework, no policy, no record (bench/node-http-anchor.ts; for the plain-file row, the MP4).`,
+    `Command: \`npx trickle bench origin --seconds ${seconds} ` +
+      `--connections ${connections}\`. Loopback; wrk -t2 -c${connections} (Debian wrk ` +
+      `4.1), ${seconds} s per workload and server after a 2 s warm-up, servers side by ` +
+      `side in one run. Origin: \`trickle serve --policy bulk\` (one Node process, files ` +
+      `from its memory cache); nginx: one process (master_process off), sendfile on, ` +
+      `tcp_nopush off, access log off. The media is media/demo; the range workloads ask ` +
+      `for a random 64 kB range of progressive.mp4 each request: from an origin with its ` +
+      `defaults (files above cache.maxFileBytes, 16 MB, are cached in 1 MiB chunks within ` +
+      `cache.maxBytes, so a range is a view of a cached chunk after its first read), from ` +
+      `one that caches the whole MP4, and, to show what the delivery engine costs per ` +
+      `response, from one that has the same bytes under a name that is not media ` +
+      `(plain.bin: served without a policy or a flow record; nginx serves the MP4 for that ` +
+      `row). CPU is the server process's, over the measured run (wrk shares the machine's ` +
+      `2 cores). node:http is the ceiling of any Node origin here: node:http alone serving ` +
+      `the same bytes from memory, no framework, no policy, no record ` +
+      `(bench/node-http-anchor.ts; for the plain-file row, the MP4).`,
     '',
-    '| workload | origin req/s | nginx req/s | node:http req/s | origin Gbit/s | nginx Gbit/s | origin p99 ms | nginx p99 ms | origin CPU | nginx CPU | origin / nginx | node:http / nginx | origin / node:http | goal (origin / nginx) | met |',
+    '| workload | origin req/s | nginx req/s | node:http req/s | origin Gbit/s | nginx ' +
+      'Gbit/s | origin p99 ms | nginx p99 ms | origin CPU | nginx CPU | origin / nginx | ' +
+      'node:http / nginx | origin / node:http | goal (origin / nginx) | met |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
     ...rows,
     '',

@@ -6,25 +6,46 @@
  * (throttling-phase retransmissions, an interactive probe's queueing delay), with intervals; the
  * issue's goals; the simulator's agreement with dash.js. Writes bench/results/qoe-matrix.md and
  * qoe-matrix.html (charts). Resumable: finished sessions are kept in --work.
- * `npx trickle bench qoe [--links ..] [--policies ..] [--players ..] [--cmcd off,on] [--sessions 10]` (root; needs media/demo).
+ * `npx trickle bench qoe [--links ..] [--policies ..] [--players ..] [--cmcd off,on] [--sessions 10]` (root; needs
+ * media/demo).
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { defaultDeliveryConfig, policyNames } from '@trickle/origin/rules';
-import { matrixLinks, matrixPlayers, matrixReport, parseMatrixPolicy, requireLabPrivileges, runMatrix, writeMatrixHtml, type MatrixPlayer } from '@trickle/e2e';
+import {
+  matrixLinks,
+  matrixPlayers,
+  matrixReport,
+  parseMatrixPolicy,
+  requireLabPrivileges,
+  runMatrix,
+  writeMatrixHtml,
+  type MatrixPlayer,
+} from '@trickle/e2e';
 import { stageProgress } from '../src/progress.js';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
 import { examples } from '../src/help.js';
 
-const list = (value: string) => value.split(',').map((v) => v.trim()).filter((v) => v !== '');
+const list = (value: string) =>
+  value
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 
 export async function main(argv: readonly string[]): Promise<void> {
   const options = new Command('trickle bench qoe')
-    .description('the QoE matrix: real players and simulated ones through the lab, per link, policy and CMCD, with intervals (root)')
+    .description(
+      'the QoE matrix: real players and simulated ones through the lab, per link, policy ' +
+        'and CMCD, with intervals (root)',
+    )
     .option('--links <names>', `links (${Object.keys(matrixLinks).join(', ')})`, Object.keys(matrixLinks).join(','))
-    .option('--policies <names>', 'policies, each optionally with a congestion control (pacing@bbr)', policyNames.join(','))
+    .option(
+      '--policies <names>',
+      'policies, each optionally with a congestion control (pacing@bbr)',
+      policyNames.join(','),
+    )
     .option('--players <names>', `players (${matrixPlayers.join(', ')})`, matrixPlayers.join(','))
     .option('--cmcd <modes>', 'off, on (on: only for policies whose rate rule reads CMCD)', 'off,on')
     .option('--sessions <n>', 'sessions per cell', '10')
@@ -37,14 +58,42 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--fresh', 'discard finished sessions in --work')
     .option('--report-only', 'write the results from the sessions already in --work, run nothing')
     .option('--results <name>', 'results file name in bench/results (and .html beside it)', 'qoe-matrix')
-    .addHelpText('after', examples('sudo npx trickle bench qoe', 'sudo npx trickle bench qoe --links dsl-6mbit --policies bulk,trickle-abr,pacing@bbr --players dashjs,sim --sessions 8 --seconds 60'))
+    .addHelpText(
+      'after',
+      examples(
+        'sudo npx trickle bench qoe',
+        'sudo npx trickle bench qoe --links dsl-6mbit --policies ' +
+          'bulk,trickle-abr,pacing@bbr --players dashjs,sim --sessions 8 --seconds 60',
+      ),
+    )
     .parse(['node', 'bench', ...argv])
-    .opts<{ links: string; policies: string; players: string; cmcd: string; sessions: string; seconds: string; parallel: string; congestionControl: string; media: string; asset: string; work: string; fresh?: boolean; reportOnly?: boolean; results: string }>();
+    .opts<{
+      links: string;
+      policies: string;
+      players: string;
+      cmcd: string;
+      sessions: string;
+      seconds: string;
+      parallel: string;
+      congestionControl: string;
+      media: string;
+      asset: string;
+      work: string;
+      fresh?: boolean;
+      reportOnly?: boolean;
+      results: string;
+    }>();
   requireLabPrivileges();
   const players = list(options.players);
-  for (const player of players) if (!(matrixPlayers as readonly string[]).includes(player)) throw Object.assign(new Error(`--players: no player "${player}"; known: ${matrixPlayers.join(', ')}`), { code: 'E2E_ERR_OPTIONS' });
+  for (const player of players)
+    if (!(matrixPlayers as readonly string[]).includes(player))
+      throw Object.assign(new Error(`--players: no player "${player}"; known: ${matrixPlayers.join(', ')}`), {
+        code: 'E2E_ERR_OPTIONS',
+      });
   const cmcd = list(options.cmcd);
-  for (const mode of cmcd) if (mode !== 'off' && mode !== 'on') throw Object.assign(new Error(`--cmcd: "${mode}" is not off or on`), { code: 'E2E_ERR_OPTIONS' });
+  for (const mode of cmcd)
+    if (mode !== 'off' && mode !== 'on')
+      throw Object.assign(new Error(`--cmcd: "${mode}" is not off or on`), { code: 'E2E_ERR_OPTIONS' });
   const matrix = {
     links: list(options.links),
     policies: list(options.policies).map(parseMatrixPolicy),
@@ -77,12 +126,26 @@ export async function main(argv: readonly string[]): Promise<void> {
   });
   progress.stop();
   const commandLine = `npx trickle bench qoe ${argv.join(' ')}`.trim();
-  const report = matrixReport(data, { defaultPolicy: defaultDeliveryConfig.policy, sessionSeconds: matrix.sessionSeconds, commandLine });
+  const report = matrixReport(data, {
+    defaultPolicy: defaultDeliveryConfig.policy,
+    sessionSeconds: matrix.sessionSeconds,
+    commandLine,
+  });
   await writeResults(`${options.results}.md`, 'QoE matrix: what pacing costs viewers, and what it saves the network', [
-    `Links: ${matrix.links.join(', ')}; policies: ${matrix.policies.map((p) => p.label).join(', ')} (congestion control ${matrix.congestionControl} unless named); players: ${matrix.players.join(', ')}; CMCD: ${matrix.cmcd.join(', ')}; ${matrix.sessions} sessions of ${matrix.sessionSeconds} s per cell; ${failures} harness retries. Charts: bench/results/${options.results}.html.`,
+    `Links: ${matrix.links.join(', ')}; ` +
+      `policies: ${matrix.policies.map((p) => p.label).join(', ')} (congestion ` +
+      `control ${matrix.congestionControl} unless named); ` +
+      `players: ${matrix.players.join(', ')}; ` +
+      `CMCD: ${matrix.cmcd.join(', ')}; ${matrix.sessions} sessions ` +
+      `of ${matrix.sessionSeconds} s per cell; ${failures} harness retries. Charts: ` +
+      `bench/results/${options.results}.html.`,
     ...report.markdown,
   ]);
-  await writeMatrixHtml(join(import.meta.dirname, '..', '..', 'bench', 'results', `${options.results}.html`), report, `${matrix.sessions} sessions of ${matrix.sessionSeconds} s per cell, ${new Date().toISOString().slice(0, 10)}`);
+  await writeMatrixHtml(
+    join(import.meta.dirname, '..', '..', 'bench', 'results', `${options.results}.html`),
+    report,
+    `${matrix.sessions} sessions of ${matrix.sessionSeconds} s per cell, ${new Date().toISOString().slice(0, 10)}`,
+  );
 }
 
 await runIfMain(import.meta.url, main);

@@ -7,7 +7,8 @@ export async function writeResults(fileName: string, title: string, body: readon
   const lines = [
     `# ${title}`,
     '',
-    `Machine: ${hostname()}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, Linux ${release()}, Node ${process.version}`,
+    `Machine: ${hostname()}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown CPU'}, ` +
+      `Linux ${release()}, Node ${process.version}`,
     `Date: ${new Date().toISOString()}`,
     ...body,
   ];

@@ -12,7 +12,16 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Command } from 'commander';
-import { assetPath, labDown, labUp, profileLink, renderReportPage, requireLabPrivileges, startLabOrigin, type Lab } from '@trickle/e2e';
+import {
+  assetPath,
+  labDown,
+  labUp,
+  profileLink,
+  renderReportPage,
+  requireLabPrivileges,
+  startLabOrigin,
+  type Lab,
+} from '@trickle/e2e';
 import { stageProgress } from '../src/progress.js';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
@@ -68,9 +77,23 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--session-seconds <n>', 'length of each player session', '120')
     .option('--sample-seconds <n>', 'metrics sampling interval', '5')
     .option('--media <dir>', 'media directory with the demo asset', 'media')
-    .addHelpText('after', examples('sudo npx trickle bench soak --minutes 10 --players 200', 'sudo npx trickle bench soak --minutes 60 --players 1000 --link lan-1gbit'))
+    .addHelpText(
+      'after',
+      examples(
+        'sudo npx trickle bench soak --minutes 10 --players 200',
+        'sudo npx trickle bench soak --minutes 60 --players 1000 --link lan-1gbit',
+      ),
+    )
     .parse(['node', 'bench', ...argv])
-    .opts<{ minutes: string; players: string; link: string; policy: string; sessionSeconds: string; sampleSeconds: string; media: string }>();
+    .opts<{
+      minutes: string;
+      players: string;
+      link: string;
+      policy: string;
+      sessionSeconds: string;
+      sampleSeconds: string;
+      media: string;
+    }>();
   requireLabPrivileges();
   const minutes = Number(options.minutes);
   const players = Number(options.players);
@@ -80,12 +103,27 @@ export async function main(argv: readonly string[]): Promise<void> {
   const samples: Sample[] = [];
   const totals = { sessions: 0, errors: 0, rebuffers: 0, lastError: '' };
   try {
-    const origin = await startLabOrigin(lab, { media: resolve(options.media), logLevel: 'warn', delivery: { policy: options.policy } });
+    const origin = await startLabOrigin(lab, {
+      media: resolve(options.media),
+      logLevel: 'warn',
+      delivery: { policy: options.policy },
+    });
     const originUrl = `http://${lab.address('origin')}:8080`;
     try {
-      const plan = { manifestUrl: `${originUrl}${assetPath('demo', 'dashjs')}`, players, durationMs, sessionSeconds: Number(options.sessionSeconds) };
-      const child = lab.spawn('player', [process.execPath, join(import.meta.dirname, 'soak-players.js'), JSON.stringify(plan)], { stdio: ['ignore', 'pipe', 'inherit'] });
-      createInterface({ input: child.stdout! }).on('line', (line) => Object.assign(totals, JSON.parse(line) as typeof totals));
+      const plan = {
+        manifestUrl: `${originUrl}${assetPath('demo', 'dashjs')}`,
+        players,
+        durationMs,
+        sessionSeconds: Number(options.sessionSeconds),
+      };
+      const child = lab.spawn(
+        'player',
+        [process.execPath, join(import.meta.dirname, 'soak-players.js'), JSON.stringify(plan)],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      createInterface({ input: child.stdout! }).on('line', (line) =>
+        Object.assign(totals, JSON.parse(line) as typeof totals),
+      );
       const exited = once(child, 'exit');
       const startMs = performance.now();
       let finished = false;
@@ -93,7 +131,12 @@ export async function main(argv: readonly string[]): Promise<void> {
       while (!finished) {
         await Promise.race([new Promise((r) => setTimeout(r, Number(options.sampleSeconds) * 1000)), exited]);
         const elapsedMs = performance.now() - startMs;
-        samples.push({ minute: elapsedMs / 60_000, ...(await sampleOrigin(lab, `${originUrl}/metrics`)), sessions: totals.sessions, playerErrors: totals.errors });
+        samples.push({
+          minute: elapsedMs / 60_000,
+          ...(await sampleOrigin(lab, `${originUrl}/metrics`)),
+          sessions: totals.sessions,
+          playerErrors: totals.errors,
+        });
         progress.update('soak', Math.min(1, elapsedMs / durationMs));
       }
       const [code] = (await exited) as [number | null];
@@ -115,11 +158,23 @@ export async function main(argv: readonly string[]): Promise<void> {
   const met = growthPercent < 5 && totals.errors === 0 && socketErrors === 0;
   const maxLoopP99 = Math.max(...samples.map((s) => s.loopDelayP99Ms));
   await writeResults('soak.md', 'Soak: the origin under live players for a long run', [
-    `Command: \`npx trickle bench soak --minutes ${minutes} --players ${players} --link ${options.link}\` (root). The origin (\`trickle serve --policy ${options.policy}\`) on the lab's origin side; ${players} player-sim live players (dynamic ABR, CMCD, 30 s buffer) on the player side, each starting a new ${options.sessionSeconds} s session on a new connection when the last ends; /metrics sampled every ${options.sampleSeconds} s. Warm-up: the first 10 % of the run. Charts: bench/results/soak.html.`,
+    `Command: \`npx trickle bench soak --minutes ${minutes} --players ${players} ` +
+      `--link ${options.link}\` (root). The origin (\`trickle serve ` +
+      `--policy ${options.policy}\`) on the lab's origin side; ${players} player-sim live ` +
+      `players (dynamic ABR, CMCD, 30 s buffer) on the player side, each starting a ` +
+      `new ${options.sessionSeconds} s session on a new connection when the last ends; ` +
+      `/metrics sampled every ${options.sampleSeconds} s. Warm-up: the first 10 % of the ` +
+      `run. Charts: bench/results/soak.html.`,
     '',
-    '| players | minutes | sessions | player errors | origin socket errors | RSS after warm-up MB | RSS at end MB | growth | event-loop delay p99 (max over samples) ms | goal (growth < 5 %, 0 errors) |',
+    '| players | minutes | sessions | player errors | origin socket errors | RSS after ' +
+      'warm-up MB | RSS at end MB | growth | event-loop delay p99 (max over samples) ms | ' +
+      'goal (growth < 5 %, 0 errors) |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |',
-    `| ${players} | ${minutes} | ${totals.sessions} | ${totals.errors}${totals.errors > 0 ? ` (last: ${totals.lastError})` : ''} | ${socketErrors} | ${rssAfterWarmUpMB.toFixed(1)} | ${rssEndMB.toFixed(1)} | ${growthPercent.toFixed(1)} % | ${maxLoopP99.toFixed(1)} | ${met ? 'met' : 'missed'} |`,
+    `| ${players} | ${minutes} | ${totals.sessions} ` +
+      `| ${totals.errors}${totals.errors > 0 ? ` (last: ${totals.lastError})` : ''} ` +
+      `| ${socketErrors} | ${rssAfterWarmUpMB.toFixed(1)} | ${rssEndMB.toFixed(1)} ` +
+      `| ${growthPercent.toFixed(1)} % | ${maxLoopP99.toFixed(1)} ` +
+      `| ${met ? 'met' : 'missed'} |`,
     '',
   ]);
   const line = (field: keyof Sample, title: string, axis: string) => ({
@@ -130,12 +185,19 @@ export async function main(argv: readonly string[]): Promise<void> {
       height: 220,
       data: { values: samples },
       mark: { type: 'line', point: false },
-      encoding: { x: { field: 'minute', type: 'quantitative', title: 'minutes' }, y: { field, type: 'quantitative', title: axis } },
+      encoding: {
+        x: { field: 'minute', type: 'quantitative', title: 'minutes' },
+        y: { field, type: 'quantitative', title: axis },
+      },
     },
   });
   const html = await renderReportPage({
     title: 'Soak',
-    subtitle: `${players} players, ${minutes} min, link ${options.link}, policy ${options.policy}: RSS ${rssAfterWarmUpMB.toFixed(1)} -> ${rssEndMB.toFixed(1)} MB after warm-up (${growthPercent.toFixed(1)} %), ${totals.sessions} sessions, ${totals.errors} player errors.`,
+    subtitle:
+      `${players} players, ${minutes} min, link ${options.link}, ` +
+      `policy ${options.policy}: RSS ${rssAfterWarmUpMB.toFixed(1)} ` +
+      `-> ${rssEndMB.toFixed(1)} MB after warm-up (${growthPercent.toFixed(1)} ` +
+      `%), ${totals.sessions} sessions, ${totals.errors} player errors.`,
     sections: [
       line('rssMB', 'Resident memory', 'RSS (MB)'),
       line('loopDelayP99Ms', 'Event-loop delay, p99 per sample', 'ms'),

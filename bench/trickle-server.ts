@@ -40,7 +40,8 @@ const answersHere = async (url: string): Promise<boolean> => {
 async function waitReady(url: string, child: ChildProcess, answers: (url: string) => Promise<boolean>): Promise<void> {
   for (let i = 0; ; i++) {
     if (await answers(url)) return;
-    if (i > 150 || child.exitCode !== null) throw new BenchError('BENCH_ERR_SERVER', `the server behind ${url} did not start (its own message is above)`);
+    if (i > 150 || child.exitCode !== null)
+      throw new BenchError('BENCH_ERR_SERVER', `the server behind ${url} did not start (its own message is above)`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -49,7 +50,12 @@ async function waitReady(url: string, child: ChildProcess, answers: (url: string
  * The stop function of a spawned server once `readyUrl` answers: it sends `signal` and waits for
  * the exit. A server that never answers is stopped, and the wait's error thrown.
  */
-export async function awaitReady(child: ChildProcess, readyUrl: string, signal: NodeJS.Signals, answers: (url: string) => Promise<boolean> = answersHere): Promise<() => Promise<void>> {
+export async function awaitReady(
+  child: ChildProcess,
+  readyUrl: string,
+  signal: NodeJS.Signals,
+  answers: (url: string) => Promise<boolean> = answersHere,
+): Promise<() => Promise<void>> {
   const stop = async () => {
     if (child.exitCode !== null) return;
     child.kill(signal);
@@ -65,10 +71,18 @@ export async function awaitReady(child: ChildProcess, readyUrl: string, signal: 
 }
 
 /** Spawns `command` at `place` (wrapped), on a port of its own. */
-export async function spawnAt(place: ServerPlace, command: readonly string[], options: { env?: Readonly<Record<string, string>>; cwd?: string } = {}): Promise<{ child: ChildProcess; port: number }> {
+export async function spawnAt(
+  place: ServerPlace,
+  command: readonly string[],
+  options: { env?: Readonly<Record<string, string>>; cwd?: string } = {},
+): Promise<{ child: ChildProcess; port: number }> {
   const port = place.port ?? (await freePort());
   const full = [...place.wrap, ...command.map((arg) => arg.replaceAll('{port}', String(port)))];
-  const child = spawn(full[0]!, full.slice(1), { cwd: options.cwd ?? root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...options.env } });
+  const child = spawn(full[0]!, full.slice(1), {
+    cwd: options.cwd ?? root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, ...options.env },
+  });
   return { child, port };
 }
 
@@ -82,9 +96,31 @@ export interface TrickleServer {
  * Starts `trickle serve` with `args` (and TRICKLE_* `env`) at `place` (loopback by default) and waits for /healthz.
  * `cpuProfileDir`: the server writes a V8 CPU profile there when it stops (`--cpu-prof`, which NODE_OPTIONS refuses).
  */
-export async function startTrickleServer(args: readonly string[], env: Readonly<Record<string, string>> = {}, place: ServerPlace = loopback, cpuProfileDir?: string): Promise<TrickleServer> {
+export async function startTrickleServer(
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+  place: ServerPlace = loopback,
+  cpuProfileDir?: string,
+): Promise<TrickleServer> {
   const profile = cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`];
-  const { child, port } = await spawnAt(place, [process.execPath, ...profile, join(root, 'bin', 'trickle.js'), 'serve', '--host', place.host, '--port', '{port}', '--log-level', 'warn', ...args], { env });
+  const { child, port } = await spawnAt(
+    place,
+    [
+      process.execPath,
+      ...profile,
+      join(root, 'bin', 'trickle.js'),
+      'serve',
+      '--host',
+      place.host,
+      '--public-ops',
+      '--port',
+      '{port}',
+      '--log-level',
+      'warn',
+      ...args,
+    ],
+    { env },
+  );
   const url = `http://${place.host}:${port}`;
   return { url, child, stop: await awaitReady(child, `${url}/healthz`, 'SIGTERM', place.answers) };
 }

@@ -20,6 +20,11 @@ export function build() {
   runOrExit('npx', ['tsc', '-b']);
 }
 
+/** npm run lint; whether it passed (the tests run either way). */
+export function lint() {
+  return spawnSync(process.execPath, [join(root, 'scripts', 'lint.js')], { cwd: root, stdio: 'inherit' }).status === 0;
+}
+
 /** As runOrExit, without blocking this process (an early test pool's output keeps flowing meanwhile). */
 function runAsyncOrExit(command, commandArgs) {
   return new Promise((resolve) => {
@@ -38,12 +43,26 @@ function runAsyncOrExit(command, commandArgs) {
 export async function makeFixtures() {
   if (!existsSync(join(mediaRoot, 'demo', 'manifest.mpd'))) {
     console.log('test fixture: generating a 24 s demo clip with ffmpeg (once; cached in .cache/test-media)');
-    await runAsyncOrExit('node', ['bin/trickle.js', 'media', 'demo', '--out', join(mediaRoot, 'demo'), '--duration', '24', '--overwrite']);
+    await runAsyncOrExit('node', [
+      'bin/trickle.js',
+      'media',
+      'demo',
+      '--out',
+      join(mediaRoot, 'demo'),
+      '--duration',
+      '24',
+      '--overwrite',
+    ]);
   }
-  const stamp = createHash('sha256').update(readFileSync(join(root, 'origin', 'dist', 'src', 'media', 'corpus.js'))).digest('hex').slice(0, 16);
+  const stamp = createHash('sha256')
+    .update(readFileSync(join(root, 'origin', 'dist', 'src', 'media', 'corpus.js')))
+    .digest('hex')
+    .slice(0, 16);
   const stampPath = join(corpusRoot, '.stamp');
   if (!existsSync(stampPath) || readFileSync(stampPath, 'utf8') !== stamp) {
-    console.log('test fixture: packaging a 6 s clip in every corpus shape (ffmpeg, Shaka Packager; cached in .cache/test-corpus)');
+    console.log(
+      'test fixture: packaging a 6 s clip in every corpus shape (ffmpeg, Shaka Packager; cached in .cache/test-corpus)',
+    );
     await runAsyncOrExit('node', ['bin/trickle.js', 'media', 'corpus', '--out', corpusRoot, '--duration', '6']);
     writeFileSync(stampPath, stamp);
   }
@@ -83,8 +102,19 @@ export function runTestFile(file) {
     const fromMs = Date.now();
     const child = spawn(
       process.execPath,
-      ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', `--test-reporter=${join(root, 'scripts', 'test-reporter.js')}`, `--test-reporter-destination=${jsonPath}`, file.path],
-      { cwd: root, env: { ...process.env, TRICKLE_TEST_MEDIA: mediaRoot, TRICKLE_TEST_CORPUS: corpusRoot }, stdio: ['ignore', 'pipe', 'pipe'] },
+      [
+        '--test',
+        '--test-reporter=spec',
+        '--test-reporter-destination=stdout',
+        `--test-reporter=${join(root, 'scripts', 'test-reporter.js')}`,
+        `--test-reporter-destination=${jsonPath}`,
+        file.path,
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, TRICKLE_TEST_MEDIA: mediaRoot, TRICKLE_TEST_CORPUS: corpusRoot },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     const output = [];
     child.stdout.on('data', (chunk) => output.push(chunk));

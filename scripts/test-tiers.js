@@ -15,7 +15,13 @@
 // Phase 3, solo:
 //   solo     the netem checks in a guest kernel under TCG: its emulated clock needs both cores
 
-export const testFileRoots = ['dist/test', 'origin/dist/test', 'native/dist/test', 'player-sim/dist/test', 'e2e/dist/test'];
+export const testFileRoots = [
+  'dist/test',
+  'origin/dist/test',
+  'native/dist/test',
+  'player-sim/dist/test',
+  'e2e/dist/test',
+];
 
 const byTier = {
   docker: ['dist/test/docker/stack.test.js'],
@@ -58,11 +64,26 @@ const byTier = {
   ],
 };
 
-/** Each phase's pools: files of the listed tiers, `width` at a time; the pools of a phase run side by side (an `early` one from before the media fixtures are made). */
+/**
+ * Each phase's pools: files of the listed tiers, `width` at a time; the pools of a phase run side by side (an `early`
+ * one from before the media fixtures are made).
+ */
 export const phases = [
   // The Docker stack needs neither the media fixtures nor another test: it starts while they are made.
-  { name: 'concurrent', pools: [{ tiers: ['full', 'quick'], width: 2 }, { tiers: ['docker'], width: 1, early: true }] },
-  { name: 'paired', pools: [{ tiers: ['lab', 'browser-after-lab'], width: 1 }, { tiers: ['browser'], width: 1 }] },
+  {
+    name: 'concurrent',
+    pools: [
+      { tiers: ['full', 'quick'], width: 2 },
+      { tiers: ['docker'], width: 1, early: true },
+    ],
+  },
+  {
+    name: 'paired',
+    pools: [
+      { tiers: ['lab', 'browser-after-lab'], width: 1 },
+      { tiers: ['browser'], width: 1 },
+    ],
+  },
   { name: 'solo', pools: [{ tiers: ['solo'], width: 1 }] },
 ];
 
@@ -73,5 +94,7 @@ export function classify(name) {
 
 /** A pool's files in the order CI runs them: by its tiers' order, then by name (the same every run). */
 export function poolOrder(pool, files) {
-  return files.filter((file) => pool.tiers.includes(file.tier)).sort((a, b) => pool.tiers.indexOf(a.tier) - pool.tiers.indexOf(b.tier) || a.name.localeCompare(b.name));
+  return files
+    .filter((file) => pool.tiers.includes(file.tier))
+    .sort((a, b) => pool.tiers.indexOf(a.tier) - pool.tiers.indexOf(b.tier) || a.name.localeCompare(b.name));
 }

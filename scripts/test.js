@@ -19,7 +19,7 @@
 // corpus, in .cache/test-corpus); a test file run on its own finds them there, and fails with a
 // clear message naming this command when they were never made.
 import { phases, poolOrder } from './test-tiers.js';
-import { build, listTestFiles, makeFixtures, runTestFile } from './test-files.js';
+import { build, lint, listTestFiles, makeFixtures, runTestFile } from './test-files.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -38,6 +38,12 @@ async function phase(name, body) {
 }
 
 await phase('build (tsc -b)', build);
+// The formatter and linter (npm run lint) over the whole tree: a few seconds; judged at the end.
+let lintPassed = true;
+if (filters.length === 0)
+  await phase('lint (biome, clang-format)', () => {
+    lintPassed = lint();
+  });
 const files = listTestFiles(filters).filter((file) => !quick || file.tier === 'quick');
 const results = [];
 
@@ -51,7 +57,12 @@ async function run(file) {
   results.push(result);
   process.stdout.write(`\n=== [${results.length}/${files.length}] ${file.name} (${file.tier}) ===\n`);
   process.stdout.write(output);
-  process.stdout.write(`=== ${failed ? 'FAILED' : 'ok'}: ${file.name}: ${result.pass} pass, ${result.fail} fail, ${result.skip} skipped in ${seconds(ms)}${code !== 0 && count('fail') === 0 ? ` (exit ${code})` : ''} ===\n`);
+  process.stdout.write(
+    `=== ${failed ? 'FAILED' : 'ok'}: ${file.name}: ${result.pass} pass, ${result.fail} ` +
+      `fail, ${result.skip} skipped ` +
+      `in ${seconds(ms)}${code !== 0 && count('fail') === 0 ? ` (exit ${code})` : ''} ` +
+      `===\n`,
+  );
 }
 
 async function pool(list, width) {
@@ -64,13 +75,23 @@ async function pool(list, width) {
 
 console.log(`tests: ${files.length} files${quick ? ' (quick tier)' : ''}`);
 const started = new Map();
-for (const p of phases.flatMap((phase) => phase.pools).filter((p) => p.early)) started.set(p, pool(poolOrder(p, files), p.width));
+for (const p of phases.flatMap((phase) => phase.pools).filter((p) => p.early))
+  started.set(p, pool(poolOrder(p, files), p.width));
 await phase('media fixtures', makeFixtures);
 for (const { name, pools } of phases) {
   const lists = pools.map((p) => ({ ...p, source: p, files: poolOrder(p, files) })).filter((p) => p.files.length > 0);
   if (lists.length === 0) continue;
-  const label = lists.map((p) => `${p.files.length} ${p.tiers.join('+')}${p.width > 1 ? `, ${p.width} at a time` : ''}${p.early ? ', from before the fixtures' : ''}`).join(' | ');
-  await phase(`${name} phase (${label})`, () => Promise.all(lists.map((p) => started.get(p.source) ?? pool(p.files, p.width))));
+  const label = lists
+    .map(
+      (p) =>
+        `${p.files.length} ${p.tiers.join('+')}` +
+        `${p.width > 1 ? `, ${p.width} at a time` : ''}` +
+        `${p.early ? ', from before the fixtures' : ''}`,
+    )
+    .join(' | ');
+  await phase(`${name} phase (${label})`, () =>
+    Promise.all(lists.map((p) => started.get(p.source) ?? pool(p.files, p.width))),
+  );
 }
 
 const total = (key) => results.reduce((sum, r) => sum + r[key], 0);
@@ -80,18 +101,26 @@ console.log('\nPhases:');
 for (const { name, ms } of timings) console.log(`  ${seconds(ms).padStart(9)}  ${name}`);
 console.log(`  ${seconds(Date.now() - startedMs).padStart(9)}  in all`);
 console.log('\nThe 10 slowest files:');
-for (const r of [...results].sort((a, b) => b.ms - a.ms).slice(0, 10)) console.log(`  ${seconds(r.ms).padStart(9)}  ${r.name} (${r.tier})`);
-const skips = results.flatMap((r) => r.tests.filter((t) => t.status === 'skip' && !t.suite).map((t) => `${r.name}: ${t.name}${t.reason ? `: ${t.reason}` : ''}`));
+for (const r of [...results].sort((a, b) => b.ms - a.ms).slice(0, 10))
+  console.log(`  ${seconds(r.ms).padStart(9)}  ${r.name} (${r.tier})`);
+const skips = results.flatMap((r) =>
+  r.tests
+    .filter((t) => t.status === 'skip' && !t.suite)
+    .map((t) => `${r.name}: ${t.name}${t.reason ? `: ${t.reason}` : ''}`),
+);
 if (skips.length > 0) {
   console.log('\nSkipped:');
   for (const line of skips) console.log(`  ${line}`);
 }
 const failures = results.filter((r) => r.failed);
-if (failures.length > 0) {
+if (!lintPassed)
+  console.log('\nLint failed: see its output at the start (npm run lint; npm run format fixes formatting).');
+if (failures.length > 0 || !lintPassed) {
   console.log('\nFailed:');
   for (const r of failures) {
     const failedTests = r.tests.filter((t) => t.status === 'fail' && !t.suite);
-    if (failedTests.length === 0) console.log(`  ${r.name}: exited ${r.code} with no failed test (see its output above)`);
+    if (failedTests.length === 0)
+      console.log(`  ${r.name}: exited ${r.code} with no failed test (see its output above)`);
     for (const t of failedTests) console.log(`  ${r.name}: ${t.name}: ${t.error ?? ''}`);
   }
   process.exit(1);

@@ -1,27 +1,89 @@
-/** `trickle bench <origin|pacing|qoe|soak|lab> [options]`: the benchmarks that write bench/results/ (see the README's Benchmarks). */
-import { Argument, Command } from 'commander';
+/**
+ * `trickle bench <origin|pacing|qoe|soak|lab> [options]`: the benchmarks that write bench/results/ (see the README's
+ * Benchmarks).
+ */
+import { Argument, type Command } from 'commander';
 import { examples } from './help.js';
 
-const benchmarks: Readonly<Record<string, { readonly description: string; readonly load: () => Promise<{ main(argv: readonly string[]): Promise<void> }> }>> = {
-  origin: { description: 'serving speed against nginx (wrk): manifests, segments, 64 kB ranges', load: () => import('../bench/origin-vs-nginx.js') },
-  pacing: { description: 'paced flows per policy beside nginx limit_rate, in the lab (MSS 1448, 100 ms RTT) and on loopback: CPU per delivered Gbit/s and each flow\'s rate against its aim (root)', load: () => import('../bench/paced-flows.js') },
-  qoe: { description: 'the QoE matrix: dash.js, hls.js and simulated players through the lab per link, policy and CMCD, with intervals (root)', load: () => import('../bench/qoe-matrix.js') },
-  soak: { description: 'live simulated players through the lab for a long time: origin RSS and event-loop delay over time (root)', load: () => import('../bench/soak.js') },
-  population: { description: "the population lab's accuracy per viewer link at the population's load: RTT, goodput, drops at the right queue, delay-line CPU (root)", load: () => import('../bench/population-accuracy.js') },
-  corpus: { description: 'every shape of the packaging corpus (ffmpeg, Shaka Packager) played by dash.js, hls.js and <video> through the lab: played to the end, bodies equal to the files, flow records at each segment\'s rate (root)', load: () => import('../bench/corpus-playback.js') },
-  indexing: { description: 'the media index at library scale: CPU to index a 2-hour title (on-demand and segment templates), and an origin booting on 1,000 titles under request load', load: () => import('../bench/indexing.js') },
-  lab: { description: "the lab's accuracy per link backend: configured vs measured RTT, goodput, random loss, tail drops; --in-vm measures netem in a guest kernel where this one has none (root)", load: () => import('../bench/lab-accuracy.js') },
+const benchmarks: Readonly<
+  Record<
+    string,
+    { readonly description: string; readonly load: () => Promise<{ main(argv: readonly string[]): Promise<void> }> }
+  >
+> = {
+  origin: {
+    description: 'serving speed against nginx (wrk): manifests, segments, 64 kB ranges',
+    load: () => import('../bench/origin-vs-nginx.js'),
+  },
+  pacing: {
+    description:
+      'paced flows per policy beside nginx limit_rate, in the lab (MSS 1448, 100 ms RTT) ' +
+      "and on loopback: CPU per delivered Gbit/s and each flow's rate against its aim " +
+      '(root)',
+    load: () => import('../bench/paced-flows.js'),
+  },
+  qoe: {
+    description:
+      'the QoE matrix: dash.js, hls.js and simulated players through the lab per link, ' +
+      'policy and CMCD, with intervals (root)',
+    load: () => import('../bench/qoe-matrix.js'),
+  },
+  soak: {
+    description:
+      'live simulated players through the lab for a long time: origin RSS and event-loop delay over time (root)',
+    load: () => import('../bench/soak.js'),
+  },
+  population: {
+    description:
+      "the population lab's accuracy per viewer link at the population's load: RTT, " +
+      'goodput, drops at the right queue, delay-line CPU (root)',
+    load: () => import('../bench/population-accuracy.js'),
+  },
+  corpus: {
+    description:
+      'every shape of the packaging corpus (ffmpeg, Shaka Packager) played by dash.js, ' +
+      'hls.js and <video> through the lab: played to the end, bodies equal to the files, ' +
+      "flow records at each segment's rate (root)",
+    load: () => import('../bench/corpus-playback.js'),
+  },
+  indexing: {
+    description:
+      'the media index at library scale: CPU to index a 2-hour title (on-demand and ' +
+      'segment templates), and an origin booting on 1,000 titles under request load',
+    load: () => import('../bench/indexing.js'),
+  },
+  lab: {
+    description:
+      "the lab's accuracy per link backend: configured vs measured RTT, goodput, random " +
+      'loss, tail drops; --in-vm measures netem in a guest kernel where this one has none ' +
+      '(root)',
+    load: () => import('../bench/lab-accuracy.js'),
+  },
 };
 
 export function registerBenchCommands(program: Command): void {
   program
     .command('bench')
-    .description(`run a benchmark: ${Object.entries(benchmarks).map(([name, b]) => `${name} (${b.description})`).join('; ')}; options after the name, e.g. "trickle bench soak --minutes 60 --players 1000"`)
+    .description(
+      `run a benchmark: ${Object.entries(benchmarks)
+        .map(([name, b]) => `${name} (${b.description})`)
+        .join('; ')}; options after the name, e.g. "trickle bench soak --minutes 60 --players 1000"`,
+    )
     // Not .choices(): with the help option off (a benchmark's own --help passes through), a bare
     // `trickle bench --help` would be refused as a benchmark's name.
     .addArgument(new Argument('[name]', `the benchmark: ${Object.keys(benchmarks).join(', ')}`))
     .argument('[options...]', "the benchmark's own options (--help lists them)")
-    .addHelpText('after', examples('npx trickle bench origin', 'sudo npx trickle bench pacing --flows 300 --seconds 12', 'sudo npx trickle bench qoe --links dsl-6mbit --policies bulk,trickle-abr --sessions 8', 'sudo npx trickle bench soak --minutes 60 --players 1000', 'sudo npx trickle bench lab --in-vm', 'npx trickle bench pacing --help'))
+    .addHelpText(
+      'after',
+      examples(
+        'npx trickle bench origin',
+        'sudo npx trickle bench pacing --flows 300 --seconds 12',
+        'sudo npx trickle bench qoe --links dsl-6mbit --policies bulk,trickle-abr --sessions 8',
+        'sudo npx trickle bench soak --minutes 60 --players 1000',
+        'sudo npx trickle bench lab --in-vm',
+        'npx trickle bench pacing --help',
+      ),
+    )
     .helpOption(false)
     .allowUnknownOption()
     .passThroughOptions()
@@ -32,7 +94,10 @@ export function registerBenchCommands(program: Command): void {
       }
       const benchmark = name === undefined ? undefined : benchmarks[name];
       if (benchmark === undefined) {
-        command.error(`error: ${name === undefined ? 'missing argument \'name\'' : `argument 'name' is invalid`}. Allowed choices are ${Object.keys(benchmarks).join(', ')}.`);
+        command.error(
+          `error: ${name === undefined ? "missing argument 'name'" : `argument 'name' is invalid`}. ` +
+            `Allowed choices are ${Object.keys(benchmarks).join(', ')}.`,
+        );
       }
       await (await benchmark.load()).main(options);
     });

@@ -1,6 +1,6 @@
 /** `trickle e2e`: dash.js, hls.js or a plain <video> in headless Chromium, QoE over K sessions. */
 import { resolve } from 'node:path';
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { profiles, runE2e, type BrowserAggregates } from '@trickle/e2e';
 import { policyNames } from '@trickle/origin';
 import { describeQoe } from './qoe-text.js';
@@ -26,23 +26,40 @@ interface E2eFlags {
 }
 
 function describe(agg: BrowserAggregates): string {
-  const sessionsLine = `${agg.sessions}${agg.failedSessions > 0 ? ` (${agg.failedSessions} with player errors)` : ''}${agg.neverStarted > 0 ? `, ${agg.neverStarted} never started` : ''}`;
-  return describeQoe(sessionsLine, agg, [`video freezes       ${agg.videoFreezes}; dropped frames ${(agg.droppedFrameRatio * 100).toFixed(2)} %`]);
+  const sessionsLine =
+    `${agg.sessions}` +
+    `${agg.failedSessions > 0 ? ` (${agg.failedSessions} with player errors)` : ''}` +
+    `${agg.neverStarted > 0 ? `, ${agg.neverStarted} never started` : ''}`;
+  return describeQoe(sessionsLine, agg, [
+    `video freezes       ${agg.videoFreezes}; dropped frames ${(agg.droppedFrameRatio * 100).toFixed(2)} %`,
+  ]);
 }
 
 export function registerE2eCommands(program: Command): void {
   program
     .command('e2e')
-    .description('play a URL or an asset in headless Chromium (dash.js, hls.js, <video>), optionally across a lab link; QoE over K sessions')
+    .description(
+      'play a URL or an asset in headless Chromium (dash.js, hls.js, <video>), optionally ' +
+        'across a lab link; QoE over K sessions',
+    )
     .option('--url <url>', 'an MPD, M3U8 or MP4 to play (with --link: on the lab origin side, 10.73.0.1)')
     .option('--asset <name>', 'an asset of --media, served by an origin the harness starts in the lab (root)')
     .option('--media <dir>', 'media directory for --asset', 'media')
     .addOption(new Option('--player <player>', 'player').choices(['dashjs', 'hlsjs', 'native']).default('dashjs'))
-    .addOption(new Option('--policy <policy>', 'delivery policy: the origin default with --asset, ?policy= per request with --url').choices([...policyNames]))
+    .addOption(
+      new Option(
+        '--policy <policy>',
+        'delivery policy: the origin default with --asset, ?policy= per request with --url',
+      ).choices([...policyNames]),
+    )
     .option('--link <profile>', `lab link profile (root): ${Object.keys(profiles).join(', ')}`)
     .option('--sessions <n>', 'sessions', positiveInteger('sessions'), 1)
     .option('--seconds <s>', 'session length in seconds (default: play to the end)', positiveNumber('seconds'))
-    .option('--concurrency <n>', 'sessions at once (default: bounded by cores and free memory)', positiveInteger('concurrency'))
+    .option(
+      '--concurrency <n>',
+      'sessions at once (default: bounded by cores and free memory)',
+      positiveInteger('concurrency'),
+    )
     .option('--cmcd', 'players send CMCD query keys')
     .addOption(new Option('--abr <rule>', 'dash.js ABR rules').choices(['throughput', 'bola', 'dynamic']))
     .option('--buffer-seconds <s>', 'forward buffer target', positiveNumber('buffer-seconds'))
@@ -52,7 +69,8 @@ export function registerE2eCommands(program: Command): void {
       'after',
       examples(
         'npx trickle e2e --url https://cdn.example.com/show/manifest.mpd --player dashjs --sessions 3 --seconds 60',
-        'sudo npx trickle e2e --asset demo --player hlsjs --policy trickle --link dsl-6mbit --sessions 2 --seconds 60 --out results/e2e',
+        'sudo npx trickle e2e --asset demo --player hlsjs --policy trickle --link dsl-6mbit ' +
+          '--sessions 2 --seconds 60 --out results/e2e',
       ),
     )
     .action(async (opts: E2eFlags) => {
@@ -72,10 +90,13 @@ export function registerE2eCommands(program: Command): void {
         bufferSeconds: opts.bufferSeconds,
         out: opts.out === undefined ? undefined : resolve(opts.out),
         onSession: (_record, done, total) => progress.update('sessions', done / total),
-        onRetry: (index, error) => process.stderr.write(`session ${index}: harness failure, retrying (${error.message})\n`),
+        onRetry: (index, error) =>
+          process.stderr.write(`session ${index}: harness failure, retrying (${error.message})\n`),
       });
       progress.stop();
-      process.stdout.write(opts.json === true ? `${JSON.stringify(result.aggregates)}\n` : `${describe(result.aggregates)}\n`);
+      process.stdout.write(
+        opts.json === true ? `${JSON.stringify(result.aggregates)}\n` : `${describe(result.aggregates)}\n`,
+      );
       if (opts.out !== undefined) process.stderr.write(`wrote ${resolve(opts.out)}/index.html\n`);
     });
 }

@@ -1,7 +1,16 @@
-/** `trickle experiment <config> --out <dir>`: the paper's A/B experiment on the lab; results, CSVs and an HTML report. */
+/**
+ * `trickle experiment <config> --out <dir>`: the paper's A/B experiment on the lab; results, CSVs and an HTML report.
+ */
 import { resolve } from 'node:path';
-import { Command } from 'commander';
-import { loadExperimentConfig, planRuns, requireLabPrivileges, runExperiment, writeResults, type ExperimentResults } from '@trickle/e2e';
+import type { Command } from 'commander';
+import {
+  loadExperimentConfig,
+  planRuns,
+  requireLabPrivileges,
+  runExperiment,
+  writeResults,
+  type ExperimentResults,
+} from '@trickle/e2e';
 import { stageProgress } from './progress.js';
 import { examples } from './help.js';
 
@@ -19,12 +28,26 @@ function headline(results: ExperimentResults): string {
       for (const row of kind.rows) {
         const e = row.retransmissionRatePercent;
         lines.push(
-          `  ${row.group.padEnd(14)} flows ${String(row.flows).padStart(5)}  retrans ${Number.isFinite(e.value) ? `${e.value.toFixed(3)} %` : '-'.padStart(7)}  srtt ${Number.isFinite(row.srttThrottledMs.value) ? `${row.srttThrottledMs.value.toFixed(1)} ms` : '-'}  bursts<=10 ${Number.isFinite(row.burstsAtMost10Percent) ? `${row.burstsAtMost10Percent.toFixed(1)} %` : '-'}  rebuffer chance ${Number.isFinite(row.rebufferChancePercent.value) ? `${row.rebufferChancePercent.value.toFixed(1)} %` : '-'} of ${row.sessions}`,
+          `  ${row.group.padEnd(14)} flows ${String(row.flows).padStart(5)}  ` +
+            `retrans ${Number.isFinite(e.value) ? `${e.value.toFixed(3)} %` : '-'.padStart(7)}  ` +
+            `srtt ${Number.isFinite(row.srttThrottledMs.value) ? `${row.srttThrottledMs.value.toFixed(1)} ms` : '-'} ` +
+            ` bursts<=10 ` +
+            `${percentOrDash(row.burstsAtMost10Percent)} ` +
+            ` rebuffer chance ` +
+            `${percentOrDash(row.rebufferChancePercent.value)} ` +
+            `of ${row.sessions}`,
         );
       }
       if (kind.aa !== null) {
         const disagree = kind.aa.metrics.filter((m) => m.agree === false).map((m) => m.metric);
-        lines.push(`  A/A ${kind.aa.groups.join(' vs ')}: ${kind.aa.agree === null ? 'too few connections to judge' : disagree.length === 0 ? 'agree on every judged metric' : `disagree on ${disagree.join(', ')}`}`);
+        lines.push(
+          `  A/A ${kind.aa.groups.join(' vs ')}: ` +
+            (kind.aa.agree === null
+              ? 'too few connections to judge'
+              : disagree.length === 0
+                ? 'agree on every judged metric'
+                : `disagree on ${disagree.join(', ')}`),
+        );
       }
     }
   }
@@ -34,23 +57,39 @@ function headline(results: ExperimentResults): string {
 export function registerExperimentCommands(program: Command): void {
   program
     .command('experiment')
-    .description("run an A/B experiment (the Trickle paper's method) on the lab: groups of delivery policies over link profiles; writes results.json, CSVs and report.html (root)")
+    .description(
+      "run an A/B experiment (the Trickle paper's method) on the lab: groups of delivery " +
+        'policies over link profiles; writes results.json, CSVs and report.html (root)',
+    )
     .argument('<config>', 'experiment file (YAML), e.g. experiments/trickle-ab.yaml')
     .requiredOption('--out <dir>', 'results directory; a run already there is kept (resumes after an interruption)')
     .option('--fresh', 'discard runs already in --out and start over')
     .option('--report-only', 'analyse the runs already in --out and rewrite results and report, without running')
-    .addHelpText('after', examples('sudo npx trickle experiment experiments/smoke.yaml --out results/smoke', 'sudo npx trickle experiment experiments/trickle-ab.yaml --out results/ab', 'npx trickle experiment experiments/trickle-ab.yaml --out results/ab --report-only'))
+    .addHelpText(
+      'after',
+      examples(
+        'sudo npx trickle experiment experiments/smoke.yaml --out results/smoke',
+        'sudo npx trickle experiment experiments/trickle-ab.yaml --out results/ab',
+        'npx trickle experiment experiments/trickle-ab.yaml --out results/ab --report-only',
+      ),
+    )
     .action(async (configPath: string, flags: ExperimentFlags) => {
       const config = await loadExperimentConfig(configPath);
       const out = resolve(flags.out);
       if (flags.reportOnly === true) {
-        const results = await writeResults(config, out, { commandLine: `npx trickle experiment ${configPath} --out ${flags.out}` });
+        const results = await writeResults(config, out, {
+          commandLine: `npx trickle experiment ${configPath} --out ${flags.out}`,
+        });
         process.stdout.write(`${headline(results)}\nreport: ${out}/report.html\n`);
         return;
       }
       requireLabPrivileges();
       const runs = planRuns(config);
-      process.stderr.write(`experiment ${config.name}: ${runs.length} runs of about ${config.sessionSeconds + config.load.startSpreadSeconds} s (${config.profiles.length} profiles) -> ${out}\n`);
+      process.stderr.write(
+        `experiment ${config.name}: ${runs.length} runs of ` +
+          `about ${config.sessionSeconds + config.load.startSpreadSeconds} s ` +
+          `(${config.profiles.length} profiles) -> ${out}\n`,
+      );
       const progress = stageProgress();
       let lastRun = -1;
       let results: ExperimentResults;
@@ -63,7 +102,11 @@ export function registerExperimentCommands(program: Command): void {
           onNote: (what) => process.stderr.write(`${what} ...\n`),
           onProgress: (p) => {
             if (p.stage === 'done' || p.stage === 'resumed') {
-              if (p.runIndex !== lastRun) process.stderr.write(`${p.stage === 'resumed' ? 'kept' : 'finished'} ${p.run.profile}/${p.run.id} (${p.runIndex + 1}/${p.runs})\n`);
+              if (p.runIndex !== lastRun)
+                process.stderr.write(
+                  `${p.stage === 'resumed' ? 'kept' : 'finished'} ${p.run.profile}/${p.run.id} ` +
+                    `(${p.runIndex + 1}/${p.runs})\n`,
+                );
               lastRun = p.runIndex;
             }
             progress.update('experiment', p.fraction);
@@ -74,4 +117,8 @@ export function registerExperimentCommands(program: Command): void {
       }
       process.stdout.write(`${headline(results)}\nreport: ${out}/report.html\n`);
     });
+}
+
+function percentOrDash(value: number): string {
+  return Number.isFinite(value) ? `${value.toFixed(1)} %` : '-';
 }

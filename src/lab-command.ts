@@ -1,8 +1,32 @@
 /** `trickle lab ...`: the emulated access link between origin and player. */
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { Command, Option } from 'commander';
-import { describePopulation, drawLinks, E2eError, labDown, labUp, linkDistributions, linkPopulation, openLab, parseBytes, parseDurationMs, parseLinksCsv, parseLoss, parseRate, populationStatus, populationUp, profileLink, profiles, startRouter, symmetricLink, type LabHost, type LabPlace, type LinkPopulation, type LinkSpec } from '@trickle/e2e';
+import { type Command, Option } from 'commander';
+import {
+  describePopulation,
+  drawLinks,
+  E2eError,
+  labDown,
+  labUp,
+  linkDistributions,
+  linkPopulation,
+  openLab,
+  parseBytes,
+  parseDurationMs,
+  parseLinksCsv,
+  parseLoss,
+  parseRate,
+  populationStatus,
+  populationUp,
+  profileLink,
+  profiles,
+  startRouter,
+  symmetricLink,
+  type LabHost,
+  type LabPlace,
+  type LinkPopulation,
+  type LinkSpec,
+} from '@trickle/e2e';
 import { parseTrace } from '@trickle/player-sim';
 import { examples } from './help.js';
 
@@ -27,34 +51,60 @@ interface UpOptions {
 async function populationFrom(opts: UpOptions): Promise<LinkPopulation> {
   const source = opts.population!;
   for (const single of ['profile', 'rate', 'rtt', 'trace', 'loss', 'buffer', 'bufferBdp', 'upRate', 'cross'] as const) {
-    if (opts[single] !== undefined) throw new E2eError('E2E_ERR_POPULATION', `--population gives every viewer its own link: leave out --${single.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+    if (opts[single] !== undefined)
+      throw new E2eError(
+        'E2E_ERR_POPULATION',
+        `--population gives every viewer its own link: leave out ` +
+          `--${single.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+      );
   }
   const seed = opts.seed === undefined ? 1 : Number(opts.seed);
-  if (!Number.isInteger(seed) || seed < 0) throw new E2eError('E2E_ERR_POPULATION', `--seed must be a whole number >= 0 (got "${opts.seed}")`);
+  if (!Number.isInteger(seed) || seed < 0)
+    throw new E2eError('E2E_ERR_POPULATION', `--seed must be a whole number >= 0 (got "${opts.seed}")`);
   const uplinkRateBps = opts.uplinkRate === undefined ? undefined : parseRate(opts.uplinkRate);
   if (source in linkDistributions) {
     const viewers = Number(opts.viewers ?? '100');
     return linkPopulation(drawLinks(source, viewers, seed), { source, seed, uplinkRateBps });
   }
-  if (!source.endsWith('.csv')) throw new E2eError('E2E_ERR_POPULATION', `--population must be ${Object.keys(linkDistributions).join(', ')} or a .csv file of rate,rtt,buffer[,loss] rows (got "${source}")`);
-  if (opts.viewers !== undefined) throw new E2eError('E2E_ERR_POPULATION', 'a CSV population has a viewer per row: leave out --viewers');
+  if (!source.endsWith('.csv'))
+    throw new E2eError(
+      'E2E_ERR_POPULATION',
+      `--population must be ${Object.keys(linkDistributions).join(', ')} or a .csv file ` +
+        `of rate,rtt,buffer[,loss] rows (got "${source}")`,
+    );
+  if (opts.viewers !== undefined)
+    throw new E2eError('E2E_ERR_POPULATION', 'a CSV population has a viewer per row: leave out --viewers');
   let text: string;
   try {
     text = await readFile(source, 'utf8');
   } catch (error) {
     throw new E2eError('E2E_ERR_POPULATION', `cannot read ${source}: ${(error as Error).message}`);
   }
-  return linkPopulation(parseLinksCsv(text, basename(source)), { source: `csv:${basename(source)}`, seed, uplinkRateBps });
+  return linkPopulation(parseLinksCsv(text, basename(source)), {
+    source: `csv:${basename(source)}`,
+    seed,
+    uplinkRateBps,
+  });
 }
 
 async function linkFrom(opts: UpOptions): Promise<LinkSpec> {
-  const trace = opts.trace === undefined ? undefined : parseTrace(await readFile(opts.trace, 'utf8'), basename(opts.trace));
+  const trace =
+    opts.trace === undefined ? undefined : parseTrace(await readFile(opts.trace, 'utf8'), basename(opts.trace));
   if (opts.profile !== undefined) {
-    if (opts.rate !== undefined || opts.rtt !== undefined) throw new E2eError('E2E_ERR_LINK_SPEC', 'give either --profile or --rate/--rtt, not both');
+    if (opts.rate !== undefined || opts.rtt !== undefined)
+      throw new E2eError('E2E_ERR_LINK_SPEC', 'give either --profile or --rate/--rtt, not both');
     const link = profileLink(opts.profile);
-    return { ...link, ...(trace === undefined ? {} : { trace }), ...(opts.seed === undefined ? {} : { seed: Number(opts.seed) }) };
+    return {
+      ...link,
+      ...(trace === undefined ? {} : { trace }),
+      ...(opts.seed === undefined ? {} : { seed: Number(opts.seed) }),
+    };
   }
-  if (opts.rate === undefined || opts.rtt === undefined) throw new E2eError('E2E_ERR_LINK_SPEC', `give --profile <${Object.keys(profiles).join('|')}> or both --rate and --rtt`);
+  if (opts.rate === undefined || opts.rtt === undefined)
+    throw new E2eError(
+      'E2E_ERR_LINK_SPEC',
+      `give --profile <${Object.keys(profiles).join('|')}> or both --rate and --rtt`,
+    );
   return symmetricLink({
     rateBps: parseRate(opts.rate),
     upRateBps: opts.upRate === undefined ? undefined : parseRate(opts.upRate),
@@ -85,7 +135,9 @@ function linkOptions(command: Command): Command {
     .option('--loss <rate>', 'random downlink loss, e.g. 0.5%')
     .option('--trace <file>', 'downlink bandwidth trace (Sabre JSON, cooked "<s> <Mbit/s>", or Mahimahi)')
     .option('--seed <n>', 'seed of the random loss')
-    .addOption(new Option('--backend <name>', 'link emulation').choices(['auto', 'netem', 'delayline']).default('auto'));
+    .addOption(
+      new Option('--backend <name>', 'link emulation').choices(['auto', 'netem', 'delayline']).default('auto'),
+    );
 }
 
 /** `trickle router`: the lab's link on two interfaces of this namespace (the compose stack's router), until SIGTERM. */
@@ -93,18 +145,43 @@ function registerRouterCommand(program: Command): void {
   linkOptions(
     program
       .command('router')
-      .description("shape and forward between two interfaces of this host with the lab's link backends and profiles (the compose stack's router; root or CAP_NET_ADMIN); runs until SIGTERM")
+      .description(
+        "shape and forward between two interfaces of this host with the lab's link backends " +
+          "and profiles (the compose stack's router; root or CAP_NET_ADMIN); runs until " +
+          'SIGTERM',
+      )
       .requiredOption('--origin-side <if>', 'interface toward the origin (egress of the uplink)')
       .requiredOption('--access-side <if>', 'interface toward the players (egress of the downlink)')
-      .addOption(new Option('--forwarding <mode>', 'routed: IP forwarding between two networks; bridge: one subnet (the lab)').choices(['routed', 'bridge']).default('routed'))
+      .addOption(
+        new Option('--forwarding <mode>', 'routed: IP forwarding between two networks; bridge: one subnet (the lab)')
+          .choices(['routed', 'bridge'])
+          .default('routed'),
+      )
       .option('--state-dir <dir>', 'control files and logs', '/run/trickle/router')
-      .addHelpText('after', examples('trickle router --origin-side eth0 --access-side eth1 --profile dsl-6mbit', 'trickle router --origin-side eth0 --access-side eth1 --rate 3mbit --rtt 80ms --loss 0.5% --backend delayline')),
+      .addHelpText(
+        'after',
+        examples(
+          'trickle router --origin-side eth0 --access-side eth1 --profile dsl-6mbit',
+          'trickle router --origin-side eth0 --access-side eth1 --rate 3mbit --rtt 80ms ' +
+            '--loss 0.5% --backend delayline',
+        ),
+      ),
   ).action(async (flags: RouterFlags) => {
     const spec = await linkFrom(flags);
-    const router = await startRouter({ originSide: flags.originSide, accessSide: flags.accessSide, forwarding: flags.forwarding, spec, backend: flags.backend, stateDir: flags.stateDir });
+    const router = await startRouter({
+      originSide: flags.originSide,
+      accessSide: flags.accessSide,
+      forwarding: flags.forwarding,
+      spec,
+      backend: flags.backend,
+      stateDir: flags.stateDir,
+    });
     const { down, up } = spec;
     process.stdout.write(
-      `router (${router.backend}, ${flags.forwarding}): ${flags.originSide} -> ${flags.accessSide} down ${down.rateBps / 1e6} Mbit/s, up ${up.rateBps / 1e6} Mbit/s, RTT ${down.delayMs + up.delayMs} ms, buffer ${down.bufferBytes} B${spec.trace === undefined ? '' : `, trace ${spec.trace.name}`}\n`,
+      `router (${router.backend}, ${flags.forwarding}): ${flags.originSide} ` +
+        `-> ${flags.accessSide} down ${down.rateBps / 1e6} Mbit/s, up ${up.rateBps / 1e6} ` +
+        `Mbit/s, RTT ${down.delayMs + up.delayMs} ms, buffer ${down.bufferBytes} ` +
+        `B${spec.trace === undefined ? '' : `, trace ${spec.trace.name}`}\n`,
     );
     // Nothing else keeps the event loop alive (the delay line is a detached process): hold it until a signal.
     const holding = setInterval(() => undefined, 2 ** 30);
@@ -118,29 +195,64 @@ function registerRouterCommand(program: Command): void {
 
 export function registerLabCommands(program: Command): void {
   registerRouterCommand(program);
-  const lab = program.enablePositionalOptions().command('lab').enablePositionalOptions().description('an emulated access link: origin -- router (delay, loss, bottleneck) -- player, in network namespaces (root)');
-  linkOptions(lab.command('up').description('bring a lab up (idempotent)').argument('<name>', 'lab name: 1-6 lowercase letters/digits'))
+  const lab = program
+    .enablePositionalOptions()
+    .command('lab')
+    .enablePositionalOptions()
+    .description(
+      'an emulated access link: origin -- router (delay, loss, bottleneck) -- player, in network namespaces (root)',
+    );
+  linkOptions(
+    lab
+      .command('up')
+      .description('bring a lab up (idempotent)')
+      .argument('<name>', 'lab name: 1-6 lowercase letters/digits'),
+  )
     .option('--cross', 'add the cross host (competing traffic, latency probe)')
-    .option('--population <source>', `one access link per viewer instead of one for all: ${Object.keys(linkDistributions).join(', ')} (fitted to the Trickle paper's data centres) or a CSV file of rate,rtt,buffer[,loss] rows; --seed draws`)
+    .option(
+      '--population <source>',
+      `one access link per viewer instead of one for ` +
+        `all: ${Object.keys(linkDistributions).join(', ')} (fitted to the Trickle paper's ` +
+        `data centres) or a CSV file of rate,rtt,buffer[,loss] rows; --seed draws`,
+    )
     .option('--viewers <n>', 'viewers of a drawn population (default: 100)')
     .option('--uplink-rate <rate>', "the origin's uplink that a population's viewers share (default: 1gbit)")
-    .addHelpText('after', examples('sudo npx trickle lab up t --profile dsl-6mbit', 'sudo npx trickle lab up t --rate 20mbit --rtt 40ms --buffer-bdp 1 --loss 0.1% --cross', 'sudo npx trickle lab up t --trace traces/bus.json --rtt 100ms --buffer 64kb', 'sudo npx trickle lab up p --population dc1-like --viewers 100 --seed 2', 'sudo npx trickle lab up p --population viewers.csv'))
+    .addHelpText(
+      'after',
+      examples(
+        'sudo npx trickle lab up t --profile dsl-6mbit',
+        'sudo npx trickle lab up t --rate 20mbit --rtt 40ms --buffer-bdp 1 --loss 0.1% --cross',
+        'sudo npx trickle lab up t --trace traces/bus.json --rtt 100ms --buffer 64kb',
+        'sudo npx trickle lab up p --population dc1-like --viewers 100 --seed 2',
+        'sudo npx trickle lab up p --population viewers.csv',
+      ),
+    )
     .action(async (name: string, opts: UpOptions) => {
       if (opts.population !== undefined) {
         const population = await populationFrom(opts);
         await populationUp(name, population);
         process.stdout.write(
-          `lab ${name} up (delayline, one link per viewer): ${describePopulation(population)}, origin uplink ${population.uplinkRateBps / 1e6} Mbit/s\n` +
+          `lab ${name} up (delayline, one link per ` +
+            `viewer): ${describePopulation(population)}, origin ` +
+            `uplink ${population.uplinkRateBps / 1e6} Mbit/s\n` +
             `  origin  10.73.0.1  (trickle lab exec ${name} origin -- <command>)\n` +
-            `  viewers ${population.links[0]!.address} .. ${population.links[population.links.length - 1]!.address} in the player namespace: bind a viewer's address (curl --interface 10.73.1.1; trickle lab status ${name} lists the links)\n`,
+            `  viewers ${population.links[0]!.address} ` +
+            `.. ${population.links[population.links.length - 1]!.address} in the player ` +
+            `namespace: bind a viewer's address (curl --interface 10.73.1.1; trickle lab ` +
+            `status ${name} lists the links)\n`,
         );
         return;
       }
-      if (opts.viewers !== undefined || opts.uplinkRate !== undefined) throw new E2eError('E2E_ERR_POPULATION', '--viewers and --uplink-rate belong to --population');
+      if (opts.viewers !== undefined || opts.uplinkRate !== undefined)
+        throw new E2eError('E2E_ERR_POPULATION', '--viewers and --uplink-rate belong to --population');
       const started = await labUp(name, await linkFrom(opts), { backend: opts.backend, cross: opts.cross === true });
       const { down, up } = started.state.spec;
       process.stdout.write(
-        `lab ${name} up (${started.state.backend}): down ${down.rateBps / 1e6} Mbit/s, up ${up.rateBps / 1e6} Mbit/s, RTT ${down.delayMs + up.delayMs} ms, buffer ${down.bufferBytes} B${down.lossRate > 0 ? `, loss ${down.lossRate * 100}%` : ''}${started.state.spec.trace === undefined ? '' : `, trace ${started.state.spec.trace.name}`}\n` +
+        `lab ${name} up (${started.state.backend}): down ${down.rateBps / 1e6} Mbit/s, ` +
+          `up ${up.rateBps / 1e6} Mbit/s, RTT ${down.delayMs + up.delayMs} ms, ` +
+          `buffer ${down.bufferBytes} ` +
+          `B${down.lossRate > 0 ? `, loss ${down.lossRate * 100}%` : ''}` +
+          `${started.state.spec.trace === undefined ? '' : `, trace ${started.state.spec.trace.name}`}\n` +
           Object.entries(started.state.addresses)
             .filter(([host]) => host !== 'cross' || started.state.cross)
             .map(([host, address]) => `  ${host.padEnd(7)} ${address}  (trickle lab exec ${name} ${host} -- <command>)`)
@@ -152,13 +264,22 @@ export function registerLabCommands(program: Command): void {
     .command('exec')
     .description('run a command on a host of the lab')
     .argument('<name>')
-    .argument('<host>', 'origin, player, cross, router, or viewer:N (a population viewer\'s host)')
+    .argument('<host>', "origin, player, cross, router, or viewer:N (a population viewer's host)")
     .argument('<command...>', 'the command, after --')
     .passThroughOptions()
-    .addHelpText('after', examples('sudo npx trickle lab exec t origin -- npx trickle serve --host 10.73.0.1', 'sudo npx trickle lab exec t player -- curl -sI http://10.73.0.1:8080/media/demo/manifest.mpd', 'sudo npx trickle lab exec p viewer:7 -- curl -s --interface 10.73.1.8 -o /dev/null http://10.73.0.1:8080/media/demo/progressive.mp4'))
+    .addHelpText(
+      'after',
+      examples(
+        'sudo npx trickle lab exec t origin -- npx trickle serve --host 10.73.0.1',
+        'sudo npx trickle lab exec t player -- curl -sI http://10.73.0.1:8080/media/demo/manifest.mpd',
+        'sudo npx trickle lab exec p viewer:7 -- curl -s --interface 10.73.1.8 -o /dev/null ' +
+          'http://10.73.0.1:8080/media/demo/progressive.mp4',
+      ),
+    )
     .action(async (name: string, host: string, command: string[]) => {
       const viewer = /^viewer:(\d+)$/.exec(host);
-      if (viewer === null && !['origin', 'player', 'cross', 'router'].includes(host)) throw new E2eError('E2E_ERR_LAB', `host must be origin, player, cross, router or viewer:N (got "${host}")`);
+      if (viewer === null && !['origin', 'player', 'cross', 'router'].includes(host))
+        throw new E2eError('E2E_ERR_LAB', `host must be origin, player, cross, router or viewer:N (got "${host}")`);
       const place: LabPlace = viewer === null ? (host as LabHost | 'router') : { viewer: Number(viewer[1]) };
       process.exitCode = await (await openLab(name)).exec(place, command[0] === '--' ? command.slice(1) : command);
     });
@@ -173,7 +294,8 @@ export function registerLabCommands(program: Command): void {
       if (opened.state.population !== undefined) {
         const links = await populationStatus(opened);
         if (opts.json === true) {
-          process.stdout.write(`${JSON.stringify({ name, backend: opened.state.backend, population: opened.state.population, links }, null, 2)}\n`);
+          const status = { name, backend: opened.state.backend, population: opened.state.population, links };
+          process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
           return;
         }
         const byViewer = new Map(opened.state.population.links.map((link) => [link.viewer, link]));
@@ -183,7 +305,14 @@ export function registerLabCommands(program: Command): void {
             links
               .map((l) => {
                 const link = byViewer.get(l.viewer)!;
-                return `  ${String(l.viewer).padStart(6)}  ${l.address.padEnd(13)}  ${(link.down.rateBps / 1e6).toFixed(2).padStart(11)}  ${(link.down.delayMs + link.up.delayMs).toFixed(1).padStart(6)}  ${String(link.down.bufferBytes).padStart(8)}  ${String(l.down.sentBytes).padStart(13)}  ${String(l.down.drops).padStart(5)}  ${String(l.down.backlogBytes).padStart(9)}`;
+                return (
+                  `  ${String(l.viewer).padStart(6)}  ${l.address.padEnd(13)} ` +
+                  ` ${(link.down.rateBps / 1e6).toFixed(2).padStart(11)} ` +
+                  ` ${(link.down.delayMs + link.up.delayMs).toFixed(1).padStart(6)} ` +
+                  ` ${String(link.down.bufferBytes).padStart(8)} ` +
+                  ` ${String(l.down.sentBytes).padStart(13)}  ${String(l.down.drops).padStart(5)} ` +
+                  ` ${String(l.down.backlogBytes).padStart(9)}`
+                );
               })
               .join('\n') +
             '\n',
@@ -198,8 +327,10 @@ export function registerLabCommands(program: Command): void {
       const q = status.bottleneck;
       process.stdout.write(
         `lab ${name} (${status.backend})\n` +
-          `  downlink bottleneck: sent ${q.down.sentPackets} packets (${q.down.sentBytes} B), dropped ${q.down.drops}, backlog ${q.down.backlogBytes} B\n` +
-          `  uplink bottleneck:   sent ${q.up.sentPackets} packets (${q.up.sentBytes} B), dropped ${q.up.drops}, backlog ${q.up.backlogBytes} B\n` +
+          `  downlink bottleneck: sent ${q.down.sentPackets} packets (${q.down.sentBytes} B), ` +
+          `dropped ${q.down.drops}, backlog ${q.down.backlogBytes} B\n` +
+          `  uplink bottleneck:   sent ${q.up.sentPackets} packets (${q.up.sentBytes} B), ` +
+          `dropped ${q.up.drops}, backlog ${q.up.backlogBytes} B\n` +
           (status.forwarding === undefined ? '' : `  delay line: ${JSON.stringify(status.forwarding)}\n`),
       );
     });
@@ -217,6 +348,7 @@ export function registerLabCommands(program: Command): void {
     .description('list the link presets')
     .addHelpText('after', examples('npx trickle lab profiles'))
     .action(() => {
-      for (const profile of Object.values(profiles)) process.stdout.write(`${profile.name.padEnd(12)} ${profile.description}\n`);
+      for (const profile of Object.values(profiles))
+        process.stdout.write(`${profile.name.padEnd(12)} ${profile.description}\n`);
     });
 }

@@ -9,7 +9,11 @@ function numberArgument(name: string, accepts: (value: number) => boolean, expec
   };
 }
 
-export const positiveNumber = (name: string) => numberArgument(name, (n) => Number.isFinite(n) && n > 0, 'a positive number');
-export const positiveInteger = (name: string) => numberArgument(name, (n) => Number.isInteger(n) && n >= 1, 'a positive integer');
-export const nonNegativeNumber = (name: string) => numberArgument(name, (n) => Number.isFinite(n) && n >= 0, 'a number >= 0');
-export const nonNegativeInteger = (name: string) => numberArgument(name, (n) => Number.isInteger(n) && n >= 0, 'an integer >= 0');
+export const positiveNumber = (name: string) =>
+  numberArgument(name, (n) => Number.isFinite(n) && n > 0, 'a positive number');
+export const positiveInteger = (name: string) =>
+  numberArgument(name, (n) => Number.isInteger(n) && n >= 1, 'a positive integer');
+export const nonNegativeNumber = (name: string) =>
+  numberArgument(name, (n) => Number.isFinite(n) && n >= 0, 'a number >= 0');
+export const nonNegativeInteger = (name: string) =>
+  numberArgument(name, (n) => Number.isInteger(n) && n >= 0, 'an integer >= 0');

@@ -10,7 +10,10 @@ export interface StageProgress {
 
 export function stageProgress(stream: NodeJS.WriteStream = process.stderr): StageProgress {
   if (stream.isTTY === true) {
-    const bar = new SingleBar({ format: '{stage} [{bar}] {percentage}% | ETA {eta_formatted}', stream, hideCursor: true }, Presets.shades_classic);
+    const bar = new SingleBar(
+      { format: '{stage} [{bar}] {percentage}% | ETA {eta_formatted}', stream, hideCursor: true },
+      Presets.shades_classic,
+    );
     let current = '';
     return {
       update(stage, fraction) {

@@ -13,7 +13,12 @@ const cli = resolve(import.meta.dirname, '..', '..', 'bin', 'trickle.js');
 const exec = promisify(execFile);
 
 function trickle(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
-  const result = spawnSync(process.execPath, [cli, ...args], { cwd: options.cwd ?? process.cwd(), env: { ...process.env, ...options.env }, encoding: 'utf8', timeout: 120_000 });
+  const result = spawnSync(process.execPath, [cli, ...args], {
+    cwd: options.cwd ?? process.cwd(),
+    env: { ...process.env, ...options.env },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -24,17 +29,76 @@ describe('trickle CLI', () => {
   before(async () => {
     work = await mkdtemp(join(tmpdir(), 'trickle-cli-'));
     input = join(work, 'input-4x3.mp4');
-    await exec('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=640x480:r=25:d=4', '-f', 'lavfi', '-i', 'sine=f=300:d=4', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', input]);
+    await exec('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=s=640x480:r=25:d=4',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=f=300:d=4',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-c:a',
+      'aac',
+      '-shortest',
+      input,
+    ]);
   });
 
   it('lists its commands', () => {
     const { status, stdout } = trickle(['--help']);
     assert.equal(status, 0);
-    for (const command of ['media', 'package', 'serve', 'tls', 'native', 'lab', 'router', 'sim', 'e2e', 'experiment', 'bench', 'traces']) assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of [
+      'media',
+      'package',
+      'serve',
+      'tls',
+      'native',
+      'lab',
+      'router',
+      'sim',
+      'e2e',
+      'experiment',
+      'bench',
+      'traces',
+    ])
+      assert.match(stdout, new RegExp(`^  ${command}\\b`, 'm'));
   });
 
-  it('ends every command\'s help with examples, and states defaults one way, the config\'s own', () => {
-    const leaves = [['media', 'demo'], ['package'], ['serve'], ['tls', 'dev-cert'], ['native', 'info'], ['native', 'setup'], ['native', 'teardown'], ['lab', 'up'], ['lab', 'exec'], ['lab', 'status'], ['lab', 'down'], ['lab', 'profiles'], ['router'], ['sim'], ['traces'], ['e2e'], ['experiment'], ['bench'], ['bench', 'origin'], ['bench', 'pacing'], ['bench', 'qoe'], ['bench', 'soak'], ['bench', 'lab'], []];
+  it("ends every command's help with examples, and states defaults one way, the config's own", () => {
+    const leaves = [
+      ['media', 'demo'],
+      ['package'],
+      ['serve'],
+      ['tls', 'dev-cert'],
+      ['native', 'info'],
+      ['native', 'setup'],
+      ['native', 'teardown'],
+      ['lab', 'up'],
+      ['lab', 'exec'],
+      ['lab', 'status'],
+      ['lab', 'down'],
+      ['lab', 'profiles'],
+      ['router'],
+      ['sim'],
+      ['traces'],
+      ['e2e'],
+      ['experiment'],
+      ['bench'],
+      ['bench', 'origin'],
+      ['bench', 'pacing'],
+      ['bench', 'qoe'],
+      ['bench', 'soak'],
+      ['bench', 'lab'],
+      [],
+    ];
     for (const command of leaves) {
       const { status, stdout, stderr } = trickle([...command, '--help']);
       assert.equal(status, 0, `${command.join(' ')}: ${stderr}`);
@@ -50,7 +114,9 @@ describe('trickle CLI', () => {
   it('says its version, and lists the benchmarks on `bench --help`', async () => {
     const version = trickle(['--version']);
     assert.equal(version.status, 0);
-    const { version: expected } = JSON.parse(await readFile(resolve(import.meta.dirname, '..', '..', 'package.json'), 'utf8')) as { version: string };
+    const { version: expected } = JSON.parse(
+      await readFile(resolve(import.meta.dirname, '..', '..', 'package.json'), 'utf8'),
+    ) as { version: string };
     assert.equal(version.stdout.trim(), expected);
     const help = trickle(['bench', '--help']);
     assert.equal(help.status, 0, help.stderr);
@@ -59,7 +125,10 @@ describe('trickle CLI', () => {
     assert.match(help.stdout, /lab \(the lab's accuracy per link\s+backend/);
     const missing = trickle(['bench']);
     assert.notEqual(missing.status, 0);
-    assert.match(missing.stderr, /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak, population, corpus, indexing, lab/);
+    assert.match(
+      missing.stderr,
+      /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak, population, corpus, indexing, lab/,
+    );
   });
 
   it('makes a development CA and a server chain it signs, for the names given', async () => {
@@ -69,7 +138,14 @@ describe('trickle CLI', () => {
     assert.match(stdout, new RegExp(`--tls-cert ${join(out, 'chain.pem')} --tls-key ${join(out, 'key.pem')}`));
     const verified = await exec('openssl', ['verify', '-CAfile', join(out, 'ca.pem'), join(out, 'server.pem')]);
     assert.match(verified.stdout, /: OK/);
-    const { stdout: text } = await exec('openssl', ['x509', '-in', join(out, 'chain.pem'), '-noout', '-ext', 'subjectAltName']);
+    const { stdout: text } = await exec('openssl', [
+      'x509',
+      '-in',
+      join(out, 'chain.pem'),
+      '-noout',
+      '-ext',
+      'subjectAltName',
+    ]);
     assert.match(text, /DNS:media\.test, IP Address:10\.1\.2\.3/);
   });
 
@@ -123,34 +199,49 @@ describe('trickle CLI', () => {
     const upscale = trickle(['package', input, '--out', join(work, 'x'), '--ladder', '360p:800k,720p:2800k']);
     assert.equal(upscale.status, 1);
     assert.match(upscale.stderr, /720p would upscale the 640x480 source.*--force.*ORIGIN_ERR_LADDER/s);
-    const noFfmpeg = trickle(['package', input, '--out', join(work, 'x')], { env: { TRICKLE_FFPROBE: '/nonexistent/ffprobe', TRICKLE_FFMPEG: '/nonexistent/ffmpeg' } });
+    const noFfmpeg = trickle(['package', input, '--out', join(work, 'x')], {
+      env: { TRICKLE_FFPROBE: '/nonexistent/ffprobe', TRICKLE_FFMPEG: '/nonexistent/ffmpeg' },
+    });
     assert.equal(noFfmpeg.status, 1);
     assert.match(noFfmpeg.stderr, /not found on PATH.*apt-get install ffmpeg.*ORIGIN_ERR_FFMPEG_MISSING/s);
   });
 
-  it('packages a 4:3 file into DASH + HLS + progressive, the source\'s own size in place of the rungs larger than it', async () => {
-    const out = join(work, 'asset');
-    const { status, stderr } = trickle(['package', input, '--out', out]);
-    assert.equal(status, 0, stderr);
-    assert.match(stderr, /encode: 100%/);
-    const files = await readdir(out);
-    for (const name of ['manifest.mpd', 'master.m3u8', 'progressive.mp4', 'init-0.m4s', 'media_0.m3u8']) assert.ok(files.includes(name), name);
-    assert.ok(!files.some((name) => name.startsWith('.')), 'no staging leftovers');
-    const index = await buildAssetIndex('asset', out, { mpdFiles: ['manifest.mpd'], playlistFiles: ['master.m3u8'], mp4Files: ['progressive.mp4'] });
-    const video = index.renditions.filter((r) => r.kind === 'video');
-    assert.deepEqual(video.map((r) => [r.width, r.height]), [
-      [312, 234],
-      [480, 360],
-      [640, 480],
-    ]);
-    for (const rendition of index.renditions) assert.ok(Math.abs(rendition.durationSec - 4) < 0.1, `${rendition.id}: ${rendition.durationSec}`);
-    assert.equal(index.progressive?.faststart, true);
-    assert.match(await readFile(join(out, 'master.m3u8'), 'utf8'), /AVERAGE-BANDWIDTH=/);
+  it(
+    "packages a 4:3 file into DASH + HLS + progressive, the source's own size in place " +
+      'of the rungs larger than it',
+    async () => {
+      const out = join(work, 'asset');
+      const { status, stderr } = trickle(['package', input, '--out', out]);
+      assert.equal(status, 0, stderr);
+      assert.match(stderr, /encode: 100%/);
+      const files = await readdir(out);
+      for (const name of ['manifest.mpd', 'master.m3u8', 'progressive.mp4', 'init-0.m4s', 'media_0.m3u8'])
+        assert.ok(files.includes(name), name);
+      assert.ok(!files.some((name) => name.startsWith('.')), 'no staging leftovers');
+      const index = await buildAssetIndex('asset', out, {
+        mpdFiles: ['manifest.mpd'],
+        playlistFiles: ['master.m3u8'],
+        mp4Files: ['progressive.mp4'],
+      });
+      const video = index.renditions.filter((r) => r.kind === 'video');
+      assert.deepEqual(
+        video.map((r) => [r.width, r.height]),
+        [
+          [312, 234],
+          [480, 360],
+          [640, 480],
+        ],
+      );
+      for (const rendition of index.renditions)
+        assert.ok(Math.abs(rendition.durationSec - 4) < 0.1, `${rendition.id}: ${rendition.durationSec}`);
+      assert.equal(index.progressive?.faststart, true);
+      assert.match(await readFile(join(out, 'master.m3u8'), 'utf8'), /AVERAGE-BANDWIDTH=/);
 
-    const again = trickle(['package', input, '--out', out]);
-    assert.equal(again.status, 1);
-    assert.match(again.stderr, /already exists.*--overwrite/);
-  });
+      const again = trickle(['package', input, '--out', out]);
+      assert.equal(again.status, 1);
+      assert.match(again.stderr, /already exists.*--overwrite/);
+    },
+  );
 
   it('refuses to overwrite demo output without --overwrite, and --if-missing is a no-op when present', async () => {
     const out = join(work, 'media', 'demo');
@@ -171,7 +262,10 @@ describe('trickle media inspect and corpus', () => {
     const text = trickle(['media', 'inspect', demo]);
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stdout, /^asset demo: 2\d\.\d\d s, segments from mpd$/m);
-    assert.match(text.stdout, /^ {2}3 \(video 720p, fmp4, files, from manifest\.mpd\): paced, 12 segments, .* kbit\/s \(mean \d+\), durations from moof$/m);
+    assert.match(
+      text.stdout,
+      /^ {2}3 \(video 720p, fmp4, files, from manifest\.mpd\): paced, 12 segments, .* kbit\/s \(mean \d+\), durations from moof$/m,
+    );
     assert.match(text.stdout, /^progressive: progressive\.mp4 \(faststart\)/m);
     assert.match(text.stdout, /^nothing left unread$/m);
     const json = trickle(['media', 'inspect', demo, '--json', '--segments']);
@@ -184,10 +278,16 @@ describe('trickle media inspect and corpus', () => {
     const empty = await mkdtemp(join(tmpdir(), 'trickle-inspect-'));
     const notAsset = trickle(['media', 'inspect', empty]);
     assert.equal(notAsset.status, 1);
-    assert.match(notAsset.stderr, /^trickle: .* holds no MPD, HLS playlist or MP4 at its top: give an asset's folder \[ORIGIN_ERR_INPUT_UNREADABLE\]\n$/);
+    assert.match(
+      notAsset.stderr,
+      /^trickle: .* holds no MPD, HLS playlist or MP4 at its top: give an asset's folder \[ORIGIN_ERR_INPUT_UNREADABLE\]\n$/,
+    );
     const badShape = trickle(['media', 'corpus', '--out', empty, '--shapes', 'gpac-magic']);
     assert.equal(badShape.status, 1);
-    assert.match(badShape.stderr, /unknown corpus shape gpac-magic \(known: ffmpeg-dash-number-timeline, .*\) \[ORIGIN_ERR_CONFIG\]/);
+    assert.match(
+      badShape.stderr,
+      /unknown corpus shape gpac-magic \(known: ffmpeg-dash-number-timeline, .*\) \[ORIGIN_ERR_CONFIG\]/,
+    );
   });
 });
 
@@ -196,10 +296,35 @@ describe('trickle sim and traces', () => {
 
   it('prints the aggregate figures as JSON for a model run, and writes per-session records', async () => {
     const out = await mkdtemp(join(tmpdir(), 'trickle-sim-'));
-    const { status, stdout, stderr } = trickle(['sim', '--manifest', join(media, 'demo', 'manifest.mpd'), '--traces', 'lte-like,3g-like', '--abr', 'bola', '--policy', 'trickle', '--sessions', '30', '--session-seconds', '120', '--json', '--out', out]);
+    const { status, stdout, stderr } = trickle([
+      'sim',
+      '--manifest',
+      join(media, 'demo', 'manifest.mpd'),
+      '--traces',
+      'lte-like,3g-like',
+      '--abr',
+      'bola',
+      '--policy',
+      'trickle',
+      '--sessions',
+      '30',
+      '--session-seconds',
+      '120',
+      '--json',
+      '--out',
+      out,
+    ]);
     assert.equal(status, 0, stderr);
     const agg = JSON.parse(stdout) as Record<string, unknown>;
-    for (const key of ['sessions', 'rebufferChance', 'rebufferFrequency', 'startupDelayMs', 'meanBitrateBps', 'switchesPerMinute']) assert.ok(key in agg, key);
+    for (const key of [
+      'sessions',
+      'rebufferChance',
+      'rebufferFrequency',
+      'startupDelayMs',
+      'meanBitrateBps',
+      'switchesPerMinute',
+    ])
+      assert.ok(key in agg, key);
     assert.equal(agg.sessions, 30);
     const csv = (await readFile(join(out, 'sessions.csv'), 'utf8')).trim().split('\n');
     assert.equal(csv.length, 31);
@@ -221,6 +346,12 @@ describe('trickle sim and traces', () => {
     const out = await mkdtemp(join(tmpdir(), 'trickle-traces-'));
     const { status } = trickle(['traces', '--out', out]);
     assert.equal(status, 0);
-    assert.deepEqual((await readdir(out)).sort(), ['3g-like.txt', 'constant-6mbit.txt', 'lte-like.txt', 'step-down-8-to-2mbit.txt', 'step-up-2-to-8mbit.txt']);
+    assert.deepEqual((await readdir(out)).sort(), [
+      '3g-like.txt',
+      'constant-6mbit.txt',
+      'lte-like.txt',
+      'step-down-8-to-2mbit.txt',
+      'step-up-2-to-8mbit.txt',
+    ]);
   });
 });

@@ -23,7 +23,12 @@ describe('./scripts/setup', () => {
       const healthy = join(cache, '_npx', '0123456789abcdef');
       await mkdir(join(healthy, 'node_modules', 'trickle'), { recursive: true });
       await writeFile(join(healthy, 'package.json'), '{}');
-      const run = spawnSync(join(repoRoot, 'scripts', 'setup'), [], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, npm_config_cache: cache }, timeout: 300_000 });
+      const run = spawnSync(join(repoRoot, 'scripts', 'setup'), [], {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        env: { ...process.env, npm_config_cache: cache },
+        timeout: 300_000,
+      });
       assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
       assert.doesNotMatch(run.stdout, /installing Debian packages/, 'nothing to install');
       assert.match(run.stdout, /setup: removed a broken npx cache entry/);

@@ -21,7 +21,13 @@ export default defineConfig<QoeOptions>({
     qoeNamespace: process.env.QOE_NAMESPACE,
     trace: 'retain-on-failure',
   },
-  webServer: process.env.QOE_URL === undefined
-    ? { command: 'node origin.mjs', url: 'http://127.0.0.1:8093/healthz', reuseExistingServer: false, timeout: 60_000 }
-    : undefined,
+  webServer:
+    process.env.QOE_URL === undefined
+      ? {
+          command: 'node origin.mjs',
+          url: 'http://127.0.0.1:8093/healthz',
+          reuseExistingServer: false,
+          timeout: 60_000,
+        }
+      : undefined,
 });

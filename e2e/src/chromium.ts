@@ -12,7 +12,10 @@ import { E2eError } from './errors.js';
 
 export const defaultChromiumPath = process.env.TRICKLE_CHROMIUM ?? '/usr/bin/chromium';
 
-/** What the instrumented player page needs of any Chromium it runs in (the fixture adds them to the user's launch options). */
+/**
+ * What the instrumented player page needs of any Chromium it runs in (the fixture adds them to the user's launch
+ * options).
+ */
 export const playerPageArgs: readonly string[] = [
   '--autoplay-policy=no-user-gesture-required',
   // The harness's player page is routed (it has no address) and the media's origin is often a
@@ -41,7 +44,10 @@ export interface LaunchedChromium {
 export interface LaunchOptions {
   readonly executablePath?: string;
   readonly headless?: boolean;
-  /** A network namespace to run the browser in (the lab's player side), so every byte crosses the emulated link. Needs root. */
+  /**
+   * A network namespace to run the browser in (the lab's player side), so every byte crosses the emulated link. Needs
+   * root.
+   */
   readonly namespace?: string;
   /**
    * PEM files of certificates (a test CA) whose keys Chromium trusts in a served chain, by their
@@ -55,7 +61,10 @@ async function spkiHashes(files: readonly string[]): Promise<string[]> {
   const hashes: string[] = [];
   for (const file of files) {
     const pem = await readFile(file, 'utf8').catch((error: unknown) => {
-      throw new E2eError('E2E_ERR_BROWSER_LAUNCH', `cannot read the certificate to trust ${file}: ${(error as Error).message}`);
+      throw new E2eError(
+        'E2E_ERR_BROWSER_LAUNCH',
+        `cannot read the certificate to trust ${file}: ${(error as Error).message}`,
+      );
     });
     for (const block of pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? []) {
       const spki = new X509Certificate(block).publicKey.export({ type: 'spki', format: 'der' });
@@ -70,9 +79,13 @@ async function spkiHashes(files: readonly string[]): Promise<string[]> {
  * over inherited pipes (fds 3 and 4), which survive `ip netns exec`.
  */
 async function namespaceLauncher(dir: string, namespace: string, executablePath: string): Promise<string> {
-  if (!/^[A-Za-z0-9_.-]+$/.test(namespace)) throw new E2eError('E2E_ERR_BROWSER_LAUNCH', `not a network namespace name: "${namespace}"`);
+  if (!/^[A-Za-z0-9_.-]+$/.test(namespace))
+    throw new E2eError('E2E_ERR_BROWSER_LAUNCH', `not a network namespace name: "${namespace}"`);
   const launcher = join(dir, 'chromium-in-netns');
-  await writeFile(launcher, `#!/bin/sh\nexec ip netns exec '${namespace}' '${executablePath.replaceAll("'", "'\\''")}' "$@"\n`);
+  await writeFile(
+    launcher,
+    `#!/bin/sh\nexec ip netns exec '${namespace}' '${executablePath.replaceAll("'", "'\\''")}' "$@"\n`,
+  );
   await chmod(launcher, 0o755);
   return launcher;
 }
@@ -83,16 +96,28 @@ export async function launchChromium(options: LaunchOptions = {}): Promise<Launc
   const profileDir = join(workDir, 'profile');
   let context: BrowserContext;
   try {
-    const launcher = options.namespace === undefined ? executablePath : await namespaceLauncher(workDir, options.namespace, executablePath);
+    const launcher =
+      options.namespace === undefined
+        ? executablePath
+        : await namespaceLauncher(workDir, options.namespace, executablePath);
     // Loaded here, not at the top: every `trickle` command imports this package, few launch a browser.
     const { chromium } = await import('playwright-core');
     const trusted = await spkiHashes(options.trustCertificates ?? []);
     const trustArgs = trusted.length === 0 ? [] : [`--ignore-certificate-errors-spki-list=${trusted.join(',')}`];
-    context = await chromium.launchPersistentContext(profileDir, { executablePath: launcher, headless: options.headless ?? true, args: [...chromiumArgs, ...trustArgs] });
+    context = await chromium.launchPersistentContext(profileDir, {
+      executablePath: launcher,
+      headless: options.headless ?? true,
+      args: [...chromiumArgs, ...trustArgs],
+    });
   } catch (error) {
     await rm(workDir, { recursive: true, force: true });
     if (error instanceof E2eError) throw error;
-    throw new E2eError('E2E_ERR_BROWSER_LAUNCH', `cannot start Chromium at ${executablePath} (Debian: apt-get install chromium; or set TRICKLE_CHROMIUM): ${(error as Error).message.split('\n')[0]}`, { cause: error });
+    throw new E2eError(
+      'E2E_ERR_BROWSER_LAUNCH',
+      `cannot start Chromium at ${executablePath} (Debian: apt-get install chromium; or ` +
+        `set TRICKLE_CHROMIUM): ${(error as Error).message.split('\n')[0]}`,
+      { cause: error },
+    );
   }
   return {
     context,

@@ -8,7 +8,7 @@ export const e2eErrorCodes = {
   E2E_ERR_LAB: 'the lab could not be set up or used',
   E2E_ERR_PRIVILEGE: 'this needs root and network namespaces',
   E2E_ERR_HARNESS: 'the browser harness failed (not a QoE outcome)',
-  E2E_ERR_CODECS: 'the browser cannot decode the stream\'s codecs',
+  E2E_ERR_CODECS: "the browser cannot decode the stream's codecs",
   E2E_ERR_OPTIONS: 'invalid e2e run options',
   E2E_ERR_EXPERIMENT_CONFIG: 'invalid experiment configuration',
   E2E_ERR_EXPERIMENT: 'an experiment run failed',

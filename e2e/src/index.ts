@@ -1,20 +1,76 @@
 /** Public entry of @trickle/e2e. */
-export { launchChromium, chromiumArgs, defaultChromiumPath, type LaunchedChromium, type LaunchOptions } from './chromium.js';
+export {
+  launchChromium,
+  chromiumArgs,
+  defaultChromiumPath,
+  type LaunchedChromium,
+  type LaunchOptions,
+} from './chromium.js';
 export { E2eError, e2eErrorCodes, type E2eErrorCode } from './errors.js';
 export * from './lab/index.js';
 export { runE2e, defaultConcurrency, startLabOrigin, type E2eRunOptions, type E2eRunResult } from './qoe/run.js';
 export { playSession, type SessionOptions } from './qoe/session.js';
 export { assetPath } from './qoe/asset-path.js';
 export { playerPageUrl, routePlayerPage, playerPageOrigin, type PageQuery } from './qoe/player-page.js';
-export { sessionRecord, asSessionResult, aggregateSessions, type SessionRecord, type PlayerSnapshot, type PlayerEvent, type PlayerKind, type BrowserAggregates } from './qoe/session-record.js';
-export { renderReportPage, escapeHtml, type ReportPage, type ReportSection, type ReportTable } from './report/vega-page.js';
-export { runExperiment, writeResults, planRuns, type ExperimentOptions, type ExperimentProgress, type ExperimentResults, type PlannedRun } from './experiment/run.js';
-export { loadExperimentConfig, parseExperimentConfig, type ExperimentConfig, type ExperimentGroup } from './experiment/config.js';
+export {
+  sessionRecord,
+  asSessionResult,
+  aggregateSessions,
+  type SessionRecord,
+  type PlayerSnapshot,
+  type PlayerEvent,
+  type PlayerKind,
+  type BrowserAggregates,
+} from './qoe/session-record.js';
+export {
+  renderReportPage,
+  escapeHtml,
+  type ReportPage,
+  type ReportSection,
+  type ReportTable,
+} from './report/vega-page.js';
+export {
+  runExperiment,
+  writeResults,
+  planRuns,
+  type ExperimentOptions,
+  type ExperimentProgress,
+  type ExperimentResults,
+  type PlannedRun,
+} from './experiment/run.js';
+export {
+  loadExperimentConfig,
+  parseExperimentConfig,
+  type ExperimentConfig,
+  type ExperimentGroup,
+} from './experiment/config.js';
 export type { GroupRow, KindSummary, ProfileSummary, CompassCheck } from './experiment/analysis.js';
 export type { Estimate } from './experiment/statistics.js';
 export { bootstrapComparison } from './experiment/statistics.js';
 export { runMatrix, readMatrixRuns, type MatrixProgress, type MatrixRunnerOptions } from './qoe-matrix/run.js';
-export { cellsOf, runsOf, parseMatrixPolicy, matrixLinks, matrixPlayers, readsCmcd, type MatrixOptions, type MatrixCell, type MatrixPlayer, type MatrixPolicy } from './qoe-matrix/config.js';
-export { summarizeCell, goalChecks, agreements, bitrateRatio, minimumSessions, type CellSummary, type MatrixData, type MatrixRunData, type GoalCheck, type Verdict } from './qoe-matrix/analysis.js';
+export {
+  cellsOf,
+  runsOf,
+  parseMatrixPolicy,
+  matrixLinks,
+  matrixPlayers,
+  readsCmcd,
+  type MatrixOptions,
+  type MatrixCell,
+  type MatrixPlayer,
+  type MatrixPolicy,
+} from './qoe-matrix/config.js';
+export {
+  summarizeCell,
+  goalChecks,
+  agreements,
+  bitrateRatio,
+  minimumSessions,
+  type CellSummary,
+  type MatrixData,
+  type MatrixRunData,
+  type GoalCheck,
+  type Verdict,
+} from './qoe-matrix/analysis.js';
 export { matrixReport, writeMatrixHtml } from './qoe-matrix/report.js';
 export { playToEnd, type PlayedSession } from './qoe/play-to-end.js';

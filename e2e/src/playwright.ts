@@ -62,25 +62,59 @@ export const test = base.extend<QoeOptions & { qoeSession: QoeSession }>({
   qoeNamespace: [undefined, { option: true }],
   // The browser is launched as Playwright's own `browser` fixture launches it, but only when a
   // session needs it (a lab session starts its own inside the namespace).
-  qoeSession: async ({ qoeBrowser, qoeNamespace, playwright, browserName, channel, launchOptions, headless, contextOptions }, use, testInfo) => {
+  qoeSession: async (
+    { qoeBrowser, qoeNamespace, playwright, browserName, channel, launchOptions, headless, contextOptions },
+    use,
+    testInfo,
+  ) => {
     const sessions: SessionRecord[] = [];
     let player: Player | undefined;
     const choosePlayer = async (): Promise<Player> => {
-      if (qoeBrowser !== 'playwright' && browserName !== 'chromium') throw new E2eError('E2E_ERR_OPTIONS', `qoeBrowser '${qoeBrowser}' is a Chromium; this project's browserName is ${browserName}`);
-      const base: LaunchOptions = { ...launchOptions, headless, args: [...(launchOptions.args ?? []), ...playerPageArgs] };
-      const chosen: LaunchOptions = qoeBrowser === 'playwright' ? { ...base, ...(channel === undefined ? {} : { channel }) } : qoeBrowser === 'chrome' ? { ...base, channel: 'chrome' } : { ...base, executablePath: defaultChromiumPath };
+      if (qoeBrowser !== 'playwright' && browserName !== 'chromium')
+        throw new E2eError(
+          'E2E_ERR_OPTIONS',
+          `qoeBrowser '${qoeBrowser}' is a Chromium; this project's browserName is ${browserName}`,
+        );
+      const base: LaunchOptions = {
+        ...launchOptions,
+        headless,
+        args: [...(launchOptions.args ?? []), ...playerPageArgs],
+      };
+      const chosen: LaunchOptions =
+        qoeBrowser === 'playwright'
+          ? { ...base, ...(channel === undefined ? {} : { channel }) }
+          : qoeBrowser === 'chrome'
+            ? { ...base, channel: 'chrome' }
+            : { ...base, executablePath: defaultChromiumPath };
       const launched = await playwright[browserName].launch(chosen).catch((error: unknown) => {
         const fix =
-          qoeBrowser === 'chrome' ? 'install Google Chrome (npx playwright install chrome)' : qoeBrowser === 'debian' ? `apt-get install chromium, or set TRICKLE_CHROMIUM (tried ${defaultChromiumPath})` : 'npx playwright install, or set launchOptions.executablePath, or qoeBrowser: \'debian\'';
-        throw new E2eError('E2E_ERR_BROWSER_LAUNCH', `qoeBrowser '${qoeBrowser}' did not start: ${fix}: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+          qoeBrowser === 'chrome'
+            ? 'install Google Chrome (npx playwright install chrome)'
+            : qoeBrowser === 'debian'
+              ? `apt-get install chromium, or set TRICKLE_CHROMIUM (tried ${defaultChromiumPath})`
+              : "npx playwright install, or set launchOptions.executablePath, or qoeBrowser: 'debian'";
+        throw new E2eError(
+          'E2E_ERR_BROWSER_LAUNCH',
+          `qoeBrowser '${qoeBrowser}' did not start: ${fix}: ${(error as Error).message.split('\n')[0]}`,
+          { cause: error },
+        );
       });
-      const label = qoeBrowser === 'chrome' ? 'Google Chrome' : qoeBrowser === 'debian' ? "Debian's Chromium" : `${browserName}${channel === undefined ? '' : ` (${channel})`}`;
+      const label =
+        qoeBrowser === 'chrome'
+          ? 'Google Chrome'
+          : qoeBrowser === 'debian'
+            ? "Debian's Chromium"
+            : `${browserName}${channel === undefined ? '' : ` (${channel})`}`;
       return { browser: launched, name: `${label} ${launched.version()}`, close: () => launched.close() };
     };
     await use({
       sessions,
       async play(url, options = {}) {
-        testInfo.setTimeout(testInfo.timeout + (options.timeoutMs ?? (options.seconds === undefined ? 600_000 : options.seconds * 1000 + 60_000)) + sessionOverheadMs);
+        testInfo.setTimeout(
+          testInfo.timeout +
+            (options.timeoutMs ?? (options.seconds === undefined ? 600_000 : options.seconds * 1000 + 60_000)) +
+            sessionOverheadMs,
+        );
         let record: SessionRecord;
         if (qoeNamespace !== undefined) {
           record = await playSession(sessions.length, { ...options, url, namespace: qoeNamespace });
@@ -89,10 +123,15 @@ export const test = base.extend<QoeOptions & { qoeSession: QoeSession }>({
           const context: BrowserContext = await player.browser.newContext(contextOptions);
           try {
             // A manifest this process cannot fetch (auth, a network only the browser reaches) is not checked.
-            const manifest = await fetch(url, { signal: AbortSignal.timeout(5000) }).then((response) => (response.ok ? response.text() : undefined), () => undefined);
+            const manifest = await fetch(url, { signal: AbortSignal.timeout(5000) }).then(
+              (response) => (response.ok ? response.text() : undefined),
+              () => undefined,
+            );
             if (manifest !== undefined) {
               const probe = await context.newPage();
-              await assertDecodable(probe, url, declaredCodecs(url, manifest), player.name).finally(() => probe.close());
+              await assertDecodable(probe, url, declaredCodecs(url, manifest), player.name).finally(() =>
+                probe.close(),
+              );
             }
             record = await playInContext(context, sessions.length, { ...options, url });
           } finally {
@@ -104,7 +143,11 @@ export const test = base.extend<QoeOptions & { qoeSession: QoeSession }>({
       },
     });
     await player?.close();
-    for (const record of sessions) await testInfo.attach(`qoe-session-${record.index}.json`, { body: JSON.stringify(record, null, 2), contentType: 'application/json' });
+    for (const record of sessions)
+      await testInfo.attach(`qoe-session-${record.index}.json`, {
+        body: JSON.stringify(record, null, 2),
+        contentType: 'application/json',
+      });
   },
 });
 

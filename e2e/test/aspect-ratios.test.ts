@@ -36,12 +36,38 @@ describe('packaging keeps portrait, square and landscape sources at their short-
     root = await mkdtemp(join(tmpdir(), 'trickle-aspect-'));
     for (const source of sources) {
       const input = join(root, `${source.name}.mp4`);
-      await exec('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=s=${source.width}x${source.height}:r=25:d=6`, '-f', 'lavfi', '-i', 'sine=f=300:d=6', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest', input]);
+      await exec('ffmpeg', [
+        '-hide_banner',
+        '-loglevel',
+        'error',
+        '-f',
+        'lavfi',
+        '-i',
+        `testsrc2=s=${source.width}x${source.height}:r=25:d=6`,
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=f=300:d=6',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-c:a',
+        'aac',
+        '-shortest',
+        input,
+      ]);
       const { rungs } = await packageInput({ input, outDir: join(root, 'media', source.name) });
       ladders.set(source.name, rungs);
-      console.log(`# ${source.name} ${source.width}x${source.height}: ${rungs.map((r) => `${r.width}x${r.height}@${Math.round(r.bitrateBps / 1000)}k`).join(', ')}`);
+      console.log(
+        `# ${source.name} ${source.width}x${source.height}: ` +
+          `${rungs.map((r) => `${r.width}x${r.height}@${Math.round(r.bitrateBps / 1000)}k`).join(', ')}`,
+      );
     }
-    app = await buildApp({ config: await loadConfig({ flags: { media: join(root, 'media'), port: 0 } }), logger: false });
+    app = await buildApp({
+      config: await loadConfig({ flags: { media: join(root, 'media'), port: 0 } }),
+      logger: false,
+    });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
     chromium = await launchChromium();
   });
@@ -56,8 +82,16 @@ describe('packaging keeps portrait, square and landscape sources at their short-
     for (const source of sources) {
       const rungs = ladders.get(source.name)!;
       assert.equal(`${rungs.at(-1)!.width}x${rungs.at(-1)!.height}`, source.top, source.name);
-      assert.deepEqual(rungs.map((r) => Math.min(r.width, r.height)), [234, 360, 540, 720], `${source.name}: short sides`);
-      for (const rung of rungs) assert.ok(Math.abs(rung.width / rung.height - source.width / source.height) < 0.01, `${source.name}: ${rung.width}x${rung.height} keeps the aspect`);
+      assert.deepEqual(
+        rungs.map((r) => Math.min(r.width, r.height)),
+        [234, 360, 540, 720],
+        `${source.name}: short sides`,
+      );
+      for (const rung of rungs)
+        assert.ok(
+          Math.abs(rung.width / rung.height - source.width / source.height) < 0.01,
+          `${source.name}: ${rung.width}x${rung.height} keeps the aspect`,
+        );
     }
   });
 
@@ -69,13 +103,20 @@ describe('packaging keeps portrait, square and landscape sources at their short-
         page.on('pageerror', (error) => errors.push(error.message));
         try {
           await page.goto(`${url}/player/?asset=${source.name}&player=${player}`);
-          await page.waitForFunction(() => (window.document.getElementById('video') as HTMLVideoElement).currentTime >= 2, undefined, { timeout: 30_000 });
+          await page.waitForFunction(
+            () => (window.document.getElementById('video') as HTMLVideoElement).currentTime >= 2,
+            undefined,
+            { timeout: 30_000 },
+          );
           const shown = await page.evaluate(() => {
             const video = window.document.getElementById('video') as HTMLVideoElement;
             return { width: video.videoWidth, height: video.videoHeight };
           });
           const rungs = ladders.get(source.name)!;
-          assert.ok(rungs.some((r) => r.width === shown.width && r.height === shown.height), `${player} ${source.name}: plays ${shown.width}x${shown.height}, one of the ladder's sizes`);
+          assert.ok(
+            rungs.some((r) => r.width === shown.width && r.height === shown.height),
+            `${player} ${source.name}: plays ${shown.width}x${shown.height}, one of the ladder's sizes`,
+          );
           assert.deepEqual(errors, []);
         } finally {
           await page.close();

@@ -16,9 +16,21 @@ import { skipUnless, testMediaRoot } from './helpers/requirements.js';
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const skip = skipUnless('the fixture from packed packages', { chromium: true });
 
-function step(what: string, command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): string {
+function step(
+  what: string,
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const startMs = performance.now();
-  const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout: 600_000, maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(command, args, {
+    cwd,
+    env,
+    encoding: 'utf8',
+    timeout: 600_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const output = `${result.stdout}${result.stderr}`;
   assert.equal(result.status, 0, `${what}: ${result.error?.message ?? ''}${output.slice(-4000)}`);
   console.log(`# ${what}: ${((performance.now() - startMs) / 1000).toFixed(1)} s`);
@@ -32,12 +44,36 @@ describe('the QoE fixture installed from packed packages into a fresh project', 
     project = await mkdtemp(join(tmpdir(), 'trickle-fixture-'));
     const packs = join(project, '.packs');
     await mkdir(packs);
-    step('pack e2e, origin, native, player-sim', 'npm', ['pack', '--silent', '--pack-destination', packs, ...['e2e', 'origin', 'native', 'player-sim'].flatMap((workspace) => ['--workspace', workspace])], repoRoot);
-    const playwrightVersion = (JSON.parse(readFileSync(join(repoRoot, 'node_modules', '@playwright', 'test', 'package.json'), 'utf8')) as { version: string }).version;
-    await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'my-player-tests', private: true, type: 'module' }));
+    step(
+      'pack e2e, origin, native, player-sim',
+      'npm',
+      [
+        'pack',
+        '--silent',
+        '--pack-destination',
+        packs,
+        ...['e2e', 'origin', 'native', 'player-sim'].flatMap((workspace) => ['--workspace', workspace]),
+      ],
+      repoRoot,
+    );
+    const playwrightVersion = (
+      JSON.parse(readFileSync(join(repoRoot, 'node_modules', '@playwright', 'test', 'package.json'), 'utf8')) as {
+        version: string;
+      }
+    ).version;
+    await writeFile(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'my-player-tests', private: true, type: 'module' }),
+    );
     const tarballs = readdirSync(packs).map((name) => join('.packs', name));
-    step('npm install @playwright/test and the tarballs', 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `@playwright/test@${playwrightVersion}`, ...tarballs], project);
-    for (const file of ['demo-qoe.spec.ts', 'playwright.config.ts', 'origin.mjs']) await copyFile(join(repoRoot, 'e2e', 'examples', file), join(project, file));
+    step(
+      'npm install @playwright/test and the tarballs',
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', `@playwright/test@${playwrightVersion}`, ...tarballs],
+      project,
+    );
+    for (const file of ['demo-qoe.spec.ts', 'playwright.config.ts', 'origin.mjs'])
+      await copyFile(join(repoRoot, 'e2e', 'examples', file), join(project, file));
   });
 
   after(async () => {
@@ -46,10 +82,14 @@ describe('the QoE fixture installed from packed packages into a fresh project', 
 
   // The example's origin paces without the BPF program: other tests of this phase may hold the
   // default cgroup's pins.
-  it('runs the example spec with the project\'s Playwright configuration', () => {
+  it("runs the example spec with the project's Playwright configuration", () => {
     const installed = readdirSync(join(project, 'node_modules', '@trickle')).sort();
     assert.deepEqual(installed, ['e2e', 'native', 'origin', 'player-sim']);
-    const output = step('npx playwright test', 'npx', ['playwright', 'test', '--reporter=line'], project, { ...process.env, TRICKLE_TEST_MEDIA: testMediaRoot(), TRICKLE_DELIVERY__CLAMP__BACKEND: 'pacing-rate' });
+    const output = step('npx playwright test', 'npx', ['playwright', 'test', '--reporter=line'], project, {
+      ...process.env,
+      TRICKLE_TEST_MEDIA: testMediaRoot(),
+      TRICKLE_DELIVERY__CLAMP__BACKEND: 'pacing-rate',
+    });
     assert.match(output, /2 passed/);
   });
 });

@@ -37,7 +37,11 @@ describe('/player/ live charts in Chromium', { skip }, () => {
     // Root: the kernel's clamp (this test process joins the clamp's cgroup before listening).
     if (root) clamp = await attachClamp({ prefer: 'bpf', cgroupPath: cgroup, pinDir, join: true });
     const config = await loadConfig({ flags: { media: testMediaRoot(), port: 0, delivery: { startupSec: 4 } } });
-    app = await buildApp({ config, logger: false, ...(clamp === undefined ? {} : { socketControl: createSocketControl(clamp) }) });
+    app = await buildApp({
+      config,
+      logger: false,
+      ...(clamp === undefined ? {} : { socketControl: createSocketControl(clamp) }),
+    });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
     chromium = await launchChromium();
   });
@@ -48,7 +52,7 @@ describe('/player/ live charts in Chromium', { skip }, () => {
     if (clamp !== undefined) await teardownClamp({ pinDir });
   });
 
-  it('draws each segment\'s rates, the buffer, the bitrate played and the applied clamp, live', async () => {
+  it("draws each segment's rates, the buffer, the bitrate played and the applied clamp, live", async () => {
     const page = await chromium.context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
@@ -57,7 +61,12 @@ describe('/player/ live charts in Chromium', { skip }, () => {
     await page.waitForFunction(
       () => {
         const charts = (window as unknown as { trickleCharts?: ChartsState }).trickleCharts;
-        return (window.document.getElementById('video') as HTMLVideoElement).currentTime >= 12 && charts !== undefined && charts.records >= 5 && charts.updates >= 3;
+        return (
+          (window.document.getElementById('video') as HTMLVideoElement).currentTime >= 12 &&
+          charts !== undefined &&
+          charts.records >= 5 &&
+          charts.updates >= 3
+        );
       },
       undefined,
       { timeout: 60_000 },
@@ -70,8 +79,12 @@ describe('/player/ live charts in Chromium', { skip }, () => {
     assert.ok((await marks('#chart-buffer svg .mark-area path')) > 0, 'buffer drawn');
     assert.ok((await marks('#chart-rendition svg .mark-symbol path')) > 0, 'bitrate played drawn');
     // Counted after the state was read: the charts may have been refreshed since, with more points.
-    assert.ok(state.clampPoints > 0 && (await marks('#chart-clamp svg .mark-symbol path')) >= state.clampPoints, `clamp: ${JSON.stringify(state)}`);
-    if (clamp !== undefined) assert.deepEqual(await page.locator('#chart-clamp svg .role-legend-label text').allTextContents(), ['bpf']);
+    assert.ok(
+      state.clampPoints > 0 && (await marks('#chart-clamp svg .mark-symbol path')) >= state.clampPoints,
+      `clamp: ${JSON.stringify(state)}`,
+    );
+    if (clamp !== undefined)
+      assert.deepEqual(await page.locator('#chart-clamp svg .role-legend-label text').allTextContents(), ['bpf']);
     assert.equal(await page.locator('#charts-note').textContent(), '');
     assert.deepEqual(errors, []);
     await mkdir(join(screenshot, '..'), { recursive: true });

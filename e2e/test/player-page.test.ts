@@ -37,7 +37,8 @@ describe('/player/ in Chromium', { skip }, () => {
   before(async () => {
     app = await buildApp({ config: await loadConfig({ flags: { media: mediaRoot, port: 0 } }), logger: false });
     app.addHook('onRequest', async (request) => {
-      if (request.headers.range !== undefined && request.url.endsWith('progressive.mp4')) ranges.push(request.headers.range);
+      if (request.headers.range !== undefined && request.url.endsWith('progressive.mp4'))
+        ranges.push(request.headers.range);
     });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
     chromium = await launchChromium();
@@ -53,8 +54,16 @@ describe('/player/ in Chromium', { skip }, () => {
     const consoleErrors: string[] = [];
     page.on('pageerror', (error) => consoleErrors.push(error.message));
     await page.goto(`${url}/player/?asset=demo&player=${player}`);
-    await page.waitForFunction(() => (window as unknown as { trickle?: Snapshot }).trickle?.startupMs != null, undefined, { timeout: 20_000 });
-    await page.waitForFunction((s) => (window.document.getElementById('video') as HTMLVideoElement).currentTime >= s, seconds, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => (window as unknown as { trickle?: Snapshot }).trickle?.startupMs != null,
+      undefined,
+      { timeout: 20_000 },
+    );
+    await page.waitForFunction(
+      (s) => (window.document.getElementById('video') as HTMLVideoElement).currentTime >= s,
+      seconds,
+      { timeout: 30_000 },
+    );
     const snapshot = await page.evaluate(() => (window as unknown as { trickle: Snapshot }).trickle);
     return { page, snapshot, consoleErrors };
   }
@@ -65,7 +74,9 @@ describe('/player/ in Chromium', { skip }, () => {
       assert.deepEqual(snapshot.errors, []);
       assert.deepEqual(consoleErrors, []);
       assert.ok(snapshot.startupMs! > 0 && snapshot.startupMs! < 10_000, `startup ${snapshot.startupMs} ms`);
-      const frames = await page.evaluate(() => (window.document.getElementById('video') as HTMLVideoElement).getVideoPlaybackQuality().totalVideoFrames);
+      const frames = await page.evaluate(
+        () => (window.document.getElementById('video') as HTMLVideoElement).getVideoPlaybackQuality().totalVideoFrames,
+      );
       assert.ok(frames > 60, `${frames} frames decoded`);
       await page.close();
     });
@@ -77,10 +88,18 @@ describe('/player/ in Chromium', { skip }, () => {
     await prepare(page);
     await page.goto(`${url}/player/?asset=demo&player=dashjs&seek=1:19`);
     const ended = await page
-      .waitForFunction(() => (window as unknown as { trickle?: Snapshot }).trickle?.ended === true, undefined, { timeout: waitMs, polling: 250 })
-      .then(() => true, () => false);
+      .waitForFunction(() => (window as unknown as { trickle?: Snapshot }).trickle?.ended === true, undefined, {
+        timeout: waitMs,
+        polling: 250,
+      })
+      .then(
+        () => true,
+        () => false,
+      );
     const snapshot = await page.evaluate(() => (window as unknown as { trickle: Snapshot }).trickle);
-    const endedEvents = (await page.evaluate(() => (window as unknown as { trickleEvents: PageEvent[] }).trickleEvents)).filter((event) => event.type === 'ended');
+    const endedEvents = (
+      await page.evaluate(() => (window as unknown as { trickleEvents: PageEvent[] }).trickleEvents)
+    ).filter((event) => event.type === 'ended');
     await page.close();
     return { ended, snapshot, endedEvents };
   }
@@ -89,29 +108,49 @@ describe('/player/ in Chromium', { skip }, () => {
     const { ended, snapshot, endedEvents } = await playDashjsToEnd(async () => undefined);
     assert.ok(ended, `ended (played to ${snapshot.playedSeconds} s)`);
     assert.deepEqual(snapshot.errors, []);
-    assert.deepEqual(endedEvents.map((event) => event.byElement), [true]);
+    assert.deepEqual(
+      endedEvents.map((event) => event.byElement),
+      [true],
+    );
   });
 
-  it('dash.js that never signals end of stream still ends at the end of the media, and no rebuffer lasts into the end', async () => {
-    // Without endOfStream the element parks where the shorter track ends (the audio, 43 ms short of
-    // the MPD's 24 s) and dash.js seeks to the end over and over: what CI saw once under app pacing.
-    const { ended, snapshot, endedEvents } = await playDashjsToEnd((page) =>
-      page.addInitScript(() => {
-        MediaSource.prototype.endOfStream = () => undefined;
-      }),
-    );
-    assert.ok(ended, `ended (played to ${snapshot.playedSeconds} s)`);
-    assert.deepEqual(snapshot.errors, []);
-    assert.deepEqual(endedEvents.map((event) => event.byElement), [false]);
-    assert.ok(snapshot.playedSeconds >= 23.85, `played to ${snapshot.playedSeconds} s (the audio ends at 23.95 s)`);
-    for (const rebuffer of snapshot.rebuffers) assert.ok(rebuffer.durationMs !== null && rebuffer.durationMs < 1_000, `a rebuffer of ${rebuffer.durationMs} ms`);
-  });
+  it(
+    'dash.js that never signals end of stream still ends at the end of the media, and ' +
+      'no rebuffer lasts into the end',
+    async () => {
+      // Without endOfStream the element parks where the shorter track ends (the audio, 43 ms short of
+      // the MPD's 24 s) and dash.js seeks to the end over and over: what CI saw once under app pacing.
+      const { ended, snapshot, endedEvents } = await playDashjsToEnd((page) =>
+        page.addInitScript(() => {
+          MediaSource.prototype.endOfStream = () => undefined;
+        }),
+      );
+      assert.ok(ended, `ended (played to ${snapshot.playedSeconds} s)`);
+      assert.deepEqual(snapshot.errors, []);
+      assert.deepEqual(
+        endedEvents.map((event) => event.byElement),
+        [false],
+      );
+      assert.ok(snapshot.playedSeconds >= 23.85, `played to ${snapshot.playedSeconds} s (the audio ends at 23.95 s)`);
+      for (const rebuffer of snapshot.rebuffers)
+        assert.ok(
+          rebuffer.durationMs !== null && rebuffer.durationMs < 1_000,
+          `a rebuffer of ${rebuffer.durationMs} ms`,
+        );
+    },
+  );
 
   it('dash.js stalled short of the end (its last audio segment never comes) has not ended', async () => {
     // Parked by 22 s at the latest (about 3 s after the seek), then 5 s more to end if it would.
-    const { ended, snapshot } = await playDashjsToEnd((page) => page.route('**/chunk-4-00012.m4s', () => undefined), 12_000);
+    const { ended, snapshot } = await playDashjsToEnd(
+      (page) => page.route('**/chunk-4-00012.m4s', () => undefined),
+      12_000,
+    );
     assert.equal(ended, false, `not ended (played to ${snapshot.playedSeconds} s)`);
-    assert.ok(snapshot.playedSeconds > 21 && snapshot.playedSeconds < 23.5, `parked at ${snapshot.playedSeconds} s, where the audio ends`);
+    assert.ok(
+      snapshot.playedSeconds > 21 && snapshot.playedSeconds < 23.5,
+      `parked at ${snapshot.playedSeconds} s, where the audio ends`,
+    );
   });
 
   it('a plain <video> plays progressive.mp4 and continues after a seek', async () => {
@@ -120,7 +159,11 @@ describe('/player/ in Chromium', { skip }, () => {
     await page.evaluate(() => {
       (window.document.getElementById('video') as HTMLVideoElement).currentTime = 15;
     });
-    await page.waitForFunction(() => (window.document.getElementById('video') as HTMLVideoElement).currentTime >= 16.5, undefined, { timeout: 20_000 });
+    await page.waitForFunction(
+      () => (window.document.getElementById('video') as HTMLVideoElement).currentTime >= 16.5,
+      undefined,
+      { timeout: 20_000 },
+    );
     assert.ok(ranges.length > 0, 'the browser fetched the MP4 with Range requests');
     await page.close();
   });

@@ -21,9 +21,11 @@ namespace {
 
 int FdArgument(const Napi::CallbackInfo& info, size_t index = 0) {
   Napi::Env env = info.Env();
-  if (info.Length() <= index || !info[index].IsNumber()) throw ArgumentError(env, "expected a file descriptor (a non-negative integer)");
+  if (info.Length() <= index || !info[index].IsNumber())
+    throw ArgumentError(env, "expected a file descriptor (a non-negative integer)");
   double value = info[index].As<Napi::Number>().DoubleValue();
-  if (!std::isfinite(value) || value < 0 || value != std::floor(value) || value > 2147483647) throw ArgumentError(env, "expected a file descriptor (a non-negative integer)");
+  if (!std::isfinite(value) || value < 0 || value != std::floor(value) || value > 2147483647)
+    throw ArgumentError(env, "expected a file descriptor (a non-negative integer)");
   return static_cast<int>(value);
 }
 
@@ -38,7 +40,8 @@ uint64_t CookieArgument(const Napi::CallbackInfo& info, size_t index) {
 
 uint32_t U32Argument(const Napi::CallbackInfo& info, size_t index, const char* name) {
   Napi::Env env = info.Env();
-  if (info.Length() <= index || !info[index].IsNumber()) throw ArgumentError(env, std::string(name) + " must be a number");
+  if (info.Length() <= index || !info[index].IsNumber())
+    throw ArgumentError(env, std::string(name) + " must be a number");
   double value = info[index].As<Napi::Number>().DoubleValue();
   if (!std::isfinite(value) || value < 0 || value > 4294967295.0 || value != std::floor(value)) {
     Napi::Error error = Napi::RangeError::New(env, std::string(name) + " must be an integer from 0 to 2^32-1");
@@ -50,7 +53,8 @@ uint32_t U32Argument(const Napi::CallbackInfo& info, size_t index, const char* n
 
 uint64_t ByteCountArgument(const Napi::CallbackInfo& info, size_t index, const char* name) {
   Napi::Env env = info.Env();
-  if (info.Length() <= index || !info[index].IsNumber()) throw ArgumentError(env, std::string(name) + " must be a number");
+  if (info.Length() <= index || !info[index].IsNumber())
+    throw ArgumentError(env, std::string(name) + " must be a number");
   double value = info[index].As<Napi::Number>().DoubleValue();
   if (!std::isfinite(value) || value < 0 || value > 9007199254740991.0 || value != std::floor(value)) {
     Napi::Error error = Napi::RangeError::New(env, std::string(name) + " must be a whole number of bytes");
@@ -61,7 +65,8 @@ uint64_t ByteCountArgument(const Napi::CallbackInfo& info, size_t index, const c
 }
 
 std::string StringArgument(const Napi::CallbackInfo& info, size_t index, const char* name) {
-  if (info.Length() <= index || !info[index].IsString()) throw ArgumentError(info.Env(), std::string(name) + " must be a string");
+  if (info.Length() <= index || !info[index].IsString())
+    throw ArgumentError(info.Env(), std::string(name) + " must be a string");
   return info[index].As<Napi::String>().Utf8Value();
 }
 
@@ -71,31 +76,31 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
  public:
   TrickleNative(Napi::Env env, Napi::Object exports) {
     DefineAddon(exports, {
-        InstanceMethod("tcpInfoInto", &TrickleNative::TcpInfoInto),
-        InstanceMethod("tcpInfoFields", &TrickleNative::TcpInfoFields),
-        InstanceMethod("setMaxPacingRate", &TrickleNative::SetMaxPacingRate),
-        InstanceMethod("getMaxPacingRate", &TrickleNative::GetMaxPacingRate),
-        InstanceMethod("setCongestionControl", &TrickleNative::SetCongestionControl),
-        InstanceMethod("getCongestionControl", &TrickleNative::GetCongestionControl),
-        InstanceMethod("setNotsentLowat", &TrickleNative::SetNotsentLowat),
-        InstanceMethod("raiseSendBuffer", &TrickleNative::RaiseSendBuffer),
-        InstanceMethod("socketCookie", &TrickleNative::SocketCookie),
-        InstanceMethod("bpfCompiled", &TrickleNative::BpfCompiled),
-        InstanceMethod("bpfLoadAndAttach", &TrickleNative::BpfLoadAndAttach),
-        InstanceMethod("bpfOpenPinned", &TrickleNative::BpfOpenPinned),
-        InstanceMethod("bpfUnpin", &TrickleNative::BpfUnpin),
-        InstanceMethod("bpfClose", &TrickleNative::BpfClose),
-        InstanceMethod("bpfSetTarget", &TrickleNative::BpfSetTarget),
-        InstanceMethod("bpfGetTarget", &TrickleNative::BpfGetTarget),
-        InstanceMethod("bpfTakeClosed", &TrickleNative::BpfTakeClosed),
-        InstanceMethod("bpfSetSchedule", &TrickleNative::BpfSetSchedule),
-        InstanceMethod("bpfSetInitialWindow", &TrickleNative::BpfSetInitialWindow),
-        InstanceMethod("bpfDeleteTarget", &TrickleNative::BpfDeleteTarget),
-        InstanceMethod("bpfStats", &TrickleNative::BpfStats),
-        InstanceMethod("fileSendOpen", &TrickleNative::FileSendOpen),
-        InstanceMethod("fileSendWrite", &TrickleNative::FileSendWrite),
-        InstanceMethod("fileSendClose", &TrickleNative::FileSendClose),
-    });
+                             InstanceMethod("tcpInfoInto", &TrickleNative::TcpInfoInto),
+                             InstanceMethod("tcpInfoFields", &TrickleNative::TcpInfoFields),
+                             InstanceMethod("setMaxPacingRate", &TrickleNative::SetMaxPacingRate),
+                             InstanceMethod("getMaxPacingRate", &TrickleNative::GetMaxPacingRate),
+                             InstanceMethod("setCongestionControl", &TrickleNative::SetCongestionControl),
+                             InstanceMethod("getCongestionControl", &TrickleNative::GetCongestionControl),
+                             InstanceMethod("setNotsentLowat", &TrickleNative::SetNotsentLowat),
+                             InstanceMethod("raiseSendBuffer", &TrickleNative::RaiseSendBuffer),
+                             InstanceMethod("socketCookie", &TrickleNative::SocketCookie),
+                             InstanceMethod("bpfCompiled", &TrickleNative::BpfCompiled),
+                             InstanceMethod("bpfLoadAndAttach", &TrickleNative::BpfLoadAndAttach),
+                             InstanceMethod("bpfOpenPinned", &TrickleNative::BpfOpenPinned),
+                             InstanceMethod("bpfUnpin", &TrickleNative::BpfUnpin),
+                             InstanceMethod("bpfClose", &TrickleNative::BpfClose),
+                             InstanceMethod("bpfSetTarget", &TrickleNative::BpfSetTarget),
+                             InstanceMethod("bpfGetTarget", &TrickleNative::BpfGetTarget),
+                             InstanceMethod("bpfTakeClosed", &TrickleNative::BpfTakeClosed),
+                             InstanceMethod("bpfSetSchedule", &TrickleNative::BpfSetSchedule),
+                             InstanceMethod("bpfSetInitialWindow", &TrickleNative::BpfSetInitialWindow),
+                             InstanceMethod("bpfDeleteTarget", &TrickleNative::BpfDeleteTarget),
+                             InstanceMethod("bpfStats", &TrickleNative::BpfStats),
+                             InstanceMethod("fileSendOpen", &TrickleNative::FileSendOpen),
+                             InstanceMethod("fileSendWrite", &TrickleNative::FileSendWrite),
+                             InstanceMethod("fileSendClose", &TrickleNative::FileSendClose),
+                         });
     (void)env;
   }
 
@@ -104,7 +109,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
   Napi::Value TcpInfoInto(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     int fd = FdArgument(info);
-    if (info.Length() < 2 || !info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+    if (info.Length() < 2 || !info[1].IsTypedArray() ||
+        info[1].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
       throw ArgumentError(env, "expected a Float64Array for the TCP_INFO values");
     }
     Napi::Float64Array out = info[1].As<Napi::Float64Array>();
@@ -118,7 +124,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     Napi::Env env = info.Env();
     int fd = FdArgument(info);
     uint64_t rate = ~0ULL;
-    if (info.Length() < 2 || (!info[1].IsNull() && !info[1].IsNumber())) throw ArgumentError(env, "rate must be bytes per second (number) or null");
+    if (info.Length() < 2 || (!info[1].IsNull() && !info[1].IsNumber()))
+      throw ArgumentError(env, "rate must be bytes per second (number) or null");
     if (info[1].IsNumber()) {
       double value = info[1].As<Napi::Number>().DoubleValue();
       if (!std::isfinite(value) || value < 1 || value >= 1.8e19) {
@@ -128,7 +135,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
       }
       rate = static_cast<uint64_t>(value);
     }
-    if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate)) != 0) throw SyscallError(env, "setsockopt", errno, "SO_MAX_PACING_RATE");
+    if (setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof(rate)) != 0)
+      throw SyscallError(env, "setsockopt", errno, "SO_MAX_PACING_RATE");
     return env.Undefined();
   }
 
@@ -136,7 +144,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     Napi::Env env = info.Env();
     uint64_t rate = 0;
     socklen_t length = sizeof(rate);
-    if (getsockopt(FdArgument(info), SOL_SOCKET, SO_MAX_PACING_RATE, &rate, &length) != 0) throw SyscallError(env, "getsockopt", errno, "SO_MAX_PACING_RATE");
+    if (getsockopt(FdArgument(info), SOL_SOCKET, SO_MAX_PACING_RATE, &rate, &length) != 0)
+      throw SyscallError(env, "getsockopt", errno, "SO_MAX_PACING_RATE");
     if (length == 4) rate = static_cast<uint32_t>(rate);
     if (rate == ~0ULL || (length == 4 && rate == 0xffffffffULL)) return env.Null();
     return Napi::Number::New(env, static_cast<double>(rate));
@@ -146,7 +155,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     Napi::Env env = info.Env();
     int fd = FdArgument(info);
     std::string name = StringArgument(info, 1, "congestion control");
-    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.c_str(), name.size()) != 0) throw SyscallError(env, "setsockopt", errno, "TCP_CONGESTION " + name);
+    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.c_str(), name.size()) != 0)
+      throw SyscallError(env, "setsockopt", errno, "TCP_CONGESTION " + name);
     return env.Undefined();
   }
 
@@ -154,7 +164,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     Napi::Env env = info.Env();
     char name[32] = {0};
     socklen_t length = sizeof(name) - 1;
-    if (getsockopt(FdArgument(info), IPPROTO_TCP, TCP_CONGESTION, name, &length) != 0) throw SyscallError(env, "getsockopt", errno, "TCP_CONGESTION");
+    if (getsockopt(FdArgument(info), IPPROTO_TCP, TCP_CONGESTION, name, &length) != 0)
+      throw SyscallError(env, "getsockopt", errno, "TCP_CONGESTION");
     return Napi::String::New(env, name);
   }
 
@@ -162,7 +173,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     Napi::Env env = info.Env();
     int fd = FdArgument(info);
     int bytes = static_cast<int>(U32Argument(info, 1, "bytes"));
-    if (setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof(bytes)) != 0) throw SyscallError(env, "setsockopt", errno, "TCP_NOTSENT_LOWAT");
+    if (setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof(bytes)) != 0)
+      throw SyscallError(env, "setsockopt", errno, "TCP_NOTSENT_LOWAT");
     return env.Undefined();
   }
 
@@ -174,11 +186,14 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     int bytes = static_cast<int>(std::min<uint32_t>(U32Argument(info, 1, "bytes"), 0x3fffffff));
     int current = 0;
     socklen_t length = sizeof(current);
-    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &current, &length) != 0) throw SyscallError(env, "getsockopt", errno, "SO_SNDBUF");
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &current, &length) != 0)
+      throw SyscallError(env, "getsockopt", errno, "SO_SNDBUF");
     if (current >= 2 * bytes) return Napi::Number::New(env, current);
-    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)) != 0) throw SyscallError(env, "setsockopt", errno, "SO_SNDBUF");
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes)) != 0)
+      throw SyscallError(env, "setsockopt", errno, "SO_SNDBUF");
     length = sizeof(current);
-    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &current, &length) != 0) throw SyscallError(env, "getsockopt", errno, "SO_SNDBUF");
+    if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &current, &length) != 0)
+      throw SyscallError(env, "getsockopt", errno, "SO_SNDBUF");
     return Napi::Number::New(env, current);
   }
 
@@ -186,7 +201,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     Napi::Env env = info.Env();
     uint64_t cookie = 0;
     socklen_t length = sizeof(cookie);
-    if (getsockopt(FdArgument(info), SOL_SOCKET, SO_COOKIE, &cookie, &length) != 0) throw SyscallError(env, "getsockopt", errno, "SO_COOKIE");
+    if (getsockopt(FdArgument(info), SOL_SOCKET, SO_COOKIE, &cookie, &length) != 0)
+      throw SyscallError(env, "getsockopt", errno, "SO_COOKIE");
     return Napi::BigInt::New(env, cookie);
   }
 
@@ -199,7 +215,8 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
   }
 
   Napi::Value BpfLoadAndAttach(const Napi::CallbackInfo& info) {
-    return Napi::Boolean::New(info.Env(), clamp_.LoadAndAttach(info.Env(), StringArgument(info, 0, "cgroupPath"), StringArgument(info, 1, "pinDir")));
+    return Napi::Boolean::New(info.Env(), clamp_.LoadAndAttach(info.Env(), StringArgument(info, 0, "cgroupPath"),
+                                                               StringArgument(info, 1, "pinDir")));
   }
 
   Napi::Value BpfOpenPinned(const Napi::CallbackInfo& info) {
@@ -224,8 +241,10 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     uint32_t mode = U32Argument(info, 1, "mode");
     if (info.Length() < 3 || !info[2].IsNumber()) throw ArgumentError(env, "rateBytesPerSec must be a number");
     double rate = info[2].As<Napi::Number>().DoubleValue();
-    if (!std::isfinite(rate) || rate < 0 || rate >= 1.8e19) throw ArgumentError(env, "rateBytesPerSec must be finite and >= 0");
-    clamp_.SetTarget(env, cookie, mode, static_cast<uint64_t>(rate), U32Argument(info, 3, "gainMilli"), U32Argument(info, 4, "minPackets"), U32Argument(info, 5, "fixedPackets"));
+    if (!std::isfinite(rate) || rate < 0 || rate >= 1.8e19)
+      throw ArgumentError(env, "rateBytesPerSec must be finite and >= 0");
+    clamp_.SetTarget(env, cookie, mode, static_cast<uint64_t>(rate), U32Argument(info, 3, "gainMilli"),
+                     U32Argument(info, 4, "minPackets"), U32Argument(info, 5, "fixedPackets"));
     return env.Undefined();
   }
 
@@ -236,16 +255,21 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     uint32_t mode = U32Argument(info, 1, "mode");
     if (info.Length() < 3 || !info[2].IsNumber()) throw ArgumentError(env, "baseAcked must be a number");
     double base = info[2].As<Napi::Number>().DoubleValue();
-    if (!std::isfinite(base) || base < 0 || base > 9007199254740991.0) throw ArgumentError(env, "baseAcked must be a byte count >= 0");
-    if (info.Length() < 8 || !info[7].IsTypedArray() || info[7].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
+    if (!std::isfinite(base) || base < 0 || base > 9007199254740991.0)
+      throw ArgumentError(env, "baseAcked must be a byte count >= 0");
+    if (info.Length() < 8 || !info[7].IsTypedArray() ||
+        info[7].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
       throw ArgumentError(env, "expected a Uint32Array of (end, rate, due) triples");
     }
     Napi::Uint32Array pieces = info[7].As<Napi::Uint32Array>();
     const size_t count = pieces.ElementLength() / 3;
     if (pieces.ElementLength() % 3 != 0 || count == 0 || count > BpfClamp::kSchedulePieces) {
-      throw ArgumentError(env, "a schedule has 1 to " + std::to_string(BpfClamp::kSchedulePieces) + " (end, rate, due) triples");
+      throw ArgumentError(
+          env, "a schedule has 1 to " + std::to_string(BpfClamp::kSchedulePieces) + " (end, rate, due) triples");
     }
-    clamp_.SetSchedule(env, cookie, mode, static_cast<uint64_t>(base), U32Argument(info, 3, "throttleOffset"), U32Argument(info, 4, "graceUs"), U32Argument(info, 5, "gainMilli"), U32Argument(info, 6, "minPackets"), pieces.Data(), count);
+    clamp_.SetSchedule(env, cookie, mode, static_cast<uint64_t>(base), U32Argument(info, 3, "throttleOffset"),
+                       U32Argument(info, 4, "graceUs"), U32Argument(info, 5, "gainMilli"),
+                       U32Argument(info, 6, "minPackets"), pieces.Data(), count);
     return env.Undefined();
   }
 
@@ -254,8 +278,12 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     return info.Env().Undefined();
   }
 
-  Napi::Value BpfGetTarget(const Napi::CallbackInfo& info) { return clamp_.GetTarget(info.Env(), CookieArgument(info, 0)); }
-  Napi::Value BpfTakeClosed(const Napi::CallbackInfo& info) { return clamp_.TakeClosed(info.Env(), CookieArgument(info, 0)); }
+  Napi::Value BpfGetTarget(const Napi::CallbackInfo& info) {
+    return clamp_.GetTarget(info.Env(), CookieArgument(info, 0));
+  }
+  Napi::Value BpfTakeClosed(const Napi::CallbackInfo& info) {
+    return clamp_.TakeClosed(info.Env(), CookieArgument(info, 0));
+  }
 
   Napi::Value BpfDeleteTarget(const Napi::CallbackInfo& info) {
     return Napi::Boolean::New(info.Env(), clamp_.DeleteTarget(info.Env(), CookieArgument(info, 0)));
@@ -281,7 +309,9 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     return Napi::Number::New(env, fileSender_.Write(env, id, offset, length, info[3].As<Napi::Function>()));
   }
 
-  Napi::Value FileSendClose(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), fileSender_.Close(U32Argument(info, 0, "transfer id"))); }
+  Napi::Value FileSendClose(const Napi::CallbackInfo& info) {
+    return Napi::Number::New(info.Env(), fileSender_.Close(U32Argument(info, 0, "transfer id")));
+  }
 
   BpfClamp clamp_;
   FileSender fileSender_;

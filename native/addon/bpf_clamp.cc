@@ -80,7 +80,8 @@ bool PinnedMapMatches(const std::string& path, uint32_t valueSize, uint32_t maxE
   if (fd < 0) return true;
   bpf_map_info info{};
   uint32_t length = sizeof(info);
-  bool matches = bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && info.value_size == valueSize && info.max_entries == maxEntries && info.map_flags == flags;
+  bool matches = bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && info.value_size == valueSize &&
+                 info.max_entries == maxEntries && info.map_flags == flags;
   close(fd);
   return matches;
 }
@@ -89,8 +90,10 @@ bool PinnedMapsMatch(const std::string& pinDir) {
   // A generation before trickle_closed pinned targets without it (and laid them out otherwise).
   const bool targetsPinned = access((pinDir + kTargetsPin).c_str(), F_OK) == 0;
   const bool closedPinned = access((pinDir + kClosedPin).c_str(), F_OK) == 0;
-  return targetsPinned == closedPinned && PinnedMapMatches(pinDir + kTargetsPin, sizeof(trickle_clamp_target), TRICKLE_MAX_TARGETS, BPF_F_NO_PREALLOC) &&
-         PinnedMapMatches(pinDir + kStatsPin, sizeof(uint64_t), TRICKLE_STAT_COUNT, 0) && PinnedMapMatches(pinDir + kClosedPin, sizeof(trickle_closed_phase), TRICKLE_MAX_CLOSED, 0);
+  return targetsPinned == closedPinned &&
+         PinnedMapMatches(pinDir + kTargetsPin, sizeof(trickle_clamp_target), TRICKLE_MAX_TARGETS, BPF_F_NO_PREALLOC) &&
+         PinnedMapMatches(pinDir + kStatsPin, sizeof(uint64_t), TRICKLE_STAT_COUNT, 0) &&
+         PinnedMapMatches(pinDir + kClosedPin, sizeof(trickle_closed_phase), TRICKLE_MAX_CLOSED, 0);
 }
 
 // Pins left by an older build (another map layout) would be reused by the loader or refused by it:
@@ -135,6 +138,8 @@ trickle_clamp_target CarriedOver(int targetsFd, uint64_t cookie) {
   trickle_clamp_target previous{};
   if (bpf_map_lookup_elem(targetsFd, &cookie, &previous) == 0) {
     target.applied_packets = previous.applied_packets;
+    target.applied_srtt_us = previous.applied_srtt_us;
+    target.applied_mss = previous.applied_mss;
     target.updates = previous.updates;
     target.last_step_ns = previous.last_step_ns;
     target.initial_window_packets = previous.initial_window_packets;
@@ -259,11 +264,14 @@ cleanup:
 void BpfClamp::OpenPinned(Napi::Env env, const std::string& pinDir) {
   Close();
   if (!PinnedMapsMatch(pinDir)) {
-    Napi::Error error = Napi::Error::New(env, "the clamp maps pinned in " + pinDir + " are from another build of the program: run \"trickle native setup\" as root again");
+    Napi::Error error =
+        Napi::Error::New(env, "the clamp maps pinned in " + pinDir +
+                                  " are from another build of the program: run \"trickle native setup\" as root again");
     error.Set("code", Napi::String::New(env, "NATIVE_ERR_BPF_STALE"));
     throw error;
   }
-  for (const auto& [fd, name] : {std::pair{&targets_fd_, kTargetsPin}, std::pair{&stats_fd_, kStatsPin}, std::pair{&closed_fd_, kClosedPin}}) {
+  for (const auto& [fd, name] :
+       {std::pair{&targets_fd_, kTargetsPin}, std::pair{&stats_fd_, kStatsPin}, std::pair{&closed_fd_, kClosedPin}}) {
     const std::string path = pinDir + name;
     *fd = bpf_obj_get(path.c_str());
     if (*fd < 0) {
@@ -282,7 +290,8 @@ void BpfClamp::Unpin(Napi::Env env, const std::string& pinDir) {
   }
 }
 
-void BpfClamp::SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t rateBytesPerSec, uint32_t gainMilli, uint32_t minPackets, uint32_t fixedPackets) {
+void BpfClamp::SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t rateBytesPerSec, uint32_t gainMilli,
+                         uint32_t minPackets, uint32_t fixedPackets) {
   RequireOpen(env);
   trickle_clamp_target target = CarriedOver(targets_fd_, cookie);
   target.mode = mode;
@@ -290,13 +299,18 @@ void BpfClamp::SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t
   target.gain_milli = gainMilli;
   target.min_packets = minPackets;
   target.fixed_packets = fixedPackets;
-  if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0) throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
+  if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0)
+    throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
 }
 
-void BpfClamp::SetSchedule(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t baseAcked, uint32_t throttleOffset, uint32_t graceUs, uint32_t gainMilli, uint32_t minPackets, const uint32_t* pieces, size_t pieceCount) {
+void BpfClamp::SetSchedule(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t baseAcked, uint32_t throttleOffset,
+                           uint32_t graceUs, uint32_t gainMilli, uint32_t minPackets, const uint32_t* pieces,
+                           size_t pieceCount) {
   static_assert(kSchedulePieces == TRICKLE_SCHEDULE_PIECES, "the addon and the program agree on the schedule's length");
   RequireOpen(env);
-  if (mode != TRICKLE_MODE_SCHEDULE && mode != TRICKLE_MODE_PACE_SCHEDULE) throw ArgumentError(env, "a schedule's mode is TRICKLE_MODE_SCHEDULE or TRICKLE_MODE_PACE_SCHEDULE (got " + std::to_string(mode) + ")");
+  if (mode != TRICKLE_MODE_SCHEDULE && mode != TRICKLE_MODE_PACE_SCHEDULE)
+    throw ArgumentError(env, "a schedule's mode is TRICKLE_MODE_SCHEDULE or TRICKLE_MODE_PACE_SCHEDULE (got " +
+                                 std::to_string(mode) + ")");
   trickle_clamp_target target = CarriedOver(targets_fd_, cookie);
   target.mode = mode;
   target.gain_milli = gainMilli;
@@ -310,16 +324,19 @@ void BpfClamp::SetSchedule(Napi::Env env, uint64_t cookie, uint32_t mode, uint64
     target.pieces[i].rate_bytes_per_sec = pieces[3 * i + 1];
     target.pieces[i].due_us_at_end = pieces[3 * i + 2];
   }
-  if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0) throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
+  if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0)
+    throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
 }
 
 void BpfClamp::SetInitialWindow(Napi::Env env, uint64_t cookie, uint32_t packets) {
   RequireOpen(env);
   trickle_clamp_target target{};
-  if (bpf_map_lookup_elem(targets_fd_, &cookie, &target) != 0 && errno != ENOENT) throw SyscallError(env, "bpf_map_lookup_elem", errno, "trickle_targets");
+  if (bpf_map_lookup_elem(targets_fd_, &cookie, &target) != 0 && errno != ENOENT)
+    throw SyscallError(env, "bpf_map_lookup_elem", errno, "trickle_targets");
   target.initial_window_packets = packets;
   target.initial_window_result = 0;
-  if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0) throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
+  if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0)
+    throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
 }
 
 namespace {
@@ -363,6 +380,8 @@ Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t cookie) {
   result.Set("minPackets", Napi::Number::New(env, target.min_packets));
   result.Set("fixedPackets", Napi::Number::New(env, target.fixed_packets));
   result.Set("appliedPackets", Napi::Number::New(env, target.applied_packets));
+  result.Set("appliedSrttUs", Napi::Number::New(env, target.applied_srtt_us));
+  result.Set("appliedMss", Napi::Number::New(env, target.applied_mss));
   result.Set("updates", Napi::Number::New(env, target.updates));
   result.Set("initialWindowPackets", Napi::Number::New(env, target.initial_window_packets));
   result.Set("initialWindowResult", Napi::Number::New(env, target.initial_window_result));
@@ -415,11 +434,13 @@ Napi::Object BpfClamp::Stats(Napi::Env env) {
   RequireOpen(env);
   const int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0) throw SyscallError(env, "libbpf_num_possible_cpus", -cpus);
-  const char* names[TRICKLE_STAT_COUNT] = {"rttSamples", "clampUpdates", "closedRemoved", "setsockoptErrors", "catchUps", "pacingUpdates"};
+  const char* names[TRICKLE_STAT_COUNT] = {"rttSamples",       "clampUpdates", "closedRemoved",
+                                           "setsockoptErrors", "catchUps",     "pacingUpdates"};
   Napi::Object stats = Napi::Object::New(env);
   std::vector<uint64_t> perCpu(static_cast<size_t>(cpus));
   for (uint32_t key = 0; key < TRICKLE_STAT_COUNT; key++) {
-    if (bpf_map_lookup_elem(stats_fd_, &key, perCpu.data()) != 0) throw SyscallError(env, "bpf_map_lookup_elem", errno, "trickle_stats");
+    if (bpf_map_lookup_elem(stats_fd_, &key, perCpu.data()) != 0)
+      throw SyscallError(env, "bpf_map_lookup_elem", errno, "trickle_stats");
     double total = 0;
     for (uint64_t value : perCpu) total += static_cast<double>(value);
     stats.Set(names[key], Napi::Number::New(env, total));
@@ -442,8 +463,13 @@ namespace {
 bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string&, const std::string&) { NotCompiled(env); }
 void BpfClamp::OpenPinned(Napi::Env env, const std::string&) { NotCompiled(env); }
 void BpfClamp::Unpin(Napi::Env env, const std::string&) { NotCompiled(env); }
-void BpfClamp::SetTarget(Napi::Env env, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, uint32_t) { NotCompiled(env); }
-void BpfClamp::SetSchedule(Napi::Env env, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t, const uint32_t*, size_t) { NotCompiled(env); }
+void BpfClamp::SetTarget(Napi::Env env, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, uint32_t) {
+  NotCompiled(env);
+}
+void BpfClamp::SetSchedule(Napi::Env env, uint64_t, uint32_t, uint64_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                           const uint32_t*, size_t) {
+  NotCompiled(env);
+}
 void BpfClamp::SetInitialWindow(Napi::Env env, uint64_t, uint32_t) { NotCompiled(env); }
 Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t) { NotCompiled(env); }
 Napi::Value BpfClamp::TakeClosed(Napi::Env env, uint64_t) { NotCompiled(env); }

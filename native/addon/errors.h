@@ -10,7 +10,8 @@ namespace trickle {
 
 inline Napi::Error SyscallError(Napi::Env env, const char* syscall, int err, const std::string& detail = "") {
   const char* name = strerrorname_np(err);
-  std::string message = std::string(syscall) + " failed: " + std::strerror(err) + (detail.empty() ? "" : " (" + detail + ")");
+  std::string message =
+      std::string(syscall) + " failed: " + std::strerror(err) + (detail.empty() ? "" : " (" + detail + ")");
   Napi::Error error = Napi::Error::New(env, message);
   error.Set("code", Napi::String::New(env, name != nullptr ? name : "EUNKNOWN"));
   error.Set("errno", Napi::Number::New(env, -err));

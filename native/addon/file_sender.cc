@@ -47,7 +47,8 @@ void CloseFds(int socketFd, int fileFd) {
 
 Napi::Error TransferError(Napi::Env env, int err) {
   if (err == kFileShort) {
-    Napi::Error error = Napi::Error::New(env, "sendfile: the file ended before the range (replaced or truncated since it was described)");
+    Napi::Error error = Napi::Error::New(
+        env, "sendfile: the file ended before the range (replaced or truncated since it was described)");
     error.Set("code", Napi::String::New(env, "NATIVE_ERR_FILE_SHORT"));
     return error;
   }
@@ -120,7 +121,8 @@ double FileSender::Write(Napi::Env env, uint32_t id, uint64_t offset, uint64_t l
   auto found = transfers_.find(id);
   if (found == transfers_.end()) throw ArgumentError(env, "no open file transfer " + std::to_string(id));
   Transfer& transfer = *found->second;
-  if (!transfer.callback.IsEmpty()) throw ArgumentError(env, "file transfer " + std::to_string(id) + " is still writing");
+  if (!transfer.callback.IsEmpty())
+    throw ArgumentError(env, "file transfer " + std::to_string(id) + " is still writing");
   transfer.offset = static_cast<off_t>(offset);
   transfer.remaining = length;
   transfer.writeSent = 0;
@@ -162,7 +164,10 @@ void FileSender::Finish(Transfer* transfer, int err) {
   Napi::HandleScope scope(env);
   Napi::Value error = err == 0 ? env.Null() : TransferError(env, err).Value();
   try {
-    callback.MakeCallback(env.Global(), {error, Napi::Number::New(env, static_cast<double>(transfer->writeSent)), Napi::Number::New(env, transfer->writeCalls)}, *context);
+    callback.MakeCallback(env.Global(),
+                          {error, Napi::Number::New(env, static_cast<double>(transfer->writeSent)),
+                           Napi::Number::New(env, transfer->writeCalls)},
+                          *context);
   } catch (const Napi::Error& thrown) {
     // No JavaScript frame to throw into: the process's uncaught exception handling takes it.
     napi_fatal_exception(env, thrown.Value());
@@ -176,7 +181,8 @@ void FileSender::Release(Transfer* transfer) {
   if (transfer->pollInitialized) {
     // uv_close takes the fd out of the loop's epoll at once; only then may its number be reused.
     // The handle's memory must outlive the loop's close: its close callback frees it.
-    uv_close(reinterpret_cast<uv_handle_t*>(&transfer->poll), [](uv_handle_t* handle) { delete static_cast<Transfer*>(handle->data); });
+    uv_close(reinterpret_cast<uv_handle_t*>(&transfer->poll),
+             [](uv_handle_t* handle) { delete static_cast<Transfer*>(handle->data); });
   } else {
     delete transfer;
   }

@@ -88,20 +88,37 @@ constexpr Field kFields[] = {
 
 constexpr size_t WidthBytes(Width width) {
   switch (width) {
-    case Width::U8: return 1;
-    case Width::U16: return 2;
-    case Width::U32: return 4;
-    case Width::U64: return 8;
+    case Width::U8:
+      return 1;
+    case Width::U16:
+      return 2;
+    case Width::U32:
+      return 4;
+    case Width::U64:
+      return 8;
   }
   return 0;
 }
 
 double ReadField(const uint8_t* buffer, const Field& field) {
   switch (field.width) {
-    case Width::U8: return buffer[field.offset];
-    case Width::U16: { uint16_t v; std::memcpy(&v, buffer + field.offset, 2); return v; }
-    case Width::U32: { uint32_t v; std::memcpy(&v, buffer + field.offset, 4); return v; }
-    case Width::U64: { uint64_t v; std::memcpy(&v, buffer + field.offset, 8); return static_cast<double>(v); }
+    case Width::U8:
+      return buffer[field.offset];
+    case Width::U16: {
+      uint16_t v;
+      std::memcpy(&v, buffer + field.offset, 2);
+      return v;
+    }
+    case Width::U32: {
+      uint32_t v;
+      std::memcpy(&v, buffer + field.offset, 4);
+      return v;
+    }
+    case Width::U64: {
+      uint64_t v;
+      std::memcpy(&v, buffer + field.offset, 8);
+      return static_cast<double>(v);
+    }
   }
   return 0;
 }
@@ -116,7 +133,8 @@ constexpr size_t kSlots = kFieldCount + 3;
 Napi::Array TcpInfoFieldNames(Napi::Env env) {
   Napi::Array names = Napi::Array::New(env, kSlots);
   for (size_t i = 0; i < kFieldCount; i++) names.Set(static_cast<uint32_t>(i), Napi::String::New(env, kFields[i].name));
-  for (size_t i = 0; i < 3; i++) names.Set(static_cast<uint32_t>(kFieldCount + i), Napi::String::New(env, kExtraNames[i]));
+  for (size_t i = 0; i < 3; i++)
+    names.Set(static_cast<uint32_t>(kFieldCount + i), Napi::String::New(env, kExtraNames[i]));
   return names;
 }
 

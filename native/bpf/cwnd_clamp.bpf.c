@@ -18,10 +18,10 @@
 #include <bpf/bpf_helpers.h>
 #include "cwnd_clamp.h"
 
-#define SOL_SOCKET 1
-#define SO_MAX_PACING_RATE 47
-#define SOL_TCP 6
-#define TCP_BPF_IW 1001
+#define SOL_SOCKET	      1
+#define SO_MAX_PACING_RATE    47
+#define SOL_TCP		      6
+#define TCP_BPF_IW	      1001
 #define TCP_BPF_SNDCWND_CLAMP 1002
 
 struct {
@@ -75,7 +75,9 @@ static __always_inline __u32 rate_clamp(const struct trickle_clamp_target *t, __
 	return rate_clamp_of(bytes * t->gain_milli / 1000, mss, t->min_packets);
 }
 
-static __always_inline void apply(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 clamp)
+/* Applies a clamp computed at srtt_us, and keeps that srtt and the mss with it: what it was computed from. */
+static __always_inline void apply(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 clamp,
+				  __u32 srtt_us)
 {
 	int value = (int)clamp;
 
@@ -86,6 +88,8 @@ static __always_inline void apply(struct bpf_sock_ops *skops, struct trickle_cla
 		return;
 	}
 	t->applied_packets = clamp;
+	t->applied_srtt_us = srtt_us;
+	t->applied_mss = skops->mss_cache;
 	t->updates += 1;
 	count(TRICKLE_STAT_CLAMP_UPDATES);
 }
@@ -95,7 +99,8 @@ static __always_inline void apply(struct bpf_sock_ops *skops, struct trickle_cla
  * the queue. Grow it by a quarter at most once per RTT, and only while cwnd is pressing against it,
  * so the window grows no faster than the path acknowledges.
  */
-static __always_inline void release_step(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 srtt_us, __u64 now)
+static __always_inline void release_step(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 srtt_us,
+					 __u64 now)
 {
 	__u32 grown;
 
@@ -103,9 +108,10 @@ static __always_inline void release_step(struct bpf_sock_ops *skops, struct tric
 		return;
 	if (skops->snd_cwnd + 1 < t->applied_packets || now - t->last_step_ns < (__u64)srtt_us * 1000)
 		return;
-	grown = t->applied_packets >= TRICKLE_CLAMP_UNLIMITED / 2 ? TRICKLE_CLAMP_UNLIMITED : t->applied_packets + t->applied_packets / 4 + 1;
+	grown = t->applied_packets >= TRICKLE_CLAMP_UNLIMITED / 2 ? TRICKLE_CLAMP_UNLIMITED
+								  : t->applied_packets + t->applied_packets / 4 + 1;
 	t->last_step_ns = now;
-	apply(skops, t, grown);
+	apply(skops, t, grown, srtt_us);
 }
 
 /* SO_MAX_PACING_RATE in bytes/s (0: unlimited), set only when it changes. */
@@ -167,7 +173,7 @@ struct path_view {
 
 static __always_inline struct path_view view_path(struct bpf_sock_ops *skops, __u32 srtt_us)
 {
-	struct path_view view = { .notsent_bytes = 1, .min_rtt_us = srtt_us };
+	struct path_view view = {.notsent_bytes = 1, .min_rtt_us = srtt_us};
 	struct bpf_sock *sk = skops->sk;
 	struct tcp_sock *tp;
 
@@ -196,7 +202,8 @@ static __always_inline bool scheduled(const struct trickle_clamp_target *t)
 /* A scheduled response whose phase has not been held yet (its startup runs). */
 static __always_inline bool awaiting_phase(const struct trickle_clamp_target *t)
 {
-	return scheduled(t) && t->piece_count > 0 && t->run.state == TRICKLE_SCHEDULE_STARTUP && t->run.phase_start_ns == 0 && t->run.held_ns == 0;
+	return scheduled(t) && t->piece_count > 0 && t->run.state == TRICKLE_SCHEDULE_STARTUP &&
+	       t->run.phase_start_ns == 0 && t->run.held_ns == 0;
 }
 
 /*
@@ -212,7 +219,8 @@ static __always_inline bool hold_at_phase(struct bpf_sock_ops *skops, struct tri
 {
 	__u64 acked_total = skops->bytes_acked;
 	__u32 acked = acked_total > t->base_acked ? (__u32)(acked_total - t->base_acked) : 0;
-	/* the packet being built starts at the send frontier (a retransmission's is earlier: holding then is early, never late) */
+	/* the packet being built starts at the send frontier (a retransmission's is earlier: holding then is early,
+	 * never late) */
 	__u32 sent = acked + (skops->snd_nxt - skops->snd_una);
 	__u32 rate;
 
@@ -228,7 +236,8 @@ static __always_inline bool hold_at_phase(struct bpf_sock_ops *skops, struct tri
 }
 
 /* The pacing rate a running phase holds the piece of rate `rate` to: gain x R, or R at the clamp's floor. */
-static __always_inline __u64 phase_pacing_rate(const struct trickle_clamp_target *t, __u64 rate, __u32 srtt_us, __u32 mss)
+static __always_inline __u64 phase_pacing_rate(const struct trickle_clamp_target *t, __u64 rate, __u32 srtt_us,
+					       __u32 mss)
 {
 	__u64 exact_bytes = rate * srtt_us / 1000000 * t->gain_milli / 1000;
 
@@ -244,11 +253,13 @@ static __always_inline __u64 phase_pacing_rate(const struct trickle_clamp_target
  * in 0.4 s instead of 1.7, and the phase ran 13 % ahead of its schedule). Near an edge each
  * packet built is watched instead.
  */
-static __always_inline bool near_edge(const struct trickle_clamp_target *t, __u32 piece, __u32 sent, __u64 pacing_bytes_per_sec, __u32 srtt_us, __u32 mss)
+static __always_inline bool near_edge(const struct trickle_clamp_target *t, __u32 piece, __u32 sent,
+				      __u64 pacing_bytes_per_sec, __u32 srtt_us, __u32 mss)
 {
 	if (piece + 1 >= t->piece_count)
 		return false;
-	return (__u64)sent + 2 * pacing_bytes_per_sec * srtt_us / 1000000 + 2 * (__u64)mss >= t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].end_offset;
+	return (__u64)sent + 2 * pacing_bytes_per_sec * srtt_us / 1000000 + 2 * (__u64)mss >=
+	       t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].end_offset;
 }
 
 /*
@@ -266,10 +277,12 @@ static __always_inline bool follow_edge(struct bpf_sock_ops *skops, struct trick
 	__u32 piece;
 	__u64 pacing;
 
-	if (!scheduled(t) || t->piece_count == 0 || t->run.state == TRICKLE_SCHEDULE_DONE || t->run.state == TRICKLE_SCHEDULE_CATCHING_UP || mss == 0)
+	if (!scheduled(t) || t->piece_count == 0 || t->run.state == TRICKLE_SCHEDULE_DONE ||
+	    t->run.state == TRICKLE_SCHEDULE_CATCHING_UP || mss == 0)
 		return false;
 	piece = piece_at(t, sent);
-	pacing = phase_pacing_rate(t, t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec, srtt_us, mss);
+	pacing =
+		phase_pacing_rate(t, t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec, srtt_us, mss);
 	set_pacing(skops, t, pacing);
 	return near_edge(t, piece, sent, pacing, srtt_us, mss);
 }
@@ -280,7 +293,8 @@ static __always_inline bool follow_edge(struct bpf_sock_ops *skops, struct trick
  * bytes taken by the path so far are acked + in flight (snd_nxt - snd_una), as the user-space
  * meter counts them.
  */
-static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 srtt_us, __u32 mss)
+static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 srtt_us,
+					    __u32 mss)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__u64 acked_total = skops->bytes_acked;
@@ -310,14 +324,17 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	 * what is still in flight, no more than the clamp's window (a startup window drains first,
 	 * or the phase's clock would start while none of its bytes can leave).
 	 */
-	if (t->run.phase_start_ns == 0 && (sent < t->throttle_offset || (clamps && acked < t->throttle_offset && skops->packets_out > clamp))) {
+	if (t->run.phase_start_ns == 0 &&
+	    (sent < t->throttle_offset || (clamps && acked < t->throttle_offset && skops->packets_out > clamp))) {
 		/*
 		 * RTT samples come about once per round trip (stretch ACKs) and none in loss recovery
 		 * (Karn), so the hold below can be a round late: once the phase's bytes are leaving, the
 		 * pacer holds them to gain x R while the startup drains.
 		 */
-		set_pacing(skops, t, sent >= t->throttle_offset || t->run.held_ns != 0 ? rate * t->gain_milli / 1000 : 0);
-		/* watch each packet built until the one carrying the phase's first byte (a keep-alive's earlier response may have stopped the watch) */
+		set_pacing(skops, t,
+			   sent >= t->throttle_offset || t->run.held_ns != 0 ? rate * t->gain_milli / 1000 : 0);
+		/* watch each packet built until the one carrying the phase's first byte (a keep-alive's earlier
+		 * response may have stopped the watch) */
 		if (t->run.held_ns == 0 && sent < t->throttle_offset)
 			watch_headers(skops);
 		if (!clamps)
@@ -327,7 +344,7 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 		 * bytes past it, so none of the phase leaves at startup speed.
 		 */
 		if (acked + (__u64)skops->snd_cwnd * mss > t->throttle_offset)
-			apply(skops, t, rate_clamp_of(t->throttle_offset - acked, mss, t->min_packets));
+			apply(skops, t, rate_clamp_of(t->throttle_offset - acked, mss, t->min_packets), srtt_us);
 		else
 			release_step(skops, t, srtt_us, now);
 		return;
@@ -339,7 +356,8 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	}
 	if (t->run.phase_start_ns == 0) {
 		if (t->run.held_ns != 0) {
-			/* held by the packet carrying its first byte: the phase, its clock and its counters began there */
+			/* held by the packet carrying its first byte: the phase, its clock and its counters began there
+			 */
 			t->run.phase_start_ns = t->run.held_ns;
 			t->run.phase_start_acked = t->run.held_acked;
 			t->run.phase_start_retrans = t->run.held_retrans;
@@ -422,7 +440,7 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 		t->run.cwnd_min = skops->snd_cwnd;
 	if (skops->snd_cwnd > t->run.cwnd_max)
 		t->run.cwnd_max = skops->snd_cwnd;
-	apply(skops, t, clamp);
+	apply(skops, t, clamp, srtt_us);
 	t->run.clamp_sum += clamp;
 	t->run.clamp_samples += 1;
 	if (t->run.clamp_min == 0 || clamp < t->run.clamp_min)
@@ -450,10 +468,10 @@ static __always_inline void on_rtt(struct bpf_sock_ops *skops)
 		return;
 	switch (t->mode) {
 	case TRICKLE_MODE_RATE:
-		apply(skops, t, rate_clamp(t, srtt_us, mss));
+		apply(skops, t, rate_clamp(t, srtt_us, mss), srtt_us);
 		break;
 	case TRICKLE_MODE_PACKETS:
-		apply(skops, t, t->fixed_packets);
+		apply(skops, t, t->fixed_packets, srtt_us);
 		break;
 	case TRICKLE_MODE_RELEASE_GRADUAL:
 		set_pacing(skops, t, 0);
@@ -461,7 +479,7 @@ static __always_inline void on_rtt(struct bpf_sock_ops *skops)
 		break;
 	case TRICKLE_MODE_RELEASE_IMMEDIATE:
 		set_pacing(skops, t, 0);
-		apply(skops, t, TRICKLE_CLAMP_UNLIMITED);
+		apply(skops, t, TRICKLE_CLAMP_UNLIMITED, srtt_us);
 		break;
 	case TRICKLE_MODE_SCHEDULE:
 	case TRICKLE_MODE_PACE_SCHEDULE:
@@ -535,7 +553,8 @@ int trickle_sockops(struct bpf_sock_ops *skops)
 
 	switch (skops->op) {
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
-		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RTT_CB_FLAG | BPF_SOCK_OPS_STATE_CB_FLAG);
+		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RTT_CB_FLAG |
+							 BPF_SOCK_OPS_STATE_CB_FLAG);
 		/*
 		 * Initial windows are for the origin's accepted connections; watching only those keeps
 		 * client sockets in the cgroup (which may never send a data segment) off the header path.
@@ -545,7 +564,8 @@ int trickle_sockops(struct bpf_sock_ops *skops)
 		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG);
 		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
-		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RTT_CB_FLAG | BPF_SOCK_OPS_STATE_CB_FLAG);
+		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RTT_CB_FLAG |
+							 BPF_SOCK_OPS_STATE_CB_FLAG);
 		break;
 	case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
 		on_header(skops);

@@ -47,7 +47,8 @@ struct trickle_schedule_piece {
 	__u32 end_offset;
 	/* R of the piece's bytes */
 	__u32 rate_bytes_per_sec;
-	/* the time the phase's bytes up to end_offset should take at their R, from the phase's first byte, microseconds */
+	/* the time the phase's bytes up to end_offset should take at their R, from the phase's first byte, microseconds
+	 */
 	__u32 due_us_at_end;
 };
 /* What the program did to a scheduled response (written by the program). */
@@ -100,7 +101,8 @@ struct trickle_clamp_target {
 	__s32 initial_window_result;
 
 	/* TRICKLE_MODE_SCHEDULE, set by user space once per response */
-	/* bytes the connection carried before the response (its first byte is acknowledged at bytes_acked == base_acked + 1) */
+	/* bytes the connection carried before the response (its first byte is acknowledged at bytes_acked == base_acked
+	 * + 1) */
 	__u64 base_acked;
 	/* where the throttling phase begins */
 	__u32 throttle_offset;
@@ -114,6 +116,9 @@ struct trickle_clamp_target {
 	__u64 pacing_bytes_per_sec;
 	/* written by the program for the scheduled response */
 	struct trickle_schedule_run run;
+	/* written by the program with applied_packets: the srtt and mss that clamp was computed at */
+	__u32 applied_srtt_us;
+	__u32 applied_mss;
 };
 
 /*
@@ -144,7 +149,7 @@ enum trickle_stat {
 
 #define TRICKLE_MAX_TARGETS 65536
 /* closed phases not taken yet (the oldest go first) */
-#define TRICKLE_MAX_CLOSED 4096
+#define TRICKLE_MAX_CLOSED	4096
 #define TRICKLE_CLAMP_UNLIMITED 0x7fffffff
 
 #endif

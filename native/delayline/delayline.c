@@ -157,7 +157,8 @@ static int open_interface(const char *name)
 
 		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) != 0)
 			setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
-		/* Frames waiting in the egress qdisc count against the send buffer: keep it larger than any bottleneck buffer. */
+		/* Frames waiting in the egress qdisc count against the send buffer: keep it larger than any bottleneck
+		 * buffer. */
 		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof(bytes)) != 0)
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
 	}
@@ -210,7 +211,8 @@ static uint32_t heap_pop(struct direction *d)
 
 		if (child >= d->heap_count)
 			break;
-		if (child + 1 < d->heap_count && frame_before(&d->frames[d->heap[child + 1]], &d->frames[d->heap[child]]))
+		if (child + 1 < d->heap_count &&
+		    frame_before(&d->frames[d->heap[child + 1]], &d->frames[d->heap[child]]))
 			child++;
 		if (!frame_before(&d->frames[d->heap[child]], &d->frames[last]))
 			break;
@@ -298,7 +300,8 @@ static void send_due(struct direction *d, struct links *links, uint64_t now)
 		struct frame *frame = &d->frames[slot];
 		struct link_counters *counters = &links->entries[frame->link].direction[d->index].counters;
 
-		/* ENOBUFS here is the bottleneck queue (TBF, or the link's class) dropping: count it, as a router would. */
+		/* ENOBUFS here is the bottleneck queue (TBF, or the link's class) dropping: count it, as a router
+		 * would. */
 		if (send(d->out_fd, frame->data, frame->length, 0) < 0) {
 			d->send_errors++;
 			counters->send_errors++;
@@ -322,17 +325,21 @@ static void collect_socket_drops(struct direction *d)
 
 static void print_direction(const struct direction *d)
 {
-	printf("\"%s\":{\"received\":%llu,\"forwarded\":%llu,\"droppedLoss\":%llu,\"droppedOverflow\":%llu,\"droppedOversize\":%llu,\"droppedSocket\":%llu,\"sendErrors\":%llu,\"queued\":%u}",
-	       d->name, (unsigned long long)d->received, (unsigned long long)d->forwarded, (unsigned long long)d->dropped_loss,
-	       (unsigned long long)d->dropped_overflow, (unsigned long long)d->dropped_oversize, (unsigned long long)d->dropped_socket,
+	printf("\"%s\":{\"received\":%llu,\"forwarded\":%llu,\"droppedLoss\":%llu,\"droppedOverflow\":%llu,"
+	       "\"droppedOversize\":%llu,\"droppedSocket\":%llu,\"sendErrors\":%llu,\"queued\":%u}",
+	       d->name, (unsigned long long)d->received, (unsigned long long)d->forwarded,
+	       (unsigned long long)d->dropped_loss, (unsigned long long)d->dropped_overflow,
+	       (unsigned long long)d->dropped_oversize, (unsigned long long)d->dropped_socket,
 	       (unsigned long long)d->send_errors, d->heap_count);
 }
 
 static void print_link_counters(const char *name, const struct link_counters *c)
 {
-	printf("\"%s\":{\"received\":%llu,\"forwarded\":%llu,\"droppedLoss\":%llu,\"droppedOverflow\":%llu,\"sendErrors\":%llu}", name,
-	       (unsigned long long)c->received, (unsigned long long)c->forwarded, (unsigned long long)c->dropped_loss,
-	       (unsigned long long)c->dropped_overflow, (unsigned long long)c->send_errors);
+	printf("\"%s\":{\"received\":%llu,\"forwarded\":%llu,\"droppedLoss\":%llu,\"droppedOverflow\":%llu,"
+	       "\"sendErrors\":%llu}",
+	       name, (unsigned long long)c->received, (unsigned long long)c->forwarded,
+	       (unsigned long long)c->dropped_loss, (unsigned long long)c->dropped_overflow,
+	       (unsigned long long)c->send_errors);
 }
 
 static void print_stats(struct direction *ab, struct direction *ba, const struct links *links)
@@ -348,7 +355,8 @@ static void print_stats(struct direction *ab, struct direction *ba, const struct
 		for (uint32_t i = 1; i < links->count; i++) {
 			uint32_t a = links->entries[i].address;
 
-			printf("%s{\"address\":\"%u.%u.%u.%u\",", i > 1 ? "," : "", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+			printf("%s{\"address\":\"%u.%u.%u.%u\",", i > 1 ? "," : "", a >> 24, (a >> 16) & 255,
+			       (a >> 8) & 255, a & 255);
 			print_link_counters("ab", &links->entries[i].direction[0].counters);
 			printf(",");
 			print_link_counters("ba", &links->entries[i].direction[1].counters);
@@ -428,9 +436,13 @@ static int load_links(const char *path, struct links *links)
 		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0')
 			continue;
 		fields = sscanf(line, "%31s %31s %31s %31s %31s", address_text, delay_ab, delay_ba, loss_ab, loss_ba);
-		if (fields != 5 || inet_pton(AF_INET, address_text, &address) != 1 || parse_number(delay_ab, 0, 10e6, &values[0]) ||
-		    parse_number(delay_ba, 0, 10e6, &values[1]) || parse_number(loss_ab, 0, 1, &values[2]) || parse_number(loss_ba, 0, 1, &values[3])) {
-			fprintf(stderr, "delayline: %s line %u is not \"<ipv4> <delay-ab-us> <delay-ba-us> <loss-ab> <loss-ba>\"\n", path, line_number);
+		if (fields != 5 || inet_pton(AF_INET, address_text, &address) != 1 ||
+		    parse_number(delay_ab, 0, 10e6, &values[0]) || parse_number(delay_ba, 0, 10e6, &values[1]) ||
+		    parse_number(loss_ab, 0, 1, &values[2]) || parse_number(loss_ba, 0, 1, &values[3])) {
+			fprintf(stderr,
+				"delayline: %s line %u is not \"<ipv4> <delay-ab-us> <delay-ba-us> <loss-ab> "
+				"<loss-ba>\"\n",
+				path, line_number);
 			status = -1;
 			break;
 		}
@@ -450,10 +462,13 @@ static int load_links(const char *path, struct links *links)
 			links->entries = grown;
 			links->entries[links->count++] = entry;
 		} else {
-			struct link *known = bsearch(&entry, links->entries + 1, links->count - 1, sizeof(struct link), compare_links);
+			struct link *known = bsearch(&entry, links->entries + 1, links->count - 1, sizeof(struct link),
+						     compare_links);
 
 			if (!known) {
-				fprintf(stderr, "delayline: %s line %u: %s was not a link at start (restart to add links)\n", path, line_number, address_text);
+				fprintf(stderr,
+					"delayline: %s line %u: %s was not a link at start (restart to add links)\n",
+					path, line_number, address_text);
 				continue;
 			}
 			for (int i = 0; i < 2; i++) {
@@ -477,12 +492,11 @@ static int load_links(const char *path, struct links *links)
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: delayline --if-a IF --if-b IF [--delay-ab-us N] [--delay-ba-us N]\n"
-		"                 [--loss-ab P] [--loss-ba P] [--seed N] [--queue-frames N] [--control FILE]\n"
-		"                 [--links FILE]\n"
-		"  a->b frames get delay-ab and loss-ab (a probability 0..1), b->a likewise; with --links,\n"
-		"  frames of a listed address (a->b by destination, b->a by source) get that link's.\n");
+	fprintf(stderr, "usage: delayline --if-a IF --if-b IF [--delay-ab-us N] [--delay-ba-us N]\n"
+			"                 [--loss-ab P] [--loss-ba P] [--seed N] [--queue-frames N] [--control FILE]\n"
+			"                 [--links FILE]\n"
+			"  a->b frames get delay-ab and loss-ab (a probability 0..1), b->a likewise; with --links,\n"
+			"  frames of a listed address (a->b by destination, b->a by source) get that link's.\n");
 }
 
 static int parse_number(const char *text, double min, double max, double *out)
@@ -520,12 +534,18 @@ static void free_direction(struct direction *d)
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"if-a", required_argument, 0, 'a'}, {"if-b", required_argument, 0, 'b'},
-		{"delay-ab-us", required_argument, 0, 'd'}, {"delay-ba-us", required_argument, 0, 'e'},
-		{"loss-ab", required_argument, 0, 'l'}, {"loss-ba", required_argument, 0, 'm'},
-		{"seed", required_argument, 0, 's'}, {"queue-frames", required_argument, 0, 'q'},
-		{"control", required_argument, 0, 'c'}, {"links", required_argument, 0, 'k'},
-		{"help", no_argument, 0, 'h'}, {0, 0, 0, 0},
+		{"if-a", required_argument, 0, 'a'},
+		{"if-b", required_argument, 0, 'b'},
+		{"delay-ab-us", required_argument, 0, 'd'},
+		{"delay-ba-us", required_argument, 0, 'e'},
+		{"loss-ab", required_argument, 0, 'l'},
+		{"loss-ba", required_argument, 0, 'm'},
+		{"seed", required_argument, 0, 's'},
+		{"queue-frames", required_argument, 0, 'q'},
+		{"control", required_argument, 0, 'c'},
+		{"links", required_argument, 0, 'k'},
+		{"help", no_argument, 0, 'h'},
+		{0, 0, 0, 0},
 	};
 	struct direction ab = {.name = "ab", .index = 0, .in_fd = -1}, ba = {.name = "ba", .index = 1, .in_fd = -1};
 	struct links links = {0};
@@ -541,18 +561,51 @@ int main(int argc, char **argv)
 	links.count = 1;
 	while ((option = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (option) {
-		case 'a': if_a = optarg; break;
-		case 'b': if_b = optarg; break;
-		case 'd': if (parse_number(optarg, 0, 10e6, &value)) goto bad; links.entries[0].direction[0].delay_ns = (uint64_t)(value * 1000); break;
-		case 'e': if (parse_number(optarg, 0, 10e6, &value)) goto bad; links.entries[0].direction[1].delay_ns = (uint64_t)(value * 1000); break;
-		case 'l': if (parse_number(optarg, 0, 1, &links.entries[0].direction[0].loss)) goto bad; break;
-		case 'm': if (parse_number(optarg, 0, 1, &links.entries[0].direction[1].loss)) goto bad; break;
-		case 's': if (parse_number(optarg, 0, 1.8e19, &value)) goto bad; rng_state = (uint64_t)value * 2654435761ull + 1; break;
-		case 'q': if (parse_number(optarg, 16, 1 << 20, &capacity)) goto bad; break;
-		case 'c': control = optarg; break;
-		case 'k': links_path = optarg; break;
-		case 'h': usage(); free(links.entries); return 0;
-		default: goto bad;
+		case 'a':
+			if_a = optarg;
+			break;
+		case 'b':
+			if_b = optarg;
+			break;
+		case 'd':
+			if (parse_number(optarg, 0, 10e6, &value))
+				goto bad;
+			links.entries[0].direction[0].delay_ns = (uint64_t)(value * 1000);
+			break;
+		case 'e':
+			if (parse_number(optarg, 0, 10e6, &value))
+				goto bad;
+			links.entries[0].direction[1].delay_ns = (uint64_t)(value * 1000);
+			break;
+		case 'l':
+			if (parse_number(optarg, 0, 1, &links.entries[0].direction[0].loss))
+				goto bad;
+			break;
+		case 'm':
+			if (parse_number(optarg, 0, 1, &links.entries[0].direction[1].loss))
+				goto bad;
+			break;
+		case 's':
+			if (parse_number(optarg, 0, 1.8e19, &value))
+				goto bad;
+			rng_state = (uint64_t)value * 2654435761ull + 1;
+			break;
+		case 'q':
+			if (parse_number(optarg, 16, 1 << 20, &capacity))
+				goto bad;
+			break;
+		case 'c':
+			control = optarg;
+			break;
+		case 'k':
+			links_path = optarg;
+			break;
+		case 'h':
+			usage();
+			free(links.entries);
+			return 0;
+		default:
+			goto bad;
 		}
 	}
 	if (!if_a || !if_b)

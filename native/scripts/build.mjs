@@ -34,15 +34,24 @@ function which(command) {
 }
 
 function run(command, args, options = {}) {
-  const result = spawnSync(command, args, { cwd: root, stdio: ['ignore', options.stdout ?? 'inherit', 'inherit'], encoding: 'utf8', env: { ...process.env, ...parallelMakeEnv, ...options.env }, maxBuffer: 256 * 1024 * 1024 });
+  const result = spawnSync(command, args, {
+    cwd: root,
+    stdio: ['ignore', options.stdout ?? 'inherit', 'inherit'],
+    encoding: 'utf8',
+    env: { ...process.env, ...parallelMakeEnv, ...options.env },
+    maxBuffer: 256 * 1024 * 1024,
+  });
   if (result.error) return { ok: false, message: result.error.message };
   return { ok: result.status === 0, message: `${command} exited with ${result.status}`, stdout: result.stdout };
 }
 
 function finish(code) {
-  writeFileSync(join(build, 'native-status.json'), JSON.stringify(status, null, 2) + '\n');
+  writeFileSync(join(build, 'native-status.json'), `${JSON.stringify(status, null, 2)}\n`);
   const addon = status.prebuilt === null ? (status.addon ? 'built' : 'NOT built') : `prebuilt (${status.prebuilt})`;
-  console.log(`native: addon ${addon}, bpf clamp ${status.bpf ? 'built' : 'NOT built'}, delayline ${status.delayline ? 'built' : 'NOT built'}`);
+  console.log(
+    `native: addon ${addon}, bpf clamp ${status.bpf ? 'built' : 'NOT built'}, ` +
+      `delayline ${status.delayline ? 'built' : 'NOT built'}`,
+  );
   for (const [part, reason] of Object.entries(status.reasons)) console.log(`native: ${part}: ${reason}`);
   process.exit(code);
 }
@@ -58,10 +67,23 @@ function buildBpf() {
     ['clang', which('clang')],
     ['bpftool', which('bpftool')],
     ['libbpf headers (libbpf-dev)', existsSync('/usr/include/bpf/libbpf.h')],
-  ].filter(([, present]) => !present).map(([name]) => name);
+  ]
+    .filter(([, present]) => !present)
+    .map(([name]) => name);
   if (missing.length > 0) return { ok: false, message: `missing ${missing.join(', ')}` };
   const object = join(bpfOut, 'cwnd_clamp.bpf.o');
-  const compiled = run('clang', ['-O2', '-g', '-Wall', '-target', 'bpf', '-Ibpf', '-c', 'bpf/cwnd_clamp.bpf.c', '-o', object]);
+  const compiled = run('clang', [
+    '-O2',
+    '-g',
+    '-Wall',
+    '-target',
+    'bpf',
+    '-Ibpf',
+    '-c',
+    'bpf/cwnd_clamp.bpf.c',
+    '-o',
+    object,
+  ]);
   if (!compiled.ok) return { ok: false, message: `BPF build failed: ${compiled.message}` };
   const skeleton = run('bpftool', ['gen', 'skeleton', object, 'name', 'cwnd_clamp_bpf'], { stdout: 'pipe' });
   if (!skeleton.ok) return { ok: false, message: `BPF skeleton failed: ${skeleton.message}` };
@@ -85,9 +107,20 @@ function nodeGyp(args, env = {}) {
 
 /** Loads the prebuild for this platform in a child (a crash there cannot take the install down). */
 function loadPrebuild() {
-  const probe = `const b = require('node-gyp-build')(${JSON.stringify(root)}); console.log(JSON.stringify({ file: require('node-gyp-build').path(${JSON.stringify(root)}), bpf: b.bpfCompiled() }))`;
-  const result = spawnSync(process.execPath, ['-e', probe], { cwd: root, encoding: 'utf8', env: { ...process.env, PREBUILDS_ONLY: '1' } });
-  if (result.status !== 0) return { ok: false, message: (result.stderr.split('\n').find((line) => /Error/.test(line)) ?? `exit ${result.status}`).trim() };
+  const probe =
+    `const b = require('node-gyp-build')(${JSON.stringify(root)}); ` +
+    `console.log(JSON.stringify({ file: ` +
+    `require('node-gyp-build').path(${JSON.stringify(root)}), bpf: b.bpfCompiled() }))`;
+  const result = spawnSync(process.execPath, ['-e', probe], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, PREBUILDS_ONLY: '1' },
+  });
+  if (result.status !== 0)
+    return {
+      ok: false,
+      message: (result.stderr.split('\n').find((line) => /Error/.test(line)) ?? `exit ${result.status}`).trim(),
+    };
   return { ok: true, ...JSON.parse(result.stdout) };
 }
 
@@ -106,14 +139,34 @@ async function prebuild(arch) {
   const triplet = crossTriplets[arch];
   if (triplet === undefined) throw new Error(`--arch ${arch}: one of ${Object.keys(crossTriplets).join(', ')}`);
   const cross = arch !== process.arch;
-  const tools = cross ? { CC: `${triplet}-gcc`, CXX: `${triplet}-g++`, STRIP: `${triplet}-strip` } : { CC: 'gcc', CXX: 'g++', STRIP: 'strip' };
+  const tools = cross
+    ? { CC: `${triplet}-gcc`, CXX: `${triplet}-g++`, STRIP: `${triplet}-strip` }
+    : { CC: 'gcc', CXX: 'g++', STRIP: 'strip' };
   const missing = [...Object.values(tools), 'make', 'tar'].filter((tool) => !which(tool));
-  if (missing.length > 0) throw new Error(`missing ${missing.join(', ')}${cross ? ` (Debian: apt-get install g++-${triplet.replace(/_/g, '-')})` : ''}`);
+  if (missing.length > 0)
+    throw new Error(
+      `missing ${missing.join(', ')}${cross ? ` (Debian: apt-get install g++-${triplet.replace(/_/g, '-')})` : ''}`,
+    );
   const bpf = buildBpf();
   if (!bpf.ok) throw new Error(bpf.message);
-  const libs = await buildStaticLibs({ outDir: join(process.env.TRICKLE_NATIVE_STATIC_DIR ?? join(build, 'static'), arch), cc: tools.CC, host: cross ? triplet : undefined, log: (line) => console.log(`prebuild: ${line}`) });
+  const libs = await buildStaticLibs({
+    outDir: join(process.env.TRICKLE_NATIVE_STATIC_DIR ?? join(build, 'static'), arch),
+    cc: tools.CC,
+    host: cross ? triplet : undefined,
+    log: (line) => console.log(`prebuild: ${line}`),
+  });
   console.log(`prebuild: addon for linux-${arch}`);
-  const addon = nodeGyp(['rebuild', '--silent', `--arch=${arch}`, '--trickle_bpf=1', '--trickle_prebuild=1', `--trickle_static_libs=${libs}`], { CC: tools.CC, CXX: tools.CXX });
+  const addon = nodeGyp(
+    [
+      'rebuild',
+      '--silent',
+      `--arch=${arch}`,
+      '--trickle_bpf=1',
+      '--trickle_prebuild=1',
+      `--trickle_static_libs=${libs}`,
+    ],
+    { CC: tools.CC, CXX: tools.CXX },
+  );
   if (!addon.ok) throw new Error(`node-gyp failed: ${addon.message}`);
   const dir = join(root, 'prebuilds', `linux-${arch}`);
   rmSync(dir, { recursive: true, force: true });

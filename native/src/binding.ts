@@ -11,6 +11,8 @@ export interface RawTarget {
   minPackets: number;
   fixedPackets: number;
   appliedPackets: number;
+  appliedSrttUs: number;
+  appliedMss: number;
   updates: number;
   initialWindowPackets: number;
   initialWindowResult: number;
@@ -18,7 +20,10 @@ export interface RawTarget {
   schedule?: RawScheduleState;
 }
 
-/** What the program kept of a scheduled response whose socket closed under it, with the connection's counters at the close. */
+/**
+ * What the program kept of a scheduled response whose socket closed under it, with the connection's counters at the
+ * close.
+ */
 export interface RawClosedPhase {
   schedule: RawScheduleState;
   /** CLOCK_MONOTONIC, ns. */
@@ -78,10 +83,26 @@ export interface NativeBinding {
   bpfOpenPinned(pinDir: string): void;
   bpfUnpin(pinDir: string): void;
   bpfClose(): void;
-  bpfSetTarget(cookie: bigint, mode: number, rateBytesPerSec: number, gainMilli: number, minPackets: number, fixedPackets: number): void;
+  bpfSetTarget(
+    cookie: bigint,
+    mode: number,
+    rateBytesPerSec: number,
+    gainMilli: number,
+    minPackets: number,
+    fixedPackets: number,
+  ): void;
   bpfGetTarget(cookie: bigint): RawTarget | undefined;
   bpfSetInitialWindow(cookie: bigint, packets: number): void;
-  bpfSetSchedule(cookie: bigint, mode: number, baseAcked: number, throttleOffset: number, graceUs: number, gainMilli: number, minPackets: number, pieces: Uint32Array): void;
+  bpfSetSchedule(
+    cookie: bigint,
+    mode: number,
+    baseAcked: number,
+    throttleOffset: number,
+    graceUs: number,
+    gainMilli: number,
+    minPackets: number,
+    pieces: Uint32Array,
+  ): void;
   bpfDeleteTarget(cookie: bigint): boolean;
   /** Reads and deletes the closed phase kept for the cookie. */
   bpfTakeClosed(cookie: bigint): RawClosedPhase | undefined;
@@ -89,11 +110,15 @@ export interface NativeBinding {
   /** A transfer id for writes of `path` into the socket, whose ranges end before `endOffsetBytes`. */
   fileSendOpen(fd: number, path: string, endOffsetBytes: number): number;
   /** The sendfile calls when every byte was taken at once (no callback), else -1 and `done` later. */
-  fileSendWrite(id: number, offsetBytes: number, lengthBytes: number, done: (error: Error | null, sentBytes: number, calls: number) => void): number;
+  fileSendWrite(
+    id: number,
+    offsetBytes: number,
+    lengthBytes: number,
+    done: (error: Error | null, sentBytes: number, calls: number) => void,
+  ): number;
   /** The bytes a transfer sent over its life, or -1 for an id that is not open. */
   fileSendClose(id: number): number;
 }
-
 
 export interface BuildStatus {
   readonly addon: boolean;
@@ -120,7 +145,10 @@ function load(): { binding: NativeBinding | undefined; reason: string | undefine
     return { binding: nodeGypBuild(packageRoot), reason: undefined };
   } catch (error) {
     const built = buildStatus()?.reasons.addon;
-    return { binding: undefined, reason: `the addon could not be loaded: ${built ?? (error as Error).message.split('\n')[0]}` };
+    return {
+      binding: undefined,
+      reason: `the addon could not be loaded: ${built ?? (error as Error).message.split('\n')[0]}`,
+    };
   }
 }
 

@@ -43,14 +43,19 @@ function isRoot(): boolean {
 
 function mount(type: string, dir: string): void {
   const result = spawnSync('mount', ['-t', type, type === 'cgroup2' ? 'none' : type, dir], { encoding: 'utf8' });
-  if (result.status !== 0) throw new NativeError('NATIVE_ERR_CGROUP', `mount -t ${type} ${dir} failed: ${(result.stderr || result.error?.message || '').trim()}`);
+  if (result.status !== 0)
+    throw new NativeError(
+      'NATIVE_ERR_CGROUP',
+      `mount -t ${type} ${dir} failed: ${(result.stderr || result.error?.message || '').trim()}`,
+    );
 }
 
 /** The cgroup2 mount point; mounts one at /run/trickle/cgroup2 when there is none (root only). */
 export async function ensureCgroup2Mount(): Promise<string> {
   const existing = findCgroup2Mount();
   if (existing !== undefined) return existing;
-  if (!isRoot()) throw new NativeError('NATIVE_ERR_PRIVILEGE', 'no cgroup2 file system is mounted, and mounting one needs root');
+  if (!isRoot())
+    throw new NativeError('NATIVE_ERR_PRIVILEGE', 'no cgroup2 file system is mounted, and mounting one needs root');
   await mkdir(fallbackCgroup2Mount, { recursive: true });
   mount('cgroup2', fallbackCgroup2Mount);
   return fallbackCgroup2Mount;
@@ -65,9 +70,12 @@ export async function createCgroup(path: string): Promise<void> {
   try {
     await mkdir(path, { recursive: true });
   } catch (error) {
-    throw new NativeError('NATIVE_ERR_CGROUP', `cannot create cgroup ${path}: ${(error as Error).message}`, { cause: error });
+    throw new NativeError('NATIVE_ERR_CGROUP', `cannot create cgroup ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
-  if (!existsSync(join(path, 'cgroup.procs'))) throw new NativeError('NATIVE_ERR_CGROUP', `${path} is not a cgroup v2 directory (no cgroup.procs)`);
+  if (!existsSync(join(path, 'cgroup.procs')))
+    throw new NativeError('NATIVE_ERR_CGROUP', `${path} is not a cgroup v2 directory (no cgroup.procs)`);
 }
 
 /** Moves a process (default: this one) into the cgroup. Call before listen(). */
@@ -77,7 +85,10 @@ export async function joinCgroup(path: string, pid: number = process.pid): Promi
   } catch (error) {
     throw new NativeError(
       'NATIVE_ERR_CGROUP',
-      `cannot move process ${pid} into cgroup ${path}: ${(error as Error).message}. The clamp only acts on sockets created inside its cgroup: run "trickle native setup" as root (it can chown the cgroup to the serving user), or start the server inside the cgroup.`,
+      `cannot move process ${pid} into cgroup ${path}: ${(error as Error).message}. The ` +
+        `clamp only acts on sockets created inside its cgroup: run "trickle native setup" as ` +
+        `root (it can chown the cgroup to the serving user), or start the server inside the ` +
+        `cgroup.`,
       { cause: error },
     );
   }
@@ -95,7 +106,10 @@ export function currentCgroup(pid: number | 'self' = 'self'): string | undefined
 export function isInCgroup(path: string, pid: number | 'self' = 'self'): boolean {
   // The cgroup2 mount that holds `path` (a host may have several: /sys/fs/cgroup/unified beside one of our own).
   const mountPoint = mounts()
-    .filter((m) => m.fsType === 'cgroup2' && (path === m.mountPoint || path.startsWith(`${m.mountPoint.replace(/\/$/, '')}/`)))
+    .filter(
+      (m) =>
+        m.fsType === 'cgroup2' && (path === m.mountPoint || path.startsWith(`${m.mountPoint.replace(/\/$/, '')}/`)),
+    )
     .sort((a, b) => b.mountPoint.length - a.mountPoint.length)[0]?.mountPoint;
   const current = currentCgroup(pid);
   if (mountPoint === undefined || current === undefined) return false;
@@ -105,7 +119,8 @@ export function isInCgroup(path: string, pid: number | 'self' = 'self'): boolean
 /** Mounts bpffs at `dir` unless it is one already (root only). */
 export async function ensureBpffs(dir: string): Promise<void> {
   if (isBpffs(dir)) return;
-  if (!isRoot()) throw new NativeError('NATIVE_ERR_PRIVILEGE', `${dir} is not a bpffs mount, and mounting one needs root`);
+  if (!isRoot())
+    throw new NativeError('NATIVE_ERR_PRIVILEGE', `${dir} is not a bpffs mount, and mounting one needs root`);
   await mkdir(dir, { recursive: true });
   mount('bpf', dir);
 }

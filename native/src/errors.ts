@@ -33,5 +33,9 @@ export interface SyscallError extends Error {
 }
 
 export function isSyscallError(value: unknown): value is SyscallError {
-  return value instanceof Error && typeof (value as Partial<SyscallError>).syscall === 'string' && typeof (value as Partial<SyscallError>).errno === 'number';
+  return (
+    value instanceof Error &&
+    typeof (value as Partial<SyscallError>).syscall === 'string' &&
+    typeof (value as Partial<SyscallError>).errno === 'number'
+  );
 }

@@ -61,9 +61,14 @@ function errorText(error: unknown): string {
 async function probeBpf(): Promise<Capability> {
   if (binding === undefined) return { available: false, reason: bindingUnavailableReason ?? 'no addon' };
   const compiled = binding.bpfCompiled();
-  if (!compiled.compiled) return { available: false, reason: buildStatus()?.reasons.bpf ?? compiled.reason ?? 'not compiled' };
+  if (!compiled.compiled)
+    return { available: false, reason: buildStatus()?.reasons.bpf ?? compiled.reason ?? 'not compiled' };
   if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-    return { available: false, reason: 'loading the sock_ops program needs root; an unprivileged origin can use maps pinned by "trickle native setup"' };
+    return {
+      available: false,
+      reason:
+        'loading the sock_ops program needs root; an unprivileged origin can use maps pinned by "trickle native setup"',
+    };
   }
   // Prove it: load and attach to a throwaway cgroup, then detach.
   let probe: string | undefined;
@@ -81,7 +86,9 @@ async function probeBpf(): Promise<Capability> {
 }
 
 export async function nativeInfo(): Promise<NativeInfo> {
-  const available = (readProc('/proc/sys/net/ipv4/tcp_available_congestion_control') ?? '').split(/\s+/).filter(Boolean);
+  const available = (readProc('/proc/sys/net/ipv4/tcp_available_congestion_control') ?? '')
+    .split(/\s+/)
+    .filter(Boolean);
   const allowed = (readProc('/proc/sys/net/ipv4/tcp_allowed_congestion_control') ?? '').split(/\s+/).filter(Boolean);
   const base = { platform: process.platform, kernel: release() };
   if (binding === undefined) {
@@ -100,7 +107,10 @@ export async function nativeInfo(): Promise<NativeInfo> {
     let info: NativeInfo['tcpInfo'];
     try {
       const read = tcpInfo(socket);
-      info = read.rttUs !== undefined && (read.mss ?? 0) > 0 ? { available: true, kernelLengthBytes: read.kernelLengthBytes } : { available: false, reason: 'TCP_INFO lacks rtt or mss' };
+      info =
+        read.rttUs !== undefined && (read.mss ?? 0) > 0
+          ? { available: true, kernelLengthBytes: read.kernelLengthBytes }
+          : { available: false, reason: 'TCP_INFO lacks rtt or mss' };
     } catch (error) {
       info = { available: false, reason: errorText(error) };
     }
@@ -129,7 +139,11 @@ export async function nativeInfo(): Promise<NativeInfo> {
     addon: { available: true },
     tcpInfo: sockets.info,
     pacingRate: sockets.pacing,
-    congestionControl: { default: readProc('/proc/sys/net/ipv4/tcp_congestion_control'), available, settable: sockets.settable },
+    congestionControl: {
+      default: readProc('/proc/sys/net/ipv4/tcp_congestion_control'),
+      available,
+      settable: sockets.settable,
+    },
     bpfClamp: await probeBpf(),
   };
 }

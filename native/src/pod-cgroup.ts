@@ -26,15 +26,26 @@ function searchPodCgroup(hierarchyRoot: string, podUid: string): string | undefi
     const { dir, depth } = pending.shift()!;
     let names: string[];
     try {
-      names = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+      names = readdirSync(dir, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name);
     } catch (error) {
-      if (depth === 0) throw new NativeError('NATIVE_ERR_CGROUP', `cannot read the cgroup hierarchy at ${hierarchyRoot}: ${(error as Error).message}`, { cause: error });
+      if (depth === 0)
+        throw new NativeError(
+          'NATIVE_ERR_CGROUP',
+          `cannot read the cgroup hierarchy at ${hierarchyRoot}: ${(error as Error).message}`,
+          { cause: error },
+        );
       continue;
     }
     for (const name of names) {
       if (isPodCgroupName(name, podUid)) return join(dir, name);
       // Only kubelet's subtree holds pods: no walk through every service's cgroup.
-      if (depth + 1 < maxDepth && (name.startsWith('kube') || name.endsWith('.slice') || /^(besteffort|burstable|guaranteed)$/.test(name))) pending.push({ dir: join(dir, name), depth: depth + 1 });
+      if (
+        depth + 1 < maxDepth &&
+        (name.startsWith('kube') || name.endsWith('.slice') || /^(besteffort|burstable|guaranteed)$/.test(name))
+      )
+        pending.push({ dir: join(dir, name), depth: depth + 1 });
     }
   }
   return undefined;
@@ -42,9 +53,15 @@ function searchPodCgroup(hierarchyRoot: string, podUid: string): string | undefi
 
 /** The pod's cgroup directory below `hierarchyRoot` (a cgroup v2 mount of the node's hierarchy). */
 export function findPodCgroup(hierarchyRoot: string, podUid: string): string {
-  if (!podUidPattern.test(podUid)) throw new NativeError('NATIVE_ERR_ARGUMENT', `"${podUid}" is not a pod UID (metadata.uid)`);
+  if (!podUidPattern.test(podUid))
+    throw new NativeError('NATIVE_ERR_ARGUMENT', `"${podUid}" is not a pod UID (metadata.uid)`);
   const found = searchPodCgroup(hierarchyRoot, podUid);
-  if (found === undefined) throw new NativeError('NATIVE_ERR_CGROUP', `no cgroup for pod ${podUid} below ${hierarchyRoot} (is it the node's cgroup v2 hierarchy, mounted from the host?)`);
+  if (found === undefined)
+    throw new NativeError(
+      'NATIVE_ERR_CGROUP',
+      `no cgroup for pod ${podUid} below ${hierarchyRoot} (is it the node's cgroup v2 ` +
+        `hierarchy, mounted from the host?)`,
+    );
   return found;
 }
 

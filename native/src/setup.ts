@@ -33,9 +33,11 @@ export interface SetupResult {
 }
 
 function requireBpf() {
-  if (binding === undefined) throw new NativeError('NATIVE_ERR_UNSUPPORTED', `native addon unavailable: ${bindingUnavailableReason}`);
+  if (binding === undefined)
+    throw new NativeError('NATIVE_ERR_UNSUPPORTED', `native addon unavailable: ${bindingUnavailableReason}`);
   const compiled = binding.bpfCompiled();
-  if (!compiled.compiled) throw new NativeError('NATIVE_ERR_BPF_UNAVAILABLE', compiled.reason ?? 'BPF support not compiled');
+  if (!compiled.compiled)
+    throw new NativeError('NATIVE_ERR_BPF_UNAVAILABLE', compiled.reason ?? 'BPF support not compiled');
   return binding;
 }
 
@@ -48,7 +50,10 @@ function lookupUser(user: string): { uid: number; gid: number } {
 
 export async function setupClamp(options: SetupOptions = {}): Promise<SetupResult> {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
-    throw new NativeError('NATIVE_ERR_PRIVILEGE', 'trickle native setup must run as root (it mounts bpffs, creates a cgroup and loads a BPF program)');
+    throw new NativeError(
+      'NATIVE_ERR_PRIVILEGE',
+      'trickle native setup must run as root (it mounts bpffs, creates a cgroup and loads a BPF program)',
+    );
   }
   const native = requireBpf();
   const owner = options.user === undefined ? undefined : lookupUser(options.user);
@@ -71,7 +76,8 @@ export async function setupClamp(options: SetupOptions = {}): Promise<SetupResul
   }
   if (owner !== undefined) {
     await chown(pinDir, owner.uid, owner.gid);
-    if (options.shareCgroup !== false) for (const name of ['', 'cgroup.procs']) await chown(join(cgroupPath, name), owner.uid, owner.gid);
+    if (options.shareCgroup !== false)
+      for (const name of ['', 'cgroup.procs']) await chown(join(cgroupPath, name), owner.uid, owner.gid);
   }
   return { cgroupPath, pinDir, attachedNow, owner };
 }

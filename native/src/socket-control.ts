@@ -3,7 +3,19 @@
  * package implements it; tests and non-Linux hosts can use the same shape.
  */
 import type { ClampBackend } from './clamp/clamp-backend.js';
-import { getCongestionControl, openFileSend, raiseSendBuffer, setCongestionControl, setMaxPacingRate, setNotsentLowat, socketCookie, tcpInfo, type FileSend, type SocketLike, type TcpInfo } from './socket.js';
+import {
+  getCongestionControl,
+  openFileSend,
+  raiseSendBuffer,
+  setCongestionControl,
+  setMaxPacingRate,
+  setNotsentLowat,
+  socketCookie,
+  tcpInfo,
+  type FileSend,
+  type SocketLike,
+  type TcpInfo,
+} from './socket.js';
 
 export interface SocketControl {
   tcpInfo(socket: SocketLike): TcpInfo;
@@ -18,5 +30,15 @@ export interface SocketControl {
 }
 
 export function createSocketControl(clamp: ClampBackend): SocketControl {
-  return { tcpInfo, setMaxPacingRate, setCongestionControl, getCongestionControl, setNotsentLowat, raiseSendBuffer, socketCookie, openFileSend, clamp };
+  return {
+    tcpInfo,
+    setMaxPacingRate,
+    setCongestionControl,
+    getCongestionControl,
+    setNotsentLowat,
+    raiseSendBuffer,
+    socketCookie,
+    openFileSend,
+    clamp,
+  };
 }

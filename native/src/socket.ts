@@ -53,7 +53,11 @@ export interface TcpInfo {
 }
 
 export function requireBinding(): NativeBinding {
-  if (binding === undefined) throw new NativeError('NATIVE_ERR_UNSUPPORTED', `native socket control is not available: ${bindingUnavailableReason}`);
+  if (binding === undefined)
+    throw new NativeError(
+      'NATIVE_ERR_UNSUPPORTED',
+      `native socket control is not available: ${bindingUnavailableReason}`,
+    );
   return binding;
 }
 
@@ -79,11 +83,18 @@ type TcpInfoBuilder = (values: Float64Array, kernelLengthBytes: number) => TcpIn
  * Missing fields (NaN from the addon) become undefined.
  */
 function compileTcpInfoBuilder(names: readonly string[]): TcpInfoBuilder {
-  if (!names.every((name) => /^[A-Za-z][A-Za-z0-9]*$/.test(name))) throw new Error('unexpected TCP_INFO field name from the addon');
+  if (!names.every((name) => /^[A-Za-z][A-Za-z0-9]*$/.test(name)))
+    throw new Error('unexpected TCP_INFO field name from the addon');
   const properties = names.map((name, i) =>
-    name === 'deliveryRateAppLimited' ? `${name}: values[${i}] !== values[${i}] ? undefined : values[${i}] === 1` : `${name}: values[${i}] !== values[${i}] ? undefined : values[${i}]`,
+    name === 'deliveryRateAppLimited'
+      ? `${name}: values[${i}] !== values[${i}] ? undefined : values[${i}] === 1`
+      : `${name}: values[${i}] !== values[${i}] ? undefined : values[${i}]`,
   );
-  return new Function('values', 'kernelLengthBytes', `return { ${properties.join(', ')}, kernelLengthBytes };`) as TcpInfoBuilder;
+  return new Function(
+    'values',
+    'kernelLengthBytes',
+    `return { ${properties.join(', ')}, kernelLengthBytes };`,
+  ) as TcpInfoBuilder;
 }
 
 let tcpInfoLayout: { build: TcpInfoBuilder; values: Float64Array } | undefined;
@@ -155,7 +166,10 @@ export interface FileSend {
    * One write at a time; throws what fails at once.
    */
   write(offsetBytes: number, lengthBytes: number, done: SendFileDone): number;
-  /** Stops a write under way (its `done` never comes) and releases the file; the bytes sent over the transfer's life. Later calls: undefined. */
+  /**
+   * Stops a write under way (its `done` never comes) and releases the file; the bytes sent over the transfer's life.
+   * Later calls: undefined.
+   */
   close(): number | undefined;
 }
 
@@ -178,7 +192,10 @@ export function openFileSend(socket: SocketLike, path: string, endOffsetBytes: n
   };
 }
 
-/** How an asynchronous write ended: the error (null: every byte is in the socket), the bytes it sent, the sendfile calls it made. */
+/**
+ * How an asynchronous write ended: the error (null: every byte is in the socket), the bytes it sent, the sendfile calls
+ * it made.
+ */
 export type SendFileDone = (error: Error | null, sentBytes: number, sendfileCalls: number) => void;
 
 /** Cookies of live sockets: a socket keeps its cookie for life (a bare fd may be reused, so it is not cached). */
@@ -194,4 +211,3 @@ export function socketCookie(socket: SocketLike): bigint {
   }
   return cookie;
 }
-

@@ -1,4 +1,7 @@
-/** openFileSend on live loopback connections (no root needed): bytes, consecutive writes, waiting for room, close, errors. */
+/**
+ * openFileSend on live loopback connections (no root needed): bytes, consecutive writes, waiting for room, close,
+ * errors.
+ */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -17,10 +20,16 @@ interface Written {
 }
 
 /** One write: settled at once (the calls it took) or when its callback comes. */
-function write(transfer: FileSend, offsetBytes: number, lengthBytes: number): { atOnce: boolean; result: Promise<Written> } {
+function write(
+  transfer: FileSend,
+  offsetBytes: number,
+  lengthBytes: number,
+): { atOnce: boolean; result: Promise<Written> } {
   let resolve!: (value: Written) => void;
   const result = new Promise<Written>((r) => (resolve = r));
-  const calls = transfer.write(offsetBytes, lengthBytes, (error, sentBytes, asyncCalls) => resolve({ error, sentBytes, calls: asyncCalls }));
+  const calls = transfer.write(offsetBytes, lengthBytes, (error, sentBytes, asyncCalls) =>
+    resolve({ error, sentBytes, calls: asyncCalls }),
+  );
   if (calls >= 0) resolve({ error: null, sentBytes: lengthBytes, calls });
   return { atOnce: calls >= 0, result };
 }
@@ -43,22 +52,25 @@ describe('openFileSend', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('writes consecutive blocks byte for byte through one held transfer, each in one call when the socket has room', async () => {
-    const { server, serverSide, client } = await connectedPair();
-    const received = collect(client);
-    const transfer = openFileSend(serverSide, path, 1000 + 4 * 16_384);
-    for (let block = 0; block < 4; block++) {
-      const { atOnce, result } = write(transfer, 1000 + block * 16_384, 16_384);
-      assert.ok(atOnce, `block ${block} was taken at once`);
-      assert.equal((await result).calls, 1);
-    }
-    assert.equal(transfer.close(), 4 * 16_384, 'the bytes sent over the transfer');
-    assert.equal(transfer.close(), undefined, 'a second close is a no-op');
-    serverSide.end();
-    await once(client, 'end');
-    assert.ok(received.bytes().equals(content.subarray(1000, 1000 + 4 * 16_384)));
-    server.close();
-  });
+  it(
+    'writes consecutive blocks byte for byte through one held transfer, each in one ' + 'call when the socket has room',
+    async () => {
+      const { server, serverSide, client } = await connectedPair();
+      const received = collect(client);
+      const transfer = openFileSend(serverSide, path, 1000 + 4 * 16_384);
+      for (let block = 0; block < 4; block++) {
+        const { atOnce, result } = write(transfer, 1000 + block * 16_384, 16_384);
+        assert.ok(atOnce, `block ${block} was taken at once`);
+        assert.equal((await result).calls, 1);
+      }
+      assert.equal(transfer.close(), 4 * 16_384, 'the bytes sent over the transfer');
+      assert.equal(transfer.close(), undefined, 'a second close is a no-op');
+      serverSide.end();
+      await once(client, 'end');
+      assert.ok(received.bytes().equals(content.subarray(1000, 1000 + 4 * 16_384)));
+      server.close();
+    },
+  );
 
   it('waits for room while the reader is paused, then finishes with every byte in order', async () => {
     const { server, serverSide, client } = await connectedPair();
@@ -104,7 +116,10 @@ describe('openFileSend', () => {
     void result.then(() => (called = true));
     await new Promise((resolve) => setTimeout(resolve, 100));
     const sentSoFar = transfer.close();
-    assert.ok(typeof sentSoFar === 'number' && sentSoFar > 0 && sentSoFar < content.length, `sent so far: ${sentSoFar}`);
+    assert.ok(
+      typeof sentSoFar === 'number' && sentSoFar > 0 && sentSoFar < content.length,
+      `sent so far: ${sentSoFar}`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(called, false);
     const received = collect(client);
@@ -118,35 +133,41 @@ describe('openFileSend', () => {
     server.close();
   });
 
-  it('reports a reset peer asynchronously, and a file truncated after opening on the write that reaches its end', async () => {
-    const { server, serverSide, client } = await connectedPair();
-    client.pause();
-    const transfer = openFileSend(serverSide, path, content.length);
-    const { result } = write(transfer, 0, content.length);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    client.resetAndDestroy();
-    const reset = await result;
-    assert.ok(reset.error !== null && ['ECONNRESET', 'EPIPE'].includes((reset.error as NodeJS.ErrnoException).code ?? ''), String(reset.error));
-    transfer.close();
-    serverSide.destroy();
-    server.close();
+  it(
+    'reports a reset peer asynchronously, and a file truncated after opening on the ' + 'write that reaches its end',
+    async () => {
+      const { server, serverSide, client } = await connectedPair();
+      client.pause();
+      const transfer = openFileSend(serverSide, path, content.length);
+      const { result } = write(transfer, 0, content.length);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      client.resetAndDestroy();
+      const reset = await result;
+      assert.ok(
+        reset.error !== null && ['ECONNRESET', 'EPIPE'].includes((reset.error as NodeJS.ErrnoException).code ?? ''),
+        String(reset.error),
+      );
+      transfer.close();
+      serverSide.destroy();
+      server.close();
 
-    const shrinking = join(dir, 'shrinking.bin');
-    writeFileSync(shrinking, content.subarray(0, 100_000));
-    const pair = await connectedPair();
-    const received = collect(pair.client);
-    const held = openFileSend(pair.serverSide, shrinking, 100_000);
-    truncateSync(shrinking, 50_000);
-    // sendfile takes the 50 000 bytes there are (a short count), then finds the end
-    const { error, sentBytes } = await write(held, 0, 100_000).result;
-    assert.equal((error as NodeJS.ErrnoException | null)?.code, 'NATIVE_ERR_FILE_SHORT');
-    assert.equal(sentBytes, 50_000);
-    held.close();
-    pair.serverSide.end();
-    await once(pair.client, 'end');
-    assert.ok(received.bytes().equals(content.subarray(0, 50_000)));
-    pair.server.close();
-  });
+      const shrinking = join(dir, 'shrinking.bin');
+      writeFileSync(shrinking, content.subarray(0, 100_000));
+      const pair = await connectedPair();
+      const received = collect(pair.client);
+      const held = openFileSend(pair.serverSide, shrinking, 100_000);
+      truncateSync(shrinking, 50_000);
+      // sendfile takes the 50 000 bytes there are (a short count), then finds the end
+      const { error, sentBytes } = await write(held, 0, 100_000).result;
+      assert.equal((error as NodeJS.ErrnoException | null)?.code, 'NATIVE_ERR_FILE_SHORT');
+      assert.equal(sentBytes, 50_000);
+      held.close();
+      pair.serverSide.end();
+      await once(pair.client, 'end');
+      assert.ok(received.bytes().equals(content.subarray(0, 50_000)));
+      pair.server.close();
+    },
+  );
 
   it('refuses at open a file shorter than the ranges, a missing file and a destroyed socket', async () => {
     const { server, serverSide, client } = await connectedPair();

@@ -7,7 +7,17 @@ import { openSync, closeSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { connectedPair } from './helpers/loopback-pair.js';
-import { getCongestionControl, getMaxPacingRate, isSyscallError, raiseSendBuffer, setCongestionControl, setMaxPacingRate, setNotsentLowat, socketCookie, tcpInfo } from '../src/index.js';
+import {
+  getCongestionControl,
+  getMaxPacingRate,
+  isSyscallError,
+  raiseSendBuffer,
+  setCongestionControl,
+  setMaxPacingRate,
+  setNotsentLowat,
+  socketCookie,
+  tcpInfo,
+} from '../src/index.js';
 
 /**
  * Streams for `durationMs` from serverSide to client; returns the client's goodput in bits/s after
@@ -37,7 +47,11 @@ async function stream(serverSide: Socket, client: Socket, durationMs: number, wa
   return ((received * 8) / (lastMs - firstMs)) * 1000;
 }
 
-const isErrno = (code: string, syscall?: string) => (error: unknown) => isSyscallError(error) && error.code === code && (syscall === undefined || error.syscall === syscall) && error.errno < 0;
+const isErrno = (code: string, syscall?: string) => (error: unknown) =>
+  isSyscallError(error) &&
+  error.code === code &&
+  (syscall === undefined || error.syscall === syscall) &&
+  error.errno < 0;
 
 describe('socket introspection and control', () => {
   let pair: Awaited<ReturnType<typeof connectedPair>>;
@@ -55,8 +69,12 @@ describe('socket introspection and control', () => {
   it('reads TCP_INFO by the length the kernel returns, with sane values on a live transfer', async () => {
     const first = tcpInfo(pair.serverSide);
     assert.ok(first.kernelLengthBytes >= 232, `kernel returned ${first.kernelLengthBytes} bytes`);
-    for (const [name, value] of Object.entries(first)) assert.ok(value === undefined || typeof value === 'boolean' || Number.isFinite(value), `${name} = ${value}`);
-    assert.ok(Object.values(first).filter((value) => value !== undefined).length > 50, 'the kernel reports most fields');
+    for (const [name, value] of Object.entries(first))
+      assert.ok(value === undefined || typeof value === 'boolean' || Number.isFinite(value), `${name} = ${value}`);
+    assert.ok(
+      Object.values(first).filter((value) => value !== undefined).length > 50,
+      'the kernel reports most fields',
+    );
     await stream(pair.serverSide, pair.client, 300);
     const later = tcpInfo(pair.serverSide);
     assert.ok(later.rttUs! > 0 && later.mss! > 0 && later.cwnd! >= 1);
@@ -64,7 +82,8 @@ describe('socket introspection and control', () => {
     assert.ok(later.bytesSent! >= later.bytesAcked!);
     assert.equal(later.state, 1, 'ESTABLISHED');
     if (later.kernelLengthBytes >= 232) assert.equal(typeof later.sndWnd, 'number');
-    if (later.kernelLengthBytes < 240) assert.equal(later.totalRto, undefined, 'fields past the returned length are undefined');
+    if (later.kernelLengthBytes < 240)
+      assert.equal(later.totalRto, undefined, 'fields past the returned length are undefined');
   });
 
   it('paces a live transfer with SO_MAX_PACING_RATE: 2 Mbit/s within 10%', async () => {
@@ -106,7 +125,11 @@ describe('socket introspection and control', () => {
       // What the connection starts with (on loopback, with its 64 kB MSS, already megabytes).
       const initial = raiseSendBuffer(fresh.serverSide, 0);
       assert.ok(initial > 0);
-      assert.equal(raiseSendBuffer(fresh.serverSide, Math.floor(initial / 4)), initial, 'a payload it holds leaves it as it is');
+      assert.equal(
+        raiseSendBuffer(fresh.serverSide, Math.floor(initial / 4)),
+        initial,
+        'a payload it holds leaves it as it is',
+      );
       // The kernel doubles the value for its overhead and caps it at net.core.wmem_max (doubled).
       const raised = raiseSendBuffer(fresh.serverSide, initial);
       assert.equal(raised, Math.max(initial, Math.min(2 * initial, 2 * wmemMaxBytes)));
@@ -152,8 +175,14 @@ describe('socket introspection and control', () => {
 
   it('rejects negative, NaN and infinite rates before any syscall', () => {
     for (const bad of [-1, 0, Number.NaN, Number.POSITIVE_INFINITY]) {
-      assert.throws(() => setMaxPacingRate(pair.serverSide, bad), (error: unknown) => error instanceof RangeError && (error as { code?: string }).code === 'NATIVE_ERR_ARGUMENT');
+      assert.throws(
+        () => setMaxPacingRate(pair.serverSide, bad),
+        (error: unknown) => error instanceof RangeError && (error as { code?: string }).code === 'NATIVE_ERR_ARGUMENT',
+      );
     }
-    assert.throws(() => tcpInfo(-1), (error: unknown) => (error as { code?: string }).code === 'NATIVE_ERR_ARGUMENT');
+    assert.throws(
+      () => tcpInfo(-1),
+      (error: unknown) => (error as { code?: string }).code === 'NATIVE_ERR_ARGUMENT',
+    );
   });
 });

@@ -45,8 +45,15 @@ interface FlowRecordView {
 
 const refreshMs = 2000;
 const bufferSampleMs = 500;
-const series = { arrived: 'arrived at (download rate)', media: "segment's own bitrate", aimed: 'rate the origin aimed at' } as const;
-const globals = window as unknown as VegaGlobals & { trickle?: PlayerState; trickleCharts?: { updates: number; responses: number; records: number; clampPoints: number } };
+const series = {
+  arrived: 'arrived at (download rate)',
+  media: "segment's own bitrate",
+  aimed: 'rate the origin aimed at',
+} as const;
+const globals = window as unknown as VegaGlobals & {
+  trickle?: PlayerState;
+  trickleCharts?: { updates: number; responses: number; records: number; clampPoints: number };
+};
 const video = document.getElementById('video') as HTMLVideoElement;
 const note = document.getElementById('charts-note') as HTMLElement;
 const flowsUrl = new URL('../api/flows', window.location.href);
@@ -71,22 +78,58 @@ const charts: { id: string; data: string; spec: object }[] = [
     id: 'chart-rates',
     data: 'rates',
     // Log scale: an unthrottled segment arrives at hundreds of Mbit/s, a paced one near its own few.
-    spec: chartSpec('rates', { type: 'line', point: true }, {
-      y: { field: 'mbps', type: 'quantitative', title: 'Mbit/s (log scale)', scale: { type: 'log' }, axis: { tickCount: 5, format: '~g' } },
-      color: { field: 'series', type: 'nominal', title: null, scale: { domain: Object.values(series) }, legend: { orient: 'top' } },
-      tooltip: [{ field: 'file' }, { field: 'series' }, { field: 'mbps', format: '.2f' }, { field: 'policy' }],
-    }),
+    spec: chartSpec(
+      'rates',
+      { type: 'line', point: true },
+      {
+        y: {
+          field: 'mbps',
+          type: 'quantitative',
+          title: 'Mbit/s (log scale)',
+          scale: { type: 'log' },
+          axis: { tickCount: 5, format: '~g' },
+        },
+        color: {
+          field: 'series',
+          type: 'nominal',
+          title: null,
+          scale: { domain: Object.values(series) },
+          legend: { orient: 'top' },
+        },
+        tooltip: [{ field: 'file' }, { field: 'series' }, { field: 'mbps', format: '.2f' }, { field: 'policy' }],
+      },
+    ),
   },
-  { id: 'chart-buffer', data: 'buffer', spec: chartSpec('buffer', { type: 'area', line: true, opacity: 0.3 }, { y: { field: 'seconds', type: 'quantitative', title: 'buffer ahead (s)' } }) },
-  { id: 'chart-rendition', data: 'rendition', spec: chartSpec('rendition', { type: 'line', interpolate: 'step-after', point: true }, { y: { field: 'mbps', type: 'quantitative', title: 'bitrate played (Mbit/s)' } }) },
+  {
+    id: 'chart-buffer',
+    data: 'buffer',
+    spec: chartSpec(
+      'buffer',
+      { type: 'area', line: true, opacity: 0.3 },
+      { y: { field: 'seconds', type: 'quantitative', title: 'buffer ahead (s)' } },
+    ),
+  },
+  {
+    id: 'chart-rendition',
+    data: 'rendition',
+    spec: chartSpec(
+      'rendition',
+      { type: 'line', interpolate: 'step-after', point: true },
+      { y: { field: 'mbps', type: 'quantitative', title: 'bitrate played (Mbit/s)' } },
+    ),
+  },
   {
     id: 'chart-clamp',
     data: 'clamp',
-    spec: chartSpec('clamp', { type: 'point', filled: true }, {
-      y: { field: 'packets', type: 'quantitative', title: 'cwnd cap (packets)' },
-      color: { field: 'backend', type: 'nominal', title: 'applied by', legend: { orient: 'top' } },
-      tooltip: [{ field: 'file' }, { field: 'packets', format: '.1f' }, { field: 'backend' }],
-    }),
+    spec: chartSpec(
+      'clamp',
+      { type: 'point', filled: true },
+      {
+        y: { field: 'packets', type: 'quantitative', title: 'cwnd cap (packets)' },
+        color: { field: 'backend', type: 'nominal', title: 'applied by', legend: { orient: 'top' } },
+        tooltip: [{ field: 'file' }, { field: 'packets', format: '.1f' }, { field: 'backend' }],
+      },
+    ),
   },
 ];
 
@@ -99,15 +142,20 @@ let audio: { asset: string; ids: Set<string> } | undefined;
 async function refreshAudio(asset: string): Promise<void> {
   if (audio?.asset === asset) return;
   audio = { asset, ids: new Set() };
-  const response = await fetch(new URL(`../api/assets/${encodeURIComponent(asset)}?segments=0`, window.location.href)).catch(() => undefined);
+  const response = await fetch(
+    new URL(`../api/assets/${encodeURIComponent(asset)}?segments=0`, window.location.href),
+  ).catch(() => undefined);
   if (response?.ok !== true) return;
   const index = (await response.json()) as { renditions?: { id: string; kind: string }[] };
-  audio.ids = new Set((index.renditions ?? []).filter((rendition) => rendition.kind === 'audio').map((rendition) => rendition.id));
+  audio.ids = new Set(
+    (index.renditions ?? []).filter((rendition) => rendition.kind === 'audio').map((rendition) => rendition.id),
+  );
 }
 
 function bufferAhead(): number {
   const time = video.currentTime;
-  for (let i = 0; i < video.buffered.length; i++) if (video.buffered.start(i) <= time && time <= video.buffered.end(i)) return video.buffered.end(i) - time;
+  for (let i = 0; i < video.buffered.length; i++)
+    if (video.buffered.start(i) <= time && time <= video.buffered.end(i)) return video.buffered.end(i) - time;
   return 0;
 }
 
@@ -116,7 +164,9 @@ function loadEpochMs(state: PlayerState): number {
 }
 
 /** The media responses the browser fetched since the player started, matched to the origin's records. */
-function responses(state: PlayerState): { atSec: number; file: string; arrivedMbps: number; record: FlowRecordView | undefined }[] {
+function responses(
+  state: PlayerState,
+): { atSec: number; file: string; arrivedMbps: number; record: FlowRecordView | undefined }[] {
   const startMs = loadEpochMs(state);
   const byFile = new Map<string, FlowRecordView[]>();
   for (const record of records) {
@@ -129,16 +179,31 @@ function responses(state: PlayerState): { atSec: number; file: string; arrivedMb
   for (const entry of performance.getEntriesByType('resource') as PerformanceResourceTiming[]) {
     const path = new URL(entry.name).pathname;
     const startedMs = performance.timeOrigin + entry.startTime;
-    if (!/\/media\/[^/]+\/[^/]+\.(m4s|mp4|ts)$/.test(path) || /init/.test(path) || entry.responseEnd <= entry.requestStart || startedMs < startMs) continue;
+    if (
+      !/\/media\/[^/]+\/[^/]+\.(m4s|mp4|ts)$/.test(path) ||
+      /init/.test(path) ||
+      entry.responseEnd <= entry.requestStart ||
+      startedMs < startMs
+    )
+      continue;
     const [asset, file] = path.split('/').slice(-2) as [string, string];
     let record: FlowRecordView | undefined;
     for (const candidate of byFile.get(`${asset}/${file}`) ?? []) {
       if (Math.abs(candidate.startedAtEpochMs - startedMs) > 3000) continue;
-      if (record === undefined || Math.abs(candidate.startedAtEpochMs - startedMs) < Math.abs(record.startedAtEpochMs - startedMs)) record = candidate;
+      if (
+        record === undefined ||
+        Math.abs(candidate.startedAtEpochMs - startedMs) < Math.abs(record.startedAtEpochMs - startedMs)
+      )
+        record = candidate;
     }
     if (record?.rendition != null && audio?.ids.has(record.rendition) === true) continue;
     const bytes = entry.encodedBodySize > 0 ? entry.encodedBodySize : entry.transferSize;
-    rows.push({ atSec: (startedMs - startMs) / 1000, file, arrivedMbps: (bytes * 8) / ((entry.responseEnd - entry.requestStart) * 1000), record });
+    rows.push({
+      atSec: (startedMs - startMs) / 1000,
+      file,
+      arrivedMbps: (bytes * 8) / ((entry.responseEnd - entry.requestStart) * 1000),
+      record,
+    });
   }
   return rows;
 }
@@ -151,7 +216,9 @@ async function refreshRecords(state: PlayerState): Promise<void> {
   if (response === undefined || !response.ok) {
     // With an admin listener the records live only there (they carry client addresses).
     recordsReachable = false;
-    note.textContent = "The origin's flow records are not served here (an admin port, or another origin): the rates aimed at and the clamp are not shown.";
+    note.textContent =
+      "The origin's flow records are not served here (an admin port, or another origin): " +
+      'the rates aimed at and the clamp are not shown.';
     return;
   }
   records = ((await response.json()) as { flows: FlowRecordView[] }).flows;
@@ -169,7 +236,11 @@ async function main(): Promise<void> {
     return;
   }
   const views = new Map<string, VegaView>();
-  for (const chart of charts) views.set(chart.data, (await vegaEmbed(document.getElementById(chart.id)!, chart.spec, { actions: false, renderer: 'svg' })).view);
+  for (const chart of charts)
+    views.set(
+      chart.data,
+      (await vegaEmbed(document.getElementById(chart.id)!, chart.spec, { actions: false, renderer: 'svg' })).view,
+    );
   globals.trickleCharts = { updates: 0, responses: 0, records: 0, clampPoints: 0 };
   let lastLoadMs = -1;
 
@@ -192,21 +263,66 @@ async function main(): Promise<void> {
     const fetched = responses(state);
     const rates = fetched.flatMap((response) => {
       const policy = response.record?.policy ?? '';
-      const rows: { atSec: number; series: string; mbps: number; file: string; policy: string }[] = [{ atSec: response.atSec, series: series.arrived, mbps: response.arrivedMbps, file: response.file, policy }];
-      if (response.record?.mediaRateBps != null) rows.push({ atSec: response.atSec, series: series.media, mbps: response.record.mediaRateBps.mean / 1e6, file: response.file, policy });
-      if (response.record?.targetRateBps != null) rows.push({ atSec: response.atSec, series: series.aimed, mbps: response.record.targetRateBps.mean / 1e6, file: response.file, policy });
+      const rows: { atSec: number; series: string; mbps: number; file: string; policy: string }[] = [
+        { atSec: response.atSec, series: series.arrived, mbps: response.arrivedMbps, file: response.file, policy },
+      ];
+      if (response.record?.mediaRateBps != null)
+        rows.push({
+          atSec: response.atSec,
+          series: series.media,
+          mbps: response.record.mediaRateBps.mean / 1e6,
+          file: response.file,
+          policy,
+        });
+      if (response.record?.targetRateBps != null)
+        rows.push({
+          atSec: response.atSec,
+          series: series.aimed,
+          mbps: response.record.targetRateBps.mean / 1e6,
+          file: response.file,
+          policy,
+        });
       return rows;
     });
     const clamp = fetched.flatMap((response) => {
       const packets = response.record?.appliedClampPackets ?? response.record?.clampPackets ?? null;
-      return packets === null ? [] : [{ atSec: response.atSec, packets: packets.mean, backend: response.record!.backend, file: response.file }];
+      return packets === null
+        ? []
+        : [{ atSec: response.atSec, packets: packets.mean, backend: response.record!.backend, file: response.file }];
     });
-    const rendition = state.bitrateTimeline.map((point) => ({ atSec: point.atMs / 1000, mbps: point.bitrateBps / 1e6 }));
+    const rendition = state.bitrateTimeline.map((point) => ({
+      atSec: point.atMs / 1000,
+      mbps: point.bitrateBps / 1e6,
+    }));
     // The bitrate in force now, so the step runs to the present.
-    if (rendition.length > 0) rendition.push({ atSec: (performance.now() - state.loadedAtMs) / 1000, mbps: rendition[rendition.length - 1]!.mbps });
-    const replace = (name: string, rows: readonly object[]) => views.get(name)!.change(name, vega.changeset().remove(() => true).insert(rows)).runAsync();
-    await Promise.all([replace('rates', rates), replace('buffer', bufferRows), replace('rendition', rendition), replace('clamp', clamp)]);
-    globals.trickleCharts = { updates: globals.trickleCharts!.updates + 1, responses: fetched.length, records: fetched.filter((r) => r.record !== undefined).length, clampPoints: clamp.length };
+    if (rendition.length > 0)
+      rendition.push({
+        atSec: (performance.now() - state.loadedAtMs) / 1000,
+        mbps: rendition[rendition.length - 1]!.mbps,
+      });
+    const replace = (name: string, rows: readonly object[]) =>
+      views
+        .get(name)!
+        .change(
+          name,
+          vega
+            .changeset()
+            .remove(() => true)
+            .insert(rows),
+        )
+        .runAsync();
+    await Promise.all([
+      replace('rates', rates),
+      replace('buffer', bufferRows),
+      replace('rendition', rendition),
+      replace('clamp', clamp),
+    ]);
+    globals.trickleCharts = {
+      updates: globals.trickleCharts!.updates + 1,
+      responses: fetched.length,
+      records: fetched.filter((r) => r.record !== undefined).length,
+      clampPoints: clamp.length,
+    };
   };
   const loop = (): void => {
     void update()

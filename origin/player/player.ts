@@ -170,7 +170,14 @@ function withPolicy(url: string, policy: string | null): string {
 
 function startDashjs(options: PlaybackOptions): () => void {
   const dash = dashjs.MediaPlayer().create();
-  const buffer = options.bufferSeconds === null ? {} : { bufferTimeDefault: options.bufferSeconds, bufferTimeAtTopQuality: options.bufferSeconds, bufferTimeAtTopQualityLongForm: options.bufferSeconds };
+  const buffer =
+    options.bufferSeconds === null
+      ? {}
+      : {
+          bufferTimeDefault: options.bufferSeconds,
+          bufferTimeAtTopQuality: options.bufferSeconds,
+          bufferTimeAtTopQualityLongForm: options.bufferSeconds,
+        };
   dash.updateSettings({
     streaming: {
       buffer,
@@ -196,10 +203,16 @@ function startDashjs(options: PlaybackOptions): () => void {
       return request;
     });
   }
-  dash.on(dashjs.MediaPlayer.events.QUALITY_CHANGE_RENDERED, (event: { mediaType: string; newRepresentation?: { bandwidth?: number } }) => {
-    if (event.mediaType === 'video' && event.newRepresentation?.bandwidth !== undefined) recordBitrate(event.newRepresentation.bandwidth);
-  });
-  dash.on(dashjs.MediaPlayer.events.ERROR, (event: unknown) => fail(`dash.js error: ${JSON.stringify(event).slice(0, 300)}`));
+  dash.on(
+    dashjs.MediaPlayer.events.QUALITY_CHANGE_RENDERED,
+    (event: { mediaType: string; newRepresentation?: { bandwidth?: number } }) => {
+      if (event.mediaType === 'video' && event.newRepresentation?.bandwidth !== undefined)
+        recordBitrate(event.newRepresentation.bandwidth);
+    },
+  );
+  dash.on(dashjs.MediaPlayer.events.ERROR, (event: unknown) =>
+    fail(`dash.js error: ${JSON.stringify(event).slice(0, 300)}`),
+  );
   dash.initialize(video, options.url, true);
   return () => dash.destroy();
 }
@@ -211,9 +224,13 @@ function startHlsjs(options: PlaybackOptions): (() => void) | undefined {
   }
   const policy = options.policy;
   const hls = new Hls({
-    ...(options.bufferSeconds === null ? {} : { maxBufferLength: options.bufferSeconds, maxMaxBufferLength: options.bufferSeconds }),
+    ...(options.bufferSeconds === null
+      ? {}
+      : { maxBufferLength: options.bufferSeconds, maxMaxBufferLength: options.bufferSeconds }),
     ...(options.cmcd ? { cmcd: { useHeaders: false } } : {}),
-    ...(policy === null ? {} : { xhrSetup: (xhr: XMLHttpRequest, url: string) => xhr.open('GET', withPolicy(url, policy), true) }),
+    ...(policy === null
+      ? {}
+      : { xhrSetup: (xhr: XMLHttpRequest, url: string) => xhr.open('GET', withPolicy(url, policy), true) }),
   });
   hls.on(Hls.Events.LEVEL_SWITCHED, (_event, data) => {
     const level = hls.levels[data.level];
@@ -222,13 +239,23 @@ function startHlsjs(options: PlaybackOptions): (() => void) | undefined {
   hls.on(Hls.Events.ERROR, (_event, data) => {
     if (data.fatal) {
       // The HTTP status (0: no response) and URL say whether the origin, the network or the page failed.
-      fail(`hls.js fatal error: ${data.type} ${data.details}${data.response === undefined ? '' : ` (HTTP ${data.response.code} for ${data.context?.url ?? data.url ?? '?'})`}`);
+      fail(
+        `hls.js fatal error: ${data.type} ${data.details}` +
+          (data.response === undefined
+            ? ''
+            : ` (HTTP ${data.response.code} for ${data.context?.url ?? data.url ?? '?'})`),
+      );
       return;
     }
     if (data.details === Hls.ErrorDetails.BUFFER_STALLED_ERROR) {
       // Repeated during one stall; the stall itself is counted by the element and the watchdog.
       const snapshot = window.trickle;
-      if (snapshot !== undefined && openEpisode(snapshot.rebuffers) === undefined && openEpisode(snapshot.stalls) === undefined) emit('hls-stall-error');
+      if (
+        snapshot !== undefined &&
+        openEpisode(snapshot.rebuffers) === undefined &&
+        openEpisode(snapshot.stalls) === undefined
+      )
+        emit('hls-stall-error');
       return;
     }
     // Recoverable load errors (timeouts, retries) explain long rebuffers; the player carries on.
@@ -267,7 +294,14 @@ function play(options: PlaybackOptions): void {
     ended: false,
     errors: [],
   };
-  emit('load', { player: options.player, url: options.url, policy: options.policy, cmcd: options.cmcd, abr: options.abr, bufferSeconds: options.bufferSeconds });
+  emit('load', {
+    player: options.player,
+    url: options.url,
+    policy: options.policy,
+    cmcd: options.cmcd,
+    abr: options.abr,
+    bufferSeconds: options.bufferSeconds,
+  });
   show('source', options.url);
 
   if (options.player === 'dashjs') teardown = startDashjs(options);
@@ -299,8 +333,19 @@ video.addEventListener('playing', () => {
 });
 video.addEventListener('waiting', () => {
   const snapshot = window.trickle;
-  if (snapshot === undefined || snapshot.startupMs === null || seeking || snapshot.ended || openEpisode(snapshot.rebuffers) !== undefined) return;
-  snapshot.rebuffers.push({ startMs: sinceLoadMs(), durationMs: null, confirmedByWatchdog: openEpisode(snapshot.stalls) !== undefined });
+  if (
+    snapshot === undefined ||
+    snapshot.startupMs === null ||
+    seeking ||
+    snapshot.ended ||
+    openEpisode(snapshot.rebuffers) !== undefined
+  )
+    return;
+  snapshot.rebuffers.push({
+    startMs: sinceLoadMs(),
+    durationMs: null,
+    confirmedByWatchdog: openEpisode(snapshot.stalls) !== undefined,
+  });
   emit('rebuffer-start', { currentTime: video.currentTime });
   show('rebuffers', String(snapshot.rebuffers.length));
 });
@@ -322,7 +367,9 @@ video.addEventListener('ended', () => {
   if (snapshot === undefined || snapshot.ended) return;
   end(snapshot, sinceLoadMs(), true);
 });
-video.addEventListener('error', () => fail(`media element error: ${video.error?.message ?? video.error?.code ?? 'unknown'}`));
+video.addEventListener('error', () =>
+  fail(`media element error: ${video.error?.message ?? video.error?.code ?? 'unknown'}`),
+);
 
 /** Watchdog: what the element does, not what it says. */
 let lastTime = 0;
@@ -345,7 +392,12 @@ setInterval(() => {
     pendingSeek = null;
   }
   // Seeks in place do not reset this: the player that misses its end seeks to it every 200 ms.
-  const atEnd = snapshot.startupMs !== null && !snapshot.ended && !video.paused && Number.isFinite(video.duration) && time >= video.duration - endToleranceSec;
+  const atEnd =
+    snapshot.startupMs !== null &&
+    !snapshot.ended &&
+    !video.paused &&
+    Number.isFinite(video.duration) &&
+    time >= video.duration - endToleranceSec;
   if (!atEnd) atEndSinceMs = null;
   else {
     atEndSinceMs ??= nowMs;
@@ -396,7 +448,8 @@ setInterval(() => {
   show('frames', `${quality.totalVideoFrames} / ${quality.droppedVideoFrames}`);
   const ranges = video.buffered;
   let ahead = 0;
-  for (let i = 0; i < ranges.length; i++) if (ranges.start(i) <= time && time <= ranges.end(i)) ahead = ranges.end(i) - time;
+  for (let i = 0; i < ranges.length; i++)
+    if (ranges.start(i) <= time && time <= ranges.end(i)) ahead = ranges.end(i) - time;
   show('buffer', `${ahead.toFixed(1)} s`);
 }, watchdogIntervalMs);
 
@@ -415,15 +468,18 @@ function linkFor(asset: AssetLinks, player: PlayerKind): string | null {
 
 function parseOptions(params: URLSearchParams): Omit<PlaybackOptions, 'player' | 'url' | 'asset'> {
   const abr = params.get('abr') ?? 'dynamic';
-  if (abr !== 'throughput' && abr !== 'bola' && abr !== 'dynamic') throw new Error(`abr must be throughput, bola or dynamic, not "${abr}"`);
+  if (abr !== 'throughput' && abr !== 'bola' && abr !== 'dynamic')
+    throw new Error(`abr must be throughput, bola or dynamic, not "${abr}"`);
   const buffer = params.get('bufferSeconds');
   const bufferSeconds = buffer === null ? null : Number(buffer);
-  if (bufferSeconds !== null && !(bufferSeconds > 0)) throw new Error(`bufferSeconds must be a positive number, not "${buffer}"`);
+  if (bufferSeconds !== null && !(bufferSeconds > 0))
+    throw new Error(`bufferSeconds must be a positive number, not "${buffer}"`);
   const seekText = params.get('seek');
   let seek: PlaybackOptions['seek'] = null;
   if (seekText !== null) {
     const [atSec, toSec] = seekText.split(':').map(Number);
-    if (seekText.split(':').length !== 2 || !(atSec! >= 0) || !(toSec! >= 0)) throw new Error(`seek must be <at seconds>:<to seconds>, not "${seekText}"`);
+    if (seekText.split(':').length !== 2 || !(atSec! >= 0) || !(toSec! >= 0))
+      throw new Error(`seek must be <at seconds>:<to seconds>, not "${seekText}"`);
     seek = { atSec: atSec!, toSec: toSec! };
   }
   return { policy: params.get('policy'), cmcd: params.get('cmcd') === '1', abr, bufferSeconds, seek };
@@ -441,7 +497,8 @@ async function main(): Promise<void> {
     return;
   }
   const wantedPlayer = params.get('player');
-  const explicitPlayer = wantedPlayer === 'dashjs' || wantedPlayer === 'hlsjs' || wantedPlayer === 'native' ? wantedPlayer : null;
+  const explicitPlayer =
+    wantedPlayer === 'dashjs' || wantedPlayer === 'hlsjs' || wantedPlayer === 'native' ? wantedPlayer : null;
   const src = params.get('src');
   if (src !== null) {
     const url = new URL(src, window.location.href).href;
@@ -456,7 +513,8 @@ async function main(): Promise<void> {
     show('error', 'no assets: create the demo with "npx trickle media demo" and reload');
     return;
   }
-  for (const asset of assets) assetSelect.add(new Option(`${asset.name}${asset.status === 'ready' ? '' : ` (${asset.status})`}`, asset.name));
+  for (const asset of assets)
+    assetSelect.add(new Option(`${asset.name}${asset.status === 'ready' ? '' : ` (${asset.status})`}`, asset.name));
   const wanted = params.get('asset');
   if (wanted !== null && assets.some((a) => a.name === wanted)) assetSelect.value = wanted;
   if (explicitPlayer !== null) playerSelect.value = explicitPlayer;
@@ -466,7 +524,11 @@ async function main(): Promise<void> {
     const player = playerSelect.value as PlayerKind;
     const relative = linkFor(asset, player);
     if (relative === null) {
-      show('error', `asset "${asset.name}" has no ${player === 'native' ? 'progressive MP4' : player === 'dashjs' ? 'DASH manifest' : 'HLS playlist'}`);
+      show(
+        'error',
+        `asset "${asset.name}" has ` +
+          `no ${player === 'native' ? 'progressive MP4' : player === 'dashjs' ? 'DASH manifest' : 'HLS playlist'}`,
+      );
       return;
     }
     const next = new URLSearchParams(params);

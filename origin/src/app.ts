@@ -3,7 +3,13 @@
  * inject() where sockets do not matter and listen() where they do.
  */
 import type https from 'node:https';
-import Fastify, { LogController, type FastifyHttpsOptions, type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyHttpsOptions,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+} from 'fastify';
 import type { SocketControl } from '@trickle/native';
 import type { OriginConfig } from './config/config.js';
 import type { MediaLibrary } from './media/library.js';
@@ -50,7 +56,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     requestTimeout: 120_000,
   };
   // The HTTPS server's requests carry TLSSockets, which are net.Sockets: the rest is the same.
-  const app = (options.tls === undefined ? Fastify(serverOptions) : Fastify({ ...(serverOptions as FastifyHttpsOptions<https.Server>), https: serverTlsOptions(options.tls) })) as unknown as FastifyInstance;
+  const app = (options.tls === undefined
+    ? Fastify(serverOptions)
+    : Fastify({
+        ...(serverOptions as FastifyHttpsOptions<https.Server>),
+        https: serverTlsOptions(options.tls),
+      })) as unknown as FastifyInstance;
 
   app.addHook('onResponse', async (request, reply) => {
     const length = reply.getHeader('content-length');

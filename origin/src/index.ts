@@ -4,14 +4,45 @@ export { trickleOrigin, playerFiles, type TrickleOriginOptions, type OriginHandl
 export { playerPageFiles, type PlayerFiles } from './player/routes.js';
 export { startOrigin, checkDemoMedia, type RunningOrigin } from './server.js';
 export { loadTlsMaterial, makeDevCertificates, type TlsFiles, type TlsMaterial, type DevCertificates } from './tls.js';
-export { loadConfig, resolveConfig, configFromEnv, originConfigSchema, type OriginConfig, type OriginConfigInput, type ConfigSources } from './config/config.js';
+export {
+  loadConfig,
+  resolveConfig,
+  configFromEnv,
+  originConfigSchema,
+  type OriginConfig,
+  type OriginConfigInput,
+  type ConfigSources,
+} from './config/config.js';
 export type { FlowRecord, PhaseRecord, ThrottlingRecord } from './delivery/flow-record.js';
 export { buildPolicies, deliveryNeedsClamp, type Policy } from './delivery/delivery-engine.js';
 export * from './rules.js';
 export { OriginError, isOriginError, originErrorCodes, errorBody, statusOf, type OriginErrorCode } from './errors.js';
-export { MediaLibrary, type MediaLibraryOptions, type MediaFile, type AssetEntry, type IndexState } from './media/library.js';
-export { assetFilesOf, buildAssetIndex, summarizeIndex, type AssetFiles, type AssetIndex, type RenditionIndex, type SegmentEntry, type ProgressiveIndex, type SegmentedFile } from './media/media-index.js';
-export { buildCorpus, corpusShapes, findShakaPackager, type CorpusShape, type ShapeOutcome } from './media/corpus.js';
+export {
+  MediaLibrary,
+  type MediaLibraryOptions,
+  type MediaFile,
+  type AssetEntry,
+  type IndexState,
+} from './media/library.js';
+export {
+  assetFilesOf,
+  buildAssetIndex,
+  summarizeIndex,
+  type AssetFiles,
+  type AssetIndex,
+  type RenditionIndex,
+  type SegmentEntry,
+  type ProgressiveIndex,
+  type SegmentedFile,
+} from './media/media-index.js';
+export {
+  buildCorpus,
+  corpusShapes,
+  describeShapeOutcome,
+  findShakaPackager,
+  type CorpusShape,
+  type ShapeOutcome,
+} from './media/corpus.js';
 export { describeAsset, describeRenditions, inspectAsset } from './media/inspect.js';
 export { ByteTimeMap, readProgressiveLayout, type ProgressiveLayout, type SampleTrack } from './media/sample-table.js';
 export { vbrBlocksOf, type VbrBlocks } from './delivery/rate-plan.js';

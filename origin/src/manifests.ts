@@ -4,6 +4,22 @@
  * read manifests through this entry.
  */
 export { parseIsoDurationSec, parseMpd, type MpdPeriod, type ParsedMpd } from './media/mpd.js';
-export { assetPath, isMasterPlaylist, loneMediaPlaylistRef, parseMasterPlaylist, parseMediaPlaylist, parsePlaylist, type HlsPlaylistRef } from './media/hls.js';
+export {
+  assetPath,
+  isMasterPlaylist,
+  loneMediaPlaylistRef,
+  parseMasterPlaylist,
+  parseMediaPlaylist,
+  parsePlaylist,
+  type HlsPlaylistRef,
+} from './media/hls.js';
 export type { ByteSpan, ManifestRendition, ManifestSegment } from './media/manifest.js';
-export { assetFilesOf, buildAssetIndex, summarizeIndex, type AssetFiles, type AssetIndex, type RenditionIndex, type SegmentEntry } from './media/media-index.js';
+export {
+  assetFilesOf,
+  buildAssetIndex,
+  summarizeIndex,
+  type AssetFiles,
+  type AssetIndex,
+  type RenditionIndex,
+  type SegmentEntry,
+} from './media/media-index.js';

@@ -35,10 +35,19 @@ export function notReadyReasons(parts: OpsParts): string[] {
   const reasons: string[] = [];
   const indexing = parts.indexing();
   if (indexing === undefined) reasons.push('the media index is being built');
-  else if (indexing.readyAssets === 0) reasons.push(indexing.brokenAssets.length === 0 ? 'no assets in the media root' : `no asset is ready (broken: ${indexing.brokenAssets.join(', ')})`);
+  else if (indexing.readyAssets === 0)
+    reasons.push(
+      indexing.brokenAssets.length === 0
+        ? 'no assets in the media root'
+        : `no asset is ready (broken: ${indexing.brokenAssets.join(', ')})`,
+    );
   const clamp = parts.socketControl.clamp;
   const wanted = parts.config.delivery.clamp.backend;
-  if (deliveryNeedsClamp(parts.config.delivery) && clamp.backend !== wanted) reasons.push(`the clamp backend is ${clamp.backend}, config demands ${wanted}${clamp.fallbackReason === undefined ? '' : ` (${clamp.fallbackReason})`}`);
+  if (deliveryNeedsClamp(parts.config.delivery) && clamp.backend !== wanted)
+    reasons.push(
+      `the clamp backend is ${clamp.backend}, config ` +
+        `demands ${wanted}${clamp.fallbackReason === undefined ? '' : ` (${clamp.fallbackReason})`}`,
+    );
   return reasons;
 }
 
@@ -47,14 +56,25 @@ export function registerOpsRoutes(app: FastifyInstance, parts: OpsParts, routes:
   app.get('/healthz', async () => ({
     status: 'ok',
     cache: library.cacheStats(),
-    delivery: { ...engine.stats(), clamp: { ...socketControl.clamp.stats(), fallbackReason: socketControl.clamp.fallbackReason ?? null } },
+    delivery: {
+      ...engine.stats(),
+      clamp: { ...socketControl.clamp.stats(), fallbackReason: socketControl.clamp.fallbackReason ?? null },
+    },
   }));
 
   app.get('/readyz', async (_request, reply) => {
     const reasons = notReadyReasons(parts);
     const indexing = parts.indexing();
-    const body = { status: reasons.length === 0 ? 'ready' : 'not ready', reasons, assets: indexing === undefined ? null : { ready: indexing.readyAssets, broken: indexing.brokenAssets }, clamp: socketControl.clamp.backend };
-    return reply.code(reasons.length === 0 ? 200 : 503).header('cache-control', 'no-store').send(body);
+    const body = {
+      status: reasons.length === 0 ? 'ready' : 'not ready',
+      reasons,
+      assets: indexing === undefined ? null : { ready: indexing.readyAssets, broken: indexing.brokenAssets },
+      clamp: socketControl.clamp.backend,
+    };
+    return reply
+      .code(reasons.length === 0 ? 200 : 503)
+      .header('cache-control', 'no-store')
+      .send(body);
   });
 
   if (routes === 'probes') return;
@@ -68,9 +88,19 @@ export function registerOpsRoutes(app: FastifyInstance, parts: OpsParts, routes:
     const since = parseSince(request.query.since);
     const limit = request.query.limit === undefined ? 1000 : Number(request.query.limit);
     if (since === undefined || !Number.isInteger(limit) || limit < 1 || limit > 100_000) {
-      return reply.code(statusOf('ORIGIN_ERR_BAD_QUERY')).send(errorBody('ORIGIN_ERR_BAD_QUERY', 'since must be epoch milliseconds or an ISO date; limit an integer from 1 to 100000'));
+      return reply
+        .code(statusOf('ORIGIN_ERR_BAD_QUERY'))
+        .send(
+          errorBody(
+            'ORIGIN_ERR_BAD_QUERY',
+            'since must be epoch milliseconds or an ISO date; limit an integer from 1 to 100000',
+          ),
+        );
     }
-    return { flows: parts.flows.since(since, limit), clamp: { backend: socketControl.clamp.backend, fallbackReason: socketControl.clamp.fallbackReason ?? null } };
+    return {
+      flows: parts.flows.since(since, limit),
+      clamp: { backend: socketControl.clamp.backend, fallbackReason: socketControl.clamp.fallbackReason ?? null },
+    };
   });
 }
 

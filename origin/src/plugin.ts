@@ -28,7 +28,9 @@ export interface OriginHandles {
   readonly clamp: ClampBackend;
   /** What the operator's routes read (for an admin listener beside the app). */
   readonly ops: OpsParts;
-  /** Settles when the first indexing pass over the library is over (it runs in the background once the app is ready). */
+  /**
+   * Settles when the first indexing pass over the library is over (it runs in the background once the app is ready).
+   */
   readonly indexed: Promise<IndexingOutcome>;
 }
 
@@ -55,7 +57,9 @@ function isFrozenConfig(config: TrickleOriginOptions['config']): config is Origi
 const readMethods = ['GET', 'HEAD', 'OPTIONS'];
 
 export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (app: FastifyInstance, options) => {
-  const config = isFrozenConfig(options.config) ? options.config : resolveConfig([{ label: 'plugin options', values: { ...(options.config ?? {}) } }]);
+  const config = isFrozenConfig(options.config)
+    ? options.config
+    : resolveConfig([{ label: 'plugin options', values: { ...(options.config ?? {}) } }]);
   const library =
     options.library ??
     new MediaLibrary({
@@ -63,15 +67,40 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
       cacheMaxBytes: config.cache.maxBytes,
       cacheMaxFileBytes: config.cache.maxFileBytes,
       revalidateMs: config.cache.revalidateMs,
-      onIndexError: (asset, error) => app.log.error({ asset, err: error, code: (error as OriginError).code, file: (error as OriginError).details?.file }, `asset "${asset}" cannot be indexed: ${error.message}`),
+      onIndexError: (asset, error) =>
+        app.log.error(
+          { asset, err: error, code: (error as OriginError).code, file: (error as OriginError).details?.file },
+          `asset "${asset}" cannot be indexed: ${error.message}`,
+        ),
     });
   await library.open();
 
   await app.register(cors, {
     origin: config.corsAllowOrigin === '*' ? '*' : config.corsAllowOrigin,
     methods: readMethods,
-    allowedHeaders: ['Range', 'If-Range', 'If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since', 'CMCD-Request', 'CMCD-Object', 'CMCD-Status', 'CMCD-Session', 'Content-Type'],
-    exposedHeaders: ['Content-Range', 'Content-Length', 'Accept-Ranges', 'Server-Timing', 'ETag', 'Last-Modified', 'CMSD-Dynamic', 'CMSD-Static'],
+    allowedHeaders: [
+      'Range',
+      'If-Range',
+      'If-None-Match',
+      'If-Modified-Since',
+      'If-Match',
+      'If-Unmodified-Since',
+      'CMCD-Request',
+      'CMCD-Object',
+      'CMCD-Status',
+      'CMCD-Session',
+      'Content-Type',
+    ],
+    exposedHeaders: [
+      'Content-Range',
+      'Content-Length',
+      'Accept-Ranges',
+      'Server-Timing',
+      'ETag',
+      'Last-Modified',
+      'CMSD-Dynamic',
+      'CMSD-Static',
+    ],
     maxAge: 600,
   });
 
@@ -84,20 +113,51 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     }
     const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 500;
     if (status >= 500) request.log.error({ err: error }, 'unhandled error');
-    return reply.code(status).send(errorBody(error.code ?? 'ORIGIN_ERR_INTERNAL', status >= 500 ? 'internal error' : error.message));
+    return reply
+      .code(status)
+      .send(errorBody(error.code ?? 'ORIGIN_ERR_INTERNAL', status >= 500 ? 'internal error' : error.message));
   });
   app.setNotFoundHandler((request, reply) => {
     // A read-only origin: every other method is not allowed anywhere (not "not found").
     if (!readMethods.includes(request.method)) {
-      return reply.code(statusOf('ORIGIN_ERR_METHOD_NOT_ALLOWED')).header('allow', readMethods.join(', ')).send(errorBody('ORIGIN_ERR_METHOD_NOT_ALLOWED', `${request.method} is not allowed: the origin answers ${readMethods.join(', ')}`));
+      return reply
+        .code(statusOf('ORIGIN_ERR_METHOD_NOT_ALLOWED'))
+        .header('allow', readMethods.join(', '))
+        .send(
+          errorBody(
+            'ORIGIN_ERR_METHOD_NOT_ALLOWED',
+            `${request.method} is not allowed: the origin answers ${readMethods.join(', ')}`,
+          ),
+        );
     }
-    return reply.code(statusOf('ORIGIN_ERR_NOT_FOUND')).send(errorBody('ORIGIN_ERR_NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`));
+    return reply
+      .code(statusOf('ORIGIN_ERR_NOT_FOUND'))
+      .send(errorBody('ORIGIN_ERR_NOT_FOUND', `no route for ${request.method} ${request.url.split('?')[0]}`));
   });
 
-  const socketControl = options.socketControl ?? createSocketControl(clampBackends.none({ native: undefined, fallbackReason: 'no clamp attached to this app (startOrigin attaches one before listen)' }));
+  const socketControl =
+    options.socketControl ??
+    createSocketControl(
+      clampBackends.none({
+        native: undefined,
+        fallbackReason: 'no clamp attached to this app (startOrigin attaches one before listen)',
+      }),
+    );
   const metrics = new DeliveryMetrics();
-  const flows = new FlowLog(config.flows.keep, config.flows.log, (error) => app.log.error({ err: error }, `flow log ${config.flows.log}: ${error.message}`));
-  const engine = new DeliveryEngine({ delivery: config.delivery, drainTimeoutMs: config.flows.drainTimeoutMs, control: socketControl, log: app.log, metrics, flowLog: flows, timingAllowOrigin: typeof config.corsAllowOrigin === 'string' ? config.corsAllowOrigin : config.corsAllowOrigin.join(', '), readRange: (file, range) => library.readRange(file, range) });
+  const flows = new FlowLog(config.flows.keep, config.flows.log, (error) =>
+    app.log.error({ err: error }, `flow log ${config.flows.log}: ${error.message}`),
+  );
+  const engine = new DeliveryEngine({
+    delivery: config.delivery,
+    drainTimeoutMs: config.flows.drainTimeoutMs,
+    control: socketControl,
+    log: app.log,
+    metrics,
+    flowLog: flows,
+    timingAllowOrigin:
+      typeof config.corsAllowOrigin === 'string' ? config.corsAllowOrigin : config.corsAllowOrigin.join(', '),
+    readRange: (file, range) => library.readRange(file, range),
+  });
   app.addHook('onClose', async () => flows.close());
 
   const sendOptions: SendFileOptions = {
@@ -117,14 +177,19 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     handler: async (request: FastifyRequest<{ Params: { asset: string; '*': string } }>, reply: FastifyReply) => {
       const file = await library.getFile(request.params.asset, request.params['*']);
       if (file === undefined) {
-        return reply.code(statusOf('ORIGIN_ERR_FILE_NOT_FOUND')).send(errorBody('ORIGIN_ERR_FILE_NOT_FOUND', 'no such media file'));
+        return reply
+          .code(statusOf('ORIGIN_ERR_FILE_NOT_FOUND'))
+          .send(errorBody('ORIGIN_ERR_FILE_NOT_FOUND', 'no such media file'));
       }
       const role = file.role;
       if (role !== 'segment' && role !== 'progressive') return sendFile(request, reply, file, sendOptions);
       // The policy is chosen before any header is written: a bad ?policy= is an error, not a cacheable segment.
       const selection = engine.select(request, file.asset, role);
       if ('error' in selection) {
-        return reply.code(statusOf('ORIGIN_ERR_BAD_POLICY')).header('cache-control', 'no-store').send(errorBody('ORIGIN_ERR_BAD_POLICY', selection.error));
+        return reply
+          .code(statusOf('ORIGIN_ERR_BAD_POLICY'))
+          .header('cache-control', 'no-store')
+          .send(errorBody('ORIGIN_ERR_BAD_POLICY', selection.error));
       }
       return sendFile(request, reply, file, {
         ...sendOptions,
@@ -145,12 +210,21 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
           const base = `media/${asset.name}/`;
           const index = state?.status === 'ready' ? state.index : undefined;
           const link = (file: string | undefined) => (file === undefined ? null : base + file);
-          const plainRenditions = index?.renditions.filter((r) => !r.pacing.paced && r.pacing.code !== undefined).length ?? 0;
+          const plainRenditions =
+            index?.renditions.filter((r) => !r.pacing.paced && r.pacing.code !== undefined).length ?? 0;
           return {
             name: asset.name,
             // partial: served, but some renditions (or manifests) only plain: `issues` says which and why.
-            status: index === undefined ? 'broken' : index.issues.length > 0 || plainRenditions > 0 ? 'partial' : 'ready',
-            ...(state?.status === 'broken' ? { error: { code: (state.error as OriginError).code ?? 'ORIGIN_ERR_CORRUPT_MEDIA', message: state.error.message } } : {}),
+            status:
+              index === undefined ? 'broken' : index.issues.length > 0 || plainRenditions > 0 ? 'partial' : 'ready',
+            ...(state?.status === 'broken'
+              ? {
+                  error: {
+                    code: (state.error as OriginError).code ?? 'ORIGIN_ERR_CORRUPT_MEDIA',
+                    message: state.error.message,
+                  },
+                }
+              : {}),
             ...(index !== undefined && index.issues.length > 0 ? { issues: index.issues } : {}),
             durationSec: index?.durationSec ?? null,
             renditionCount: index?.renditions.length ?? null,
@@ -167,15 +241,23 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
     };
   });
 
-  app.get('/api/assets/:asset', async (request: FastifyRequest<{ Params: { asset: string }; Querystring: { segments?: string } }>, reply) => {
-    const state = await library.indexState(request.params.asset);
-    if (state === undefined) throw new OriginError('ORIGIN_ERR_ASSET_NOT_FOUND', `no asset named "${request.params.asset}"`);
-    if (state.status === 'broken') {
-      const error = state.error as OriginError;
-      return reply.code(statusOf(error.code ?? 'ORIGIN_ERR_CORRUPT_MEDIA')).send(errorBody(error.code ?? 'ORIGIN_ERR_CORRUPT_MEDIA', error.message, { file: error.details?.file ?? null }));
-    }
-    return summarizeIndex(state.index, { includeSegments: request.query.segments !== '0' });
-  });
+  app.get(
+    '/api/assets/:asset',
+    async (request: FastifyRequest<{ Params: { asset: string }; Querystring: { segments?: string } }>, reply) => {
+      const state = await library.indexState(request.params.asset);
+      if (state === undefined)
+        throw new OriginError('ORIGIN_ERR_ASSET_NOT_FOUND', `no asset named "${request.params.asset}"`);
+      if (state.status === 'broken') {
+        const error = state.error as OriginError;
+        return reply
+          .code(statusOf(error.code ?? 'ORIGIN_ERR_CORRUPT_MEDIA'))
+          .send(
+            errorBody(error.code ?? 'ORIGIN_ERR_CORRUPT_MEDIA', error.message, { file: error.details?.file ?? null }),
+          );
+      }
+      return summarizeIndex(state.index, { includeSegments: request.query.segments !== '0' });
+    },
+  );
 
   app.addHook('onResponse', async (request, reply) => {
     metrics.httpResponse(request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
@@ -186,7 +268,7 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
   const indexed = new Promise<IndexingOutcome>((resolve) => (indexingDone = resolve));
   const ops: OpsParts = { config, library, engine, metrics, flows, socketControl, indexing: () => indexing };
   // With an admin listener, metrics and flow records (client addresses) are served only there.
-  registerOpsRoutes(app, ops, config.admin === undefined ? 'all' : 'probes');
+  registerOpsRoutes(app, ops, opsOnPublicListener(config) ? 'all' : 'probes');
   options.onHandles?.({ engine, metrics, flows, clamp: socketControl.clamp, ops, indexed });
 
   await registerPlayerRoutes(app, playerFiles());
@@ -203,8 +285,25 @@ export const trickleOrigin: FastifyPluginAsync<TrickleOriginOptions> = async (ap
   });
 };
 
+/** Whether a host name or address is this machine's loopback. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * Whether /metrics and /api/flows (viewers' addresses) are on the public listener: not with an admin
+ * listener (they are there), and not on an address others reach unless config says so (publicOps).
+ */
+export function opsOnPublicListener(config: Pick<OriginConfig, 'admin' | 'host' | 'publicOps'>): boolean {
+  return config.admin === undefined && (isLoopbackHost(config.host) || config.publicOps);
+}
+
 /** Indexes every asset of the library, `concurrency` at a time, and says what it found. */
-export async function indexLibrary(library: MediaLibrary, log: FastifyBaseLogger, concurrency = 4): Promise<IndexingOutcome> {
+export async function indexLibrary(
+  library: MediaLibrary,
+  log: FastifyBaseLogger,
+  concurrency = 4,
+): Promise<IndexingOutcome> {
   const startedMs = performance.now();
   const assets = await library.listAssets().catch((error: unknown) => {
     log.error({ err: error }, `the media root ${library.root} cannot be listed: ${(error as Error).message}`);
@@ -223,15 +322,26 @@ export async function indexLibrary(library: MediaLibrary, log: FastifyBaseLogger
         readyAssets++;
         if (state.index.issues.length > 0) {
           partialAssets++;
-          log.warn({ asset: asset.name, issues: state.index.issues }, `asset "${asset.name}" is served, partly plain: ${state.index.issues.join('; ')}`);
+          log.warn(
+            { asset: asset.name, issues: state.index.issues },
+            `asset "${asset.name}" is served, partly plain: ${state.index.issues.join('; ')}`,
+          );
         }
-        if (assets.length <= 100) log.info({ asset: asset.name, renditions: state.index.renditions.length, durationSec: state.index.durationSec }, `indexed asset "${asset.name}"`);
+        if (assets.length <= 100)
+          log.info(
+            { asset: asset.name, renditions: state.index.renditions.length, durationSec: state.index.durationSec },
+            `indexed asset "${asset.name}"`,
+          );
       } else brokenAssets.push(asset.name);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, assets.length) }, worker));
   const seconds = (performance.now() - startedMs) / 1000;
-  log.info({ ready: readyAssets, partial: partialAssets, broken: brokenAssets.length, seconds }, `indexed ${assets.length} assets in ${seconds.toFixed(1)} s: ${readyAssets} served (${partialAssets} partly plain), ${brokenAssets.length} broken`);
+  log.info(
+    { ready: readyAssets, partial: partialAssets, broken: brokenAssets.length, seconds },
+    `indexed ${assets.length} assets in ${seconds.toFixed(1)} s: ${readyAssets} served ` +
+      `(${partialAssets} partly plain), ${brokenAssets.length} broken`,
+  );
   return { readyAssets, brokenAssets: brokenAssets.sort() };
 }
 
@@ -250,7 +360,11 @@ export function playerFiles(): PlayerFiles {
     chartsJs: join(packageRoot, 'dist', 'player', 'charts.js'),
     vega: resolveOptional(() => {
       const build = (name: string, file: string) => join(dirname(require.resolve(name)), file);
-      return { vega: build('vega', 'vega.min.js'), vegaLite: build('vega-lite', 'vega-lite.min.js'), vegaEmbed: build('vega-embed', 'vega-embed.min.js') };
+      return {
+        vega: build('vega', 'vega.min.js'),
+        vegaLite: build('vega-lite', 'vega-lite.min.js'),
+        vegaEmbed: build('vega-embed', 'vega-embed.min.js'),
+      };
     }),
   };
 }

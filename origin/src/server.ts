@@ -10,6 +10,7 @@ import type { OriginConfig } from './config/config.js';
 import Fastify from 'fastify';
 import { OriginError, errorBody } from './errors.js';
 import { registerOpsRoutes, type IndexingOutcome } from './ops-routes.js';
+import { opsOnPublicListener } from './plugin.js';
 import { loadTlsMaterial, serverTlsOptions } from './tls.js';
 
 export interface RunningOrigin {
@@ -34,33 +35,68 @@ export async function checkDemoMedia(mediaRoot: string): Promise<void> {
   } catch {
     throw new OriginError(
       'ORIGIN_ERR_DEMO_MISSING',
-      `no demo media in ${join(mediaRoot, 'demo')}. Create it with:\n  npx trickle media demo --out ${join(mediaRoot, 'demo')}\nor serve your own with --media <dir> (one subdirectory per asset; package a file with "npx trickle package <input> --out <dir>/<asset>").`,
+      `no demo media in ${join(mediaRoot, 'demo')}. Create it with:\n  npx trickle media ` +
+        `demo --out ${join(mediaRoot, 'demo')}\nor serve your own with --media <dir> (one ` +
+        `subdirectory per asset; package a file with "npx trickle package <input> --out ` +
+        `<dir>/<asset>").`,
     );
   }
 }
 
-export async function startOrigin(config: OriginConfig, options: { handleSignals?: boolean } = {}): Promise<RunningOrigin> {
+export async function startOrigin(
+  config: OriginConfig,
+  options: { handleSignals?: boolean } = {},
+): Promise<RunningOrigin> {
   // The clamp must be attached, and this process in its cgroup, before listen().
   const needsClamp = deliveryNeedsClamp(config.delivery);
   const clamp = needsClamp
-    ? await attachClamp({ prefer: config.delivery.clamp.backend, cgroupPath: config.delivery.clamp.cgroup, pinDir: config.delivery.clamp.pinDir, join: true })
+    ? await attachClamp({
+        prefer: config.delivery.clamp.backend,
+        cgroupPath: config.delivery.clamp.cgroup,
+        pinDir: config.delivery.clamp.pinDir,
+        join: true,
+      })
     : clampBackends.none({ native: undefined, fallbackReason: 'no configured policy uses the clamp' });
   const tlsFiles = config.tls;
-  const tls = tlsFiles === undefined ? undefined : await loadTlsMaterial(tlsFiles).catch(async (error: unknown) => {
-    await clamp.close();
-    throw error;
+  const tls =
+    tlsFiles === undefined
+      ? undefined
+      : await loadTlsMaterial(tlsFiles).catch(async (error: unknown) => {
+          await clamp.close();
+          throw error;
+        });
+  const app = await buildApp({
+    config,
+    socketControl: createSocketControl(clamp),
+    ...(tls === undefined ? {} : { tls }),
   });
-  const app = await buildApp({ config, socketControl: createSocketControl(clamp), ...(tls === undefined ? {} : { tls }) });
-  if (tls !== undefined) app.log.info({ certificate: tls.summary }, `TLS: ${tls.summary.subject}, valid to ${tls.summary.validTo} (HTTP/1.1 only)`);
-  if (clamp.fallbackReason !== undefined && needsClamp) app.log.warn({ backend: clamp.backend, reason: clamp.fallbackReason }, `trickle clamp backend: ${clamp.backend} (${clamp.fallbackReason})`);
+  if (tls !== undefined)
+    app.log.info(
+      { certificate: tls.summary },
+      `TLS: ${tls.summary.subject}, valid to ${tls.summary.validTo} (HTTP/1.1 only)`,
+    );
+  if (clamp.fallbackReason !== undefined && needsClamp)
+    app.log.warn(
+      { backend: clamp.backend, reason: clamp.fallbackReason },
+      `trickle clamp backend: ${clamp.backend} (${clamp.fallbackReason})`,
+    );
   else app.log.info({ backend: clamp.backend }, `trickle clamp backend: ${clamp.backend}`);
-  if (deliveryWantsInitialWindow(config.delivery) && clamp.backend !== 'bpf') app.log.warn({ backend: clamp.backend }, `initial windows are configured but need the bpf clamp backend (this one is ${clamp.backend}): connections keep the kernel's, and flow records say "unsupported"`);
+  if (deliveryWantsInitialWindow(config.delivery) && clamp.backend !== 'bpf')
+    app.log.warn(
+      { backend: clamp.backend },
+      `initial windows are configured but need the bpf clamp backend (this one ` +
+        `is ${clamp.backend}): connections keep the kernel's, and flow records say ` +
+        `"unsupported"`,
+    );
   app.addHook('onClose', async () => clamp.close());
   const address = await app.listen({ port: config.port, host: config.host });
-  const admin = config.admin === undefined ? undefined : await startAdmin(app, config.admin).catch(async (error: unknown) => {
-    await app.close();
-    throw error;
-  });
+  const admin =
+    config.admin === undefined
+      ? undefined
+      : await startAdmin(app, config.admin).catch(async (error: unknown) => {
+          await app.close();
+          throw error;
+        });
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
@@ -80,7 +116,10 @@ export async function startOrigin(config: OriginConfig, options: { handleSignals
     try {
       const material = await loadTlsMaterial(tlsFiles);
       (app.server as unknown as https.Server).setSecureContext(serverTlsOptions(material));
-      app.log.info({ certificate: material.summary }, `TLS certificate reloaded: ${material.summary.subject}, valid to ${material.summary.validTo}`);
+      app.log.info(
+        { certificate: material.summary },
+        `TLS certificate reloaded: ${material.summary.subject}, valid to ${material.summary.validTo}`,
+      );
       return true;
     } catch (error) {
       app.log.error({ err: error }, `TLS reload failed, the previous certificate stays: ${(error as Error).message}`);
@@ -102,15 +141,34 @@ export async function startOrigin(config: OriginConfig, options: { handleSignals
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
   }
-  app.log.info({ url: address, media: config.media }, `Trickle origin listening on ${address} (player: ${address}/player/)`);
-  if (admin !== undefined) app.log.info({ url: admin.url }, `admin listener on ${admin.url} (/metrics, /api/flows, /healthz, /readyz)`);
+  app.log.info(
+    { url: address, media: config.media },
+    `Trickle origin listening on ${address} (player: ${address}/player/)`,
+  );
+  if (admin !== undefined)
+    app.log.info({ url: admin.url }, `admin listener on ${admin.url} (/metrics, /api/flows, /healthz, /readyz)`);
+  else if (!opsOnPublicListener(config)) {
+    app.log.warn(
+      { host: config.host },
+      `/metrics and /api/flows (viewers' addresses) are not served on ${address}, which ` +
+        `others can reach: give an admin listener for them (--admin-port <port>, on ` +
+        `127.0.0.1 unless --admin-host), or --public-ops for a lab or a demo`,
+    );
+  }
   return { app, url: address, adminUrl: admin?.url, indexed: app.trickle.indexed, close, reloadTls };
 }
 
 /** The admin listener: the operator's routes on their own port. */
-async function startAdmin(app: FastifyInstance, admin: NonNullable<OriginConfig['admin']>): Promise<{ server: FastifyInstance; url: string }> {
+async function startAdmin(
+  app: FastifyInstance,
+  admin: NonNullable<OriginConfig['admin']>,
+): Promise<{ server: FastifyInstance; url: string }> {
   const server = Fastify({ loggerInstance: app.log.child({ listener: 'admin' }) });
-  server.setNotFoundHandler((request, reply) => reply.code(404).send(errorBody('ORIGIN_ERR_NOT_FOUND', `no admin route for ${request.method} ${request.url.split('?')[0]}`)));
+  server.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send(errorBody('ORIGIN_ERR_NOT_FOUND', `no admin route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
   registerOpsRoutes(server, app.trickle.ops, 'all');
   return { server, url: await server.listen({ port: admin.port, host: admin.host }) };
 }

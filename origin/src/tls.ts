@@ -35,7 +35,12 @@ export async function loadTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
     try {
       return await readFile(path);
     } catch (error) {
-      throw new OriginError('ORIGIN_ERR_TLS', `cannot read the TLS ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { file: path }, { cause: error });
+      throw new OriginError(
+        'ORIGIN_ERR_TLS',
+        `cannot read the TLS ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        { file: path },
+        { cause: error },
+      );
     }
   };
   const [cert, key] = await Promise.all([read('certificate', files.cert), read('key', files.key)]);
@@ -43,14 +48,32 @@ export async function loadTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
   try {
     leaf = new X509Certificate(cert);
   } catch (error) {
-    throw new OriginError('ORIGIN_ERR_TLS', `${files.cert} is not a PEM certificate: ${(error as Error).message}`, { file: files.cert }, { cause: error });
+    throw new OriginError(
+      'ORIGIN_ERR_TLS',
+      `${files.cert} is not a PEM certificate: ${(error as Error).message}`,
+      { file: files.cert },
+      { cause: error },
+    );
   }
   try {
     createSecureContext({ cert, key });
   } catch (error) {
-    throw new OriginError('ORIGIN_ERR_TLS', `the TLS key ${files.key} does not fit the certificate ${files.cert}: ${(error as Error).message}`, { file: files.key }, { cause: error });
+    throw new OriginError(
+      'ORIGIN_ERR_TLS',
+      `the TLS key ${files.key} does not fit the certificate ${files.cert}: ${(error as Error).message}`,
+      { file: files.key },
+      { cause: error },
+    );
   }
-  return { cert, key, summary: { subject: leaf.subject.replaceAll('\n', ', '), validTo: leaf.validTo, fingerprint256: leaf.fingerprint256 } };
+  return {
+    cert,
+    key,
+    summary: {
+      subject: leaf.subject.replaceAll('\n', ', '),
+      validTo: leaf.validTo,
+      fingerprint256: leaf.fingerprint256,
+    },
+  };
 }
 
 export interface DevCertificates {
@@ -72,16 +95,71 @@ export async function makeDevCertificates(dir: string, hosts: readonly string[],
     new Promise<void>((resolve, reject) => {
       execFile('openssl', args, (error, _stdout, stderr) => {
         if (error === null) resolve();
-        else if ((error as NodeJS.ErrnoException).code === 'ENOENT') reject(new OriginError('ORIGIN_ERR_TLS', 'openssl is not on PATH (Debian: apt-get install openssl)'));
-        else reject(new OriginError('ORIGIN_ERR_TLS', `openssl ${args[0]} failed: ${stderr.trim().split('\n')[0] ?? error.message}`));
+        else if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+          reject(new OriginError('ORIGIN_ERR_TLS', 'openssl is not on PATH (Debian: apt-get install openssl)'));
+        else
+          reject(
+            new OriginError(
+              'ORIGIN_ERR_TLS',
+              `openssl ${args[0]} failed: ${stderr.trim().split('\n')[0] ?? error.message}`,
+            ),
+          );
       });
     });
   const names = hosts.map((host) => (isIP(host) !== 0 ? `IP:${host}` : `DNS:${host}`)).join(',');
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await openssl(['req', '-x509', ...ec, '-keyout', path('ca.key'), '-out', path('ca.pem'), '-days', String(days), '-subj', '/CN=Trickle development CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  await openssl(['req', ...ec, '-keyout', path('key.pem'), '-out', path('server.csr'), '-subj', `/CN=${hosts[0] ?? 'localhost'}`]);
-  await writeFile(path('server.ext'), `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=${names}\n`);
-  await openssl(['x509', '-req', '-in', path('server.csr'), '-CA', path('ca.pem'), '-CAkey', path('ca.key'), '-CAcreateserial', '-out', path('server.pem'), '-days', String(days), '-extfile', path('server.ext')]);
-  await writeFile(path('chain.pem'), Buffer.concat([await readFile(path('server.pem')), await readFile(path('ca.pem'))]));
+  await openssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    path('ca.key'),
+    '-out',
+    path('ca.pem'),
+    '-days',
+    String(days),
+    '-subj',
+    '/CN=Trickle development CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  await openssl([
+    'req',
+    ...ec,
+    '-keyout',
+    path('key.pem'),
+    '-out',
+    path('server.csr'),
+    '-subj',
+    `/CN=${hosts[0] ?? 'localhost'}`,
+  ]);
+  await writeFile(
+    path('server.ext'),
+    `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=` +
+      `${names}\n`,
+  );
+  await openssl([
+    'x509',
+    '-req',
+    '-in',
+    path('server.csr'),
+    '-CA',
+    path('ca.pem'),
+    '-CAkey',
+    path('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    path('server.pem'),
+    '-days',
+    String(days),
+    '-extfile',
+    path('server.ext'),
+  ]);
+  await writeFile(
+    path('chain.pem'),
+    Buffer.concat([await readFile(path('server.pem')), await readFile(path('ca.pem'))]),
+  );
   return { caCert: path('ca.pem'), cert: path('chain.pem'), key: path('key.pem') };
 }

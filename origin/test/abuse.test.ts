@@ -45,9 +45,15 @@ describe('abusive clients', () => {
       const results = await Promise.all(Array.from({ length: 20 }, () => timedGet('/media/demo/manifest.mpd')));
       // Served, all of them, while every slowloris connection is still held open (how fast is the
       // benchmarks' business: here the slowest is printed, not judged).
-      assert.ok(results.every((r) => r.status === 200), JSON.stringify(results));
+      assert.ok(
+        results.every((r) => r.status === 200),
+        JSON.stringify(results),
+      );
       assert.equal(sockets.filter((socket) => socket.destroyed).length, 0, 'the slow connections are still open');
-      console.log(`# 20 requests beside 300 slowloris connections: slowest ${Math.max(...results.map((r) => r.ms)).toFixed(0)} ms`);
+      console.log(
+        `# 20 requests beside 300 slowloris connections: ` +
+          `slowest ${Math.max(...results.map((r) => r.ms)).toFixed(0)} ms`,
+      );
     } finally {
       timers.forEach(clearInterval);
       sockets.forEach((socket) => socket.destroy());
@@ -60,21 +66,29 @@ describe('abusive clients', () => {
     // server closes with the flood's rest unread, so its kernel sends RST, which can discard the
     // answer in the client's queue). A connection closed with no answer and no reset is a failure.
     const flood = await Promise.all(
-      Array.from({ length: 50 }, () =>
-        new Promise<{ reply: string; error: string | undefined }>((resolve) => {
-          const socket = connect(port, '127.0.0.1');
-          let reply = '';
-          let error: string | undefined;
-          socket.on('data', (chunk: Buffer) => (reply += chunk.toString('latin1')));
-          socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code));
-          socket.on('close', () => resolve({ reply, error }));
-          socket.write(`GET /media/demo/manifest.mpd HTTP/1.1\r\nHost: x\r\nX-Flood: ${huge}\r\n\r\n`);
-        }),
+      Array.from(
+        { length: 50 },
+        () =>
+          new Promise<{ reply: string; error: string | undefined }>((resolve) => {
+            const socket = connect(port, '127.0.0.1');
+            let reply = '';
+            let error: string | undefined;
+            socket.on('data', (chunk: Buffer) => (reply += chunk.toString('latin1')));
+            socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code));
+            socket.on('close', () => resolve({ reply, error }));
+            socket.write(`GET /media/demo/manifest.mpd HTTP/1.1\r\nHost: x\r\nX-Flood: ${huge}\r\n\r\n`);
+          }),
       ),
     );
-    const unanswered = flood.filter((outcome) => !outcome.reply.startsWith('HTTP/1.1 431') && !(outcome.reply === '' && outcome.error === 'ECONNRESET'));
+    const unanswered = flood.filter(
+      (outcome) =>
+        !outcome.reply.startsWith('HTTP/1.1 431') && !(outcome.reply === '' && outcome.error === 'ECONNRESET'),
+    );
     assert.deepEqual(unanswered, [], 'every flood connection got 431 or a reset');
-    assert.ok(flood.some((outcome) => outcome.reply.startsWith('HTTP/1.1 431 ')), 'the answer is 431');
+    assert.ok(
+      flood.some((outcome) => outcome.reply.startsWith('HTTP/1.1 431 ')),
+      'the answer is 431',
+    );
     const after = await timedGet('/media/demo/manifest.mpd');
     assert.equal(after.status, 200);
   });

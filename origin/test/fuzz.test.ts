@@ -23,8 +23,22 @@ describe('fuzzing: pure parsers', () => {
   it('parseRange never throws and only yields in-bounds, ordered, disjoint ranges', () => {
     const rangeLike = fc.oneof(
       fc.string(),
-      fc.array(fc.oneof(fc.nat(), fc.constant(''), fc.constant('-'), fc.constant(','), fc.constant(' '), fc.constant('99999999999999999999')), { maxLength: 12 }).map((parts) => `bytes=${parts.join('')}`),
-      fc.array(fc.tuple(fc.option(fc.nat({ max: 5000 })), fc.option(fc.nat({ max: 5000 }))), { maxLength: 20 }).map((pairs) => `bytes=${pairs.map(([a, b]) => `${a ?? ''}-${b ?? ''}`).join(',')}`),
+      fc
+        .array(
+          fc.oneof(
+            fc.nat(),
+            fc.constant(''),
+            fc.constant('-'),
+            fc.constant(','),
+            fc.constant(' '),
+            fc.constant('99999999999999999999'),
+          ),
+          { maxLength: 12 },
+        )
+        .map((parts) => `bytes=${parts.join('')}`),
+      fc
+        .array(fc.tuple(fc.option(fc.nat({ max: 5000 })), fc.option(fc.nat({ max: 5000 }))), { maxLength: 20 })
+        .map((pairs) => `bytes=${pairs.map(([a, b]) => `${a ?? ''}-${b ?? ''}`).join(',')}`),
     );
     fc.assert(
       fc.property(rangeLike, fc.nat({ max: 4000 }), (header, size) => {
@@ -42,12 +56,18 @@ describe('fuzzing: pure parsers', () => {
 
   it('reading CMCD never throws, and the ABR-aware rule always answers a usable rate', () => {
     const options = { ...defaultDeliveryConfig.abr, startupSec: defaultDeliveryConfig.startupSec };
-    const segment = { presentationSec: 60, bitrateBps: 1e6, ladderBps: [400e3, 800e3, 1.4e6, 2.8e6], renditionBps: 800e3 };
+    const segment = {
+      presentationSec: 60,
+      bitrateBps: 1e6,
+      ladderBps: [400e3, 800e3, 1.4e6, 2.8e6],
+      renditionBps: 800e3,
+    };
     fc.assert(
       fc.property(fc.string(), fc.string(), fc.string(), (query, request, object) => {
         const cmcd = readCmcd(query, { 'cmcd-request': request, 'cmcd-object': object });
         const rate = abrDecision({ segment, cmcd, viewer: undefined }, options);
-        if (!rate.fullSpeed) assert.ok(Number.isFinite(rate.rateBps) && rate.rateBps >= segment.bitrateBps, JSON.stringify(rate));
+        if (!rate.fullSpeed)
+          assert.ok(Number.isFinite(rate.rateBps) && rate.rateBps >= segment.bitrateBps, JSON.stringify(rate));
       }),
       runs,
     );
@@ -65,13 +85,46 @@ describe('fuzzing: the origin over HTTP', () => {
 
   after(() => app.close());
 
-  const pieces = ['.', '..', '/', '//', '\\', '%2e', '%2E', '%2f', '%2F', '%5c', '%252e', '%252f', '%c0%ae', '%c0%af', '%e2%88%95', '%00', '%', '%zz', 'etc', 'passwd', 'demo', 'manifest.mpd', 'init-0.m4s', '~', '?', '#', ';', '%3f', 'ü', '\u2215'];
-  const path = fc.array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 10 }).map((parts) => `/media/${parts.join('')}`);
+  const pieces = [
+    '.',
+    '..',
+    '/',
+    '//',
+    '\\',
+    '%2e',
+    '%2E',
+    '%2f',
+    '%2F',
+    '%5c',
+    '%252e',
+    '%252f',
+    '%c0%ae',
+    '%c0%af',
+    '%e2%88%95',
+    '%00',
+    '%',
+    '%zz',
+    'etc',
+    'passwd',
+    'demo',
+    'manifest.mpd',
+    'init-0.m4s',
+    '~',
+    '?',
+    '#',
+    ';',
+    '%3f',
+    'ü',
+    '\u2215',
+  ];
+  const path = fc
+    .array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 10 })
+    .map((parts) => `/media/${parts.join('')}`);
 
   it('paths: never 5xx, never a byte from outside the media root', async () => {
     await fc.assert(
       fc.asyncProperty(path, async (requestPath) => {
-        let response;
+        let response: Awaited<ReturnType<typeof rawRequest>>;
         try {
           response = await rawRequest(url, encodeURI(requestPath).replace(/%25/g, '%'));
         } catch (error) {
@@ -87,30 +140,51 @@ describe('fuzzing: the origin over HTTP', () => {
   });
 
   it('Range headers: 200, 206 or 416 only, with bodies that match their headers', async () => {
-    const header = fc.oneof(fc.string({ maxLength: 40 }), fc.array(fc.tuple(fc.option(fc.nat({ max: 600_000 })), fc.option(fc.nat({ max: 600_000 }))), { minLength: 1, maxLength: 4 }).map((pairs) => `bytes=${pairs.map(([a, b]) => `${a ?? ''}-${b ?? ''}`).join(',')}`));
+    const header = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc
+        .array(fc.tuple(fc.option(fc.nat({ max: 600_000 })), fc.option(fc.nat({ max: 600_000 }))), {
+          minLength: 1,
+          maxLength: 4,
+        })
+        .map((pairs) => `bytes=${pairs.map(([a, b]) => `${a ?? ''}-${b ?? ''}`).join(',')}`),
+    );
     await fc.assert(
-      fc.asyncProperty(header.filter((h) => /^[\x20-\x7e]*$/.test(h)), async (range) => {
-        const response = await rawRequest(url, '/media/demo/chunk-3-00002.m4s', { headers: { range } });
-        assert.ok([200, 206, 416].includes(response.status), `${range} -> ${response.status}`);
-        if (response.status === 206 && !String(response.headers['content-type']).startsWith('multipart/')) {
-          const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(String(response.headers['content-range']));
-          assert.ok(match !== null);
-          assert.equal(response.body.length, Number(match[2]) - Number(match[1]) + 1);
-        }
-        if (response.status !== 416) assert.equal(response.body.length, Number(response.headers['content-length']));
-      }),
+      fc.asyncProperty(
+        header.filter((h) => /^[\x20-\x7e]*$/.test(h)),
+        async (range) => {
+          const response = await rawRequest(url, '/media/demo/chunk-3-00002.m4s', { headers: { range } });
+          assert.ok([200, 206, 416].includes(response.status), `${range} -> ${response.status}`);
+          if (response.status === 206 && !String(response.headers['content-type']).startsWith('multipart/')) {
+            const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(String(response.headers['content-range']));
+            assert.ok(match !== null);
+            assert.equal(response.body.length, Number(match[2]) - Number(match[1]) + 1);
+          }
+          if (response.status !== 416) assert.equal(response.body.length, Number(response.headers['content-length']));
+        },
+      ),
       runs,
     );
   });
 
   it('query strings: never 5xx', async () => {
-    const query = fc.array(fc.tuple(fc.constantFrom('policy', 'CMCD', 'segments', 'x', '', '%', 'a[b]', '__proto__'), fc.string({ maxLength: 30 })), { maxLength: 5 });
+    const query = fc.array(
+      fc.tuple(
+        fc.constantFrom('policy', 'CMCD', 'segments', 'x', '', '%', 'a[b]', '__proto__'),
+        fc.string({ maxLength: 30 }),
+      ),
+      { maxLength: 5 },
+    );
     await fc.assert(
-      fc.asyncProperty(query, fc.constantFrom('/media/demo/manifest.mpd', '/api/assets/demo', '/api/assets', '/media/demo/chunk-0-00001.m4s'), async (pairs, target) => {
-        const search = pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
-        const response = await rawRequest(url, `${target}?${search}`);
-        assert.ok(response.status < 500, `${target}?${search} -> ${response.status}`);
-      }),
+      fc.asyncProperty(
+        query,
+        fc.constantFrom('/media/demo/manifest.mpd', '/api/assets/demo', '/api/assets', '/media/demo/chunk-0-00001.m4s'),
+        async (pairs, target) => {
+          const search = pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+          const response = await rawRequest(url, `${target}?${search}`);
+          assert.ok(response.status < 500, `${target}?${search} -> ${response.status}`);
+        },
+      ),
       runs,
     );
   });

@@ -18,7 +18,11 @@ import { rawRequest } from './helpers/http.js';
 
 const run = promisify(execFile);
 
-async function startApp(media: string, extra: Record<string, unknown> = {}, logLines?: string[]): Promise<{ app: FastifyInstance; url: string }> {
+async function startApp(
+  media: string,
+  extra: Record<string, unknown> = {},
+  logLines?: string[],
+): Promise<{ app: FastifyInstance; url: string }> {
   const config = await loadConfig({ flags: { media, port: 0, logLevel: 'info', ...extra } });
   const logger =
     logLines === undefined
@@ -75,7 +79,10 @@ describe('origin over HTTP', () => {
     assert.equal(open.status, 206);
     assert.deepEqual(Buffer.from(await open.arrayBuffer()), segment.subarray(segment.length - 10));
     const suffix = await fetch(url + segmentPath, { headers: { range: 'bytes=-25' } });
-    assert.equal(suffix.headers.get('content-range'), `bytes ${segment.length - 25}-${segment.length - 1}/${segment.length}`);
+    assert.equal(
+      suffix.headers.get('content-range'),
+      `bytes ${segment.length - 25}-${segment.length - 1}/${segment.length}`,
+    );
     assert.deepEqual(Buffer.from(await suffix.arrayBuffer()), segment.subarray(segment.length - 25));
   });
 
@@ -173,15 +180,22 @@ describe('origin over HTTP', () => {
   it('answers CORS preflights and exposes the headers players read', async () => {
     const preflight = await rawRequest(url, segmentPath, {
       method: 'OPTIONS',
-      headers: { origin: 'https://player.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' },
+      headers: {
+        origin: 'https://player.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'range',
+      },
     });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers['access-control-allow-origin'], '*');
     assert.match(String(preflight.headers['access-control-allow-headers']), /Range/);
     assert.match(String(preflight.headers['access-control-allow-methods']), /GET/);
-    const get = await rawRequest(url, segmentPath, { headers: { origin: 'https://player.example', range: 'bytes=0-1' } });
+    const get = await rawRequest(url, segmentPath, {
+      headers: { origin: 'https://player.example', range: 'bytes=0-1' },
+    });
     const exposed = String(get.headers['access-control-expose-headers']);
-    for (const name of ['Content-Range', 'Content-Length', 'Accept-Ranges', 'Server-Timing']) assert.match(exposed, new RegExp(name));
+    for (const name of ['Content-Range', 'Content-Length', 'Accept-Ranges', 'Server-Timing'])
+      assert.match(exposed, new RegExp(name));
     // Resource Timing shows that page the Server-Timing entries too.
     assert.equal(get.headers['timing-allow-origin'], '*');
   });
@@ -219,39 +233,68 @@ describe('origin over HTTP', () => {
     }
   });
 
-  it('lists assets: one with a corrupt rendition partly plain, naming it; one with nothing readable broken; and keeps serving the rest', async () => {
-    type Catalog = { assets: { name: string; status: string; issues?: string[]; pacedRenditionCount: number | null; error?: { code: string; message: string } }[] };
-    const catalog = (await (await fetch(`${url}/api/assets`)).json()) as Catalog;
-    assert.deepEqual(catalog.assets.map((a) => a.name), ['broken', 'demo', 'unreadable']);
-    const partial = catalog.assets.find((a) => a.name === 'broken')!;
-    assert.equal(partial.status, 'partial');
-    assert.equal(partial.pacedRenditionCount, 4);
-    assert.match(partial.issues?.join(' ') ?? '', /rendition 2: .*init-2\.m4s/);
-    const summary = (await (await fetch(`${url}/api/assets/broken`)).json()) as { renditions: { id: string; paced: boolean; reason?: string }[] };
-    const plain = summary.renditions.find((r) => r.id === '2')!;
-    assert.equal(plain.paced, false);
-    assert.match(plain.reason ?? '', /init-2\.m4s/);
-    assert.ok(logLines.some((line) => line.includes('"level":40') && line.includes('init-2.m4s')), 'a log line names the corrupt file');
+  it(
+    'lists assets: one with a corrupt rendition partly plain, naming it; one with ' +
+      'nothing readable broken; and keeps serving the rest',
+    async () => {
+      type Catalog = {
+        assets: {
+          name: string;
+          status: string;
+          issues?: string[];
+          pacedRenditionCount: number | null;
+          error?: { code: string; message: string };
+        }[];
+      };
+      const catalog = (await (await fetch(`${url}/api/assets`)).json()) as Catalog;
+      assert.deepEqual(
+        catalog.assets.map((a) => a.name),
+        ['broken', 'demo', 'unreadable'],
+      );
+      const partial = catalog.assets.find((a) => a.name === 'broken')!;
+      assert.equal(partial.status, 'partial');
+      assert.equal(partial.pacedRenditionCount, 4);
+      assert.match(partial.issues?.join(' ') ?? '', /rendition 2: .*init-2\.m4s/);
+      const summary = (await (await fetch(`${url}/api/assets/broken`)).json()) as {
+        renditions: { id: string; paced: boolean; reason?: string }[];
+      };
+      const plain = summary.renditions.find((r) => r.id === '2')!;
+      assert.equal(plain.paced, false);
+      assert.match(plain.reason ?? '', /init-2\.m4s/);
+      assert.ok(
+        logLines.some((line) => line.includes('"level":40') && line.includes('init-2.m4s')),
+        'a log line names the corrupt file',
+      );
 
-    const broken = catalog.assets.find((a) => a.name === 'unreadable')!;
-    assert.equal(broken.status, 'broken');
-    assert.equal(broken.error?.code, 'ORIGIN_ERR_CORRUPT_MEDIA');
-    assert.match(broken.error?.message ?? '', /manifest\.mpd: MPD is not well-formed XML/);
-    const index = await fetch(`${url}/api/assets/unreadable`);
-    assert.equal(index.status, 500);
-    assert.equal(((await index.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_CORRUPT_MEDIA');
-    assert.ok(logLines.some((line) => line.includes('"level":50') && line.includes('not well-formed')), 'a log line names the unreadable manifest');
-    assert.equal((await fetch(`${url}/api/assets/demo`)).status, 200);
-    assert.equal((await fetch(`${url}/media/broken/manifest.mpd`)).status, 200);
-    assert.equal((await fetch(`${url}/media/unreadable/manifest.mpd`)).status, 200);
-    assert.equal((await fetch(`${url}/api/assets/nope`)).status, 404);
-    assert.equal((await fetch(`${url}/api/assets/..`)).status, 404);
-  });
+      const broken = catalog.assets.find((a) => a.name === 'unreadable')!;
+      assert.equal(broken.status, 'broken');
+      assert.equal(broken.error?.code, 'ORIGIN_ERR_CORRUPT_MEDIA');
+      assert.match(broken.error?.message ?? '', /manifest\.mpd: MPD is not well-formed XML/);
+      const index = await fetch(`${url}/api/assets/unreadable`);
+      assert.equal(index.status, 500);
+      assert.equal(((await index.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_CORRUPT_MEDIA');
+      assert.ok(
+        logLines.some((line) => line.includes('"level":50') && line.includes('not well-formed')),
+        'a log line names the unreadable manifest',
+      );
+      assert.equal((await fetch(`${url}/api/assets/demo`)).status, 200);
+      assert.equal((await fetch(`${url}/media/broken/manifest.mpd`)).status, 200);
+      assert.equal((await fetch(`${url}/media/unreadable/manifest.mpd`)).status, 200);
+      assert.equal((await fetch(`${url}/api/assets/nope`)).status, 404);
+      assert.equal((await fetch(`${url}/api/assets/..`)).status, 404);
+    },
+  );
 
   it('summarizes the index at /api/assets/<asset>', async () => {
     const summary = (await (await fetch(`${url}/api/assets/demo`)).json()) as {
       durationSec: number;
-      renditions: { kind: string; segmentCount: number; meanSegmentBitrateBps: number; peakSegmentBitrateBps: number; segments?: { sizeBytes: number }[] }[];
+      renditions: {
+        kind: string;
+        segmentCount: number;
+        meanSegmentBitrateBps: number;
+        peakSegmentBitrateBps: number;
+        segments?: { sizeBytes: number }[];
+      }[];
       progressive: { durationSec: number; averageBitrateBps: number; faststart: boolean };
     };
     assert.ok(summary.durationSec > 23 && summary.durationSec < 25);
@@ -262,7 +305,9 @@ describe('origin over HTTP', () => {
       assert.equal(rendition.segments?.length, 12);
     }
     assert.ok(summary.progressive.faststart && summary.progressive.averageBitrateBps > 0);
-    const lean = (await (await fetch(`${url}/api/assets/demo?segments=0`)).json()) as { renditions: { segments?: unknown }[] };
+    const lean = (await (await fetch(`${url}/api/assets/demo?segments=0`)).json()) as {
+      renditions: { segments?: unknown }[];
+    };
     assert.equal(lean.renditions[0]!.segments, undefined);
   });
 
@@ -278,18 +323,26 @@ describe('origin over HTTP', () => {
     }
     const redirect = await fetch(`${url}/player`, { redirect: 'manual' });
     assert.equal(redirect.status, 301);
-    assert.equal((await (await fetch(`${url}/healthz`)).json() as { status: string }).status, 'ok');
+    assert.equal(((await (await fetch(`${url}/healthz`)).json()) as { status: string }).status, 'ok');
     const unknown = await fetch(`${url}/nope`);
     assert.equal(unknown.status, 404);
     assert.equal(((await unknown.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_NOT_FOUND');
   });
 
   it('answers methods other than GET, HEAD and OPTIONS with 405 and Allow, on media and elsewhere', async () => {
-    for (const [method, path] of [['DELETE', segmentPath], ['PUT', segmentPath], ['POST', '/api/assets'], ['PATCH', '/nope']] as const) {
+    for (const [method, path] of [
+      ['DELETE', segmentPath],
+      ['PUT', segmentPath],
+      ['POST', '/api/assets'],
+      ['PATCH', '/nope'],
+    ] as const) {
       const response = await fetch(url + path, { method, body: method === 'DELETE' ? undefined : 'x' });
       assert.equal(response.status, 405, `${method} ${path}`);
       assert.equal(response.headers.get('allow'), 'GET, HEAD, OPTIONS');
-      assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_METHOD_NOT_ALLOWED');
+      assert.equal(
+        ((await response.json()) as { error: { code: string } }).error.code,
+        'ORIGIN_ERR_METHOD_NOT_ALLOWED',
+      );
     }
     assert.equal((await fetch(url + segmentPath)).status, 200, 'the file is still there');
   });
@@ -308,14 +361,28 @@ describe('origin over HTTP', () => {
 
   it('lets ffprobe read every rendition and the full duration over HTTP', async () => {
     const probe = async (path: string) => {
-      const { stdout } = await run('ffprobe', ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', url + path]);
+      const { stdout } = await run('ffprobe', [
+        '-v',
+        'error',
+        '-print_format',
+        'json',
+        '-show_format',
+        '-show_streams',
+        url + path,
+      ]);
       return JSON.parse(stdout) as { format: { duration: string }; streams: { codec_type: string; height?: number }[] };
     };
     for (const path of ['/media/demo/master.m3u8', '/media/demo/manifest.mpd']) {
       const result = await probe(path);
-      const heights = result.streams.filter((s) => s.codec_type === 'video').map((s) => s.height).sort((a, b) => a! - b!);
+      const heights = result.streams
+        .filter((s) => s.codec_type === 'video')
+        .map((s) => s.height)
+        .sort((a, b) => a! - b!);
       assert.deepEqual([...new Set(heights)], [234, 360, 540, 720], path);
-      assert.ok(result.streams.some((s) => s.codec_type === 'audio'), path);
+      assert.ok(
+        result.streams.some((s) => s.codec_type === 'audio'),
+        path,
+      );
       assert.ok(Math.abs(Number(result.format.duration) - 24) < 0.1, `${path}: ${result.format.duration}`);
     }
     const progressive = await probe('/media/demo/progressive.mp4');
@@ -345,10 +412,14 @@ describe('origin streaming large files from disk', () => {
     const whole = Buffer.from(await (await fetch(`${url}/media/demo/progressive.mp4`)).arrayBuffer());
     assert.ok(whole.equals(file));
     const start = 1_000_000;
-    const range = await fetch(`${url}/media/demo/progressive.mp4`, { headers: { range: `bytes=${start}-${start + 300_000}` } });
+    const range = await fetch(`${url}/media/demo/progressive.mp4`, {
+      headers: { range: `bytes=${start}-${start + 300_000}` },
+    });
     assert.equal(range.status, 206);
     assert.ok(Buffer.from(await range.arrayBuffer()).equals(file.subarray(start, start + 300_001)));
-    const multi = await fetch(`${url}/media/demo/progressive.mp4`, { headers: { range: 'bytes=0-99999,200000-299999' } });
+    const multi = await fetch(`${url}/media/demo/progressive.mp4`, {
+      headers: { range: 'bytes=0-99999,200000-299999' },
+    });
     const body = Buffer.from(await multi.arrayBuffer());
     assert.equal(Number(multi.headers.get('content-length')), body.length);
     assert.ok(body.includes(file.subarray(200_000, 300_000)));

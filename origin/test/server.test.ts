@@ -9,7 +9,10 @@ import { copyDemo } from './helpers/media.js';
 
 const cli = resolve(import.meta.dirname, '..', '..', '..', 'bin', 'trickle.js');
 
-function startServe(media: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
+function startServe(
+  media: string,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
   const child = spawn(process.execPath, [cli, 'serve', '--media', media, '--port', '0'], {
     env: { ...process.env, TRICKLE_CACHE__MAX_FILE_BYTES: '65536', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

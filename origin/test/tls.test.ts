@@ -26,7 +26,9 @@ interface Served {
 }
 
 function startServe(args: readonly string[]): Promise<Served> {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--clamp-backend', 'none', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--clamp-backend', 'none', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
   return new Promise((done, fail) => {
@@ -40,13 +42,19 @@ function startServe(args: readonly string[]): Promise<Served> {
   });
 }
 
-function fetchBytes(url: URL, ca: Buffer, agent?: Agent): Promise<{ body: Buffer; certificate: PeerCertificate; localPort: number }> {
+function fetchBytes(
+  url: URL,
+  ca: Buffer,
+  agent?: Agent,
+): Promise<{ body: Buffer; certificate: PeerCertificate; localPort: number }> {
   return new Promise((done, fail) => {
     const request = get(url, { ca, ...(agent === undefined ? {} : { agent }) }, (response) => {
       const socket = response.socket as import('node:tls').TLSSocket;
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => done({ body: Buffer.concat(chunks), certificate: socket.getPeerCertificate(), localPort: socket.localPort! }));
+      response.on('end', () =>
+        done({ body: Buffer.concat(chunks), certificate: socket.getPeerCertificate(), localPort: socket.localPort! }),
+      );
       response.on('error', fail);
     });
     request.on('error', fail);
@@ -56,10 +64,13 @@ function fetchBytes(url: URL, ca: Buffer, agent?: Agent): Promise<{ body: Buffer
 /** The certificate a new connection is given, and what ALPN chose. */
 function handshake(url: URL, ca: Buffer, alpn: string[]): Promise<{ fingerprint256: string; alpn: string | false }> {
   return new Promise((done, fail) => {
-    const socket = connect({ host: url.hostname, port: Number(url.port), ca, servername: 'localhost', ALPNProtocols: alpn }, () => {
-      done({ fingerprint256: socket.getPeerCertificate().fingerprint256, alpn: socket.alpnProtocol ?? false });
-      socket.end();
-    });
+    const socket = connect(
+      { host: url.hostname, port: Number(url.port), ca, servername: 'localhost', ALPNProtocols: alpn },
+      () => {
+        done({ fingerprint256: socket.getPeerCertificate().fingerprint256, alpn: socket.alpnProtocol ?? false });
+        socket.end();
+      },
+    );
     socket.on('error', fail);
   });
 }
@@ -86,7 +97,14 @@ describe('HTTPS: trickle serve --tls-cert --tls-key', () => {
     ca = Buffer.concat([await readFile(first.caCert), await readFile(second.caCert)]);
     await copyFile(first.cert, join(dir, 'cert.pem'));
     await copyFile(first.key, join(dir, 'key.pem'));
-    served = await startServe(['--media', media, '--tls-cert', join(dir, 'cert.pem'), '--tls-key', join(dir, 'key.pem')]);
+    served = await startServe([
+      '--media',
+      media,
+      '--tls-cert',
+      join(dir, 'cert.pem'),
+      '--tls-key',
+      join(dir, 'key.pem'),
+    ]);
   });
 
   after(async () => {
@@ -115,7 +133,11 @@ describe('HTTPS: trickle serve --tls-cert --tls-key', () => {
     served.child.kill('SIGHUP');
     await waitFor(served.output, /TLS certificate reloaded/);
     const fresh = await handshake(served.url, ca, ['http/1.1']);
-    assert.notEqual(fresh.fingerprint256, before.certificate.fingerprint256, 'a new connection gets the new certificate');
+    assert.notEqual(
+      fresh.fingerprint256,
+      before.certificate.fingerprint256,
+      'a new connection gets the new certificate',
+    );
     // The kept-alive connection still serves, with the certificate it was opened with.
     const again = await fetchBytes(new URL('/media/demo/manifest.mpd', served.url), ca, agent);
     assert.equal(again.localPort, before.localPort, 'the same connection');
@@ -134,13 +156,26 @@ describe('HTTPS: trickle serve --tls-cert --tls-key', () => {
 
   it('refuses to start with a missing, foreign or one-sided pair: one coded line, exit 1', () => {
     const cases: [string[], RegExp][] = [
-      [['--tls-cert', join(dir, 'absent.pem'), '--tls-key', first.key], /^trickle: cannot read the TLS certificate .*absent\.pem: ENOENT \[ORIGIN_ERR_TLS\]\n$/],
-      [['--tls-cert', second.cert, '--tls-key', first.key], /^trickle: the TLS key .* does not fit the certificate .*\[ORIGIN_ERR_TLS\]\n$/],
-      [['--tls-cert', first.key, '--tls-key', first.key], /^trickle: .* is not a PEM certificate: .*\[ORIGIN_ERR_TLS\]\n$/],
+      [
+        ['--tls-cert', join(dir, 'absent.pem'), '--tls-key', first.key],
+        /^trickle: cannot read the TLS certificate .*absent\.pem: ENOENT \[ORIGIN_ERR_TLS\]\n$/,
+      ],
+      [
+        ['--tls-cert', second.cert, '--tls-key', first.key],
+        /^trickle: the TLS key .* does not fit the certificate .*\[ORIGIN_ERR_TLS\]\n$/,
+      ],
+      [
+        ['--tls-cert', first.key, '--tls-key', first.key],
+        /^trickle: .* is not a PEM certificate: .*\[ORIGIN_ERR_TLS\]\n$/,
+      ],
       [['--tls-cert', first.cert], /^trickle: --tls-cert and --tls-key go together.*\[ORIGIN_ERR_CONFIG\]\n$/],
     ];
     for (const [args, expected] of cases) {
-      const result = spawnSync(process.execPath, [cli, 'serve', '--media', media, '--port', '0', '--clamp-backend', 'none', ...args], { encoding: 'utf8', timeout: 30_000 });
+      const result = spawnSync(
+        process.execPath,
+        [cli, 'serve', '--media', media, '--port', '0', '--clamp-backend', 'none', ...args],
+        { encoding: 'utf8', timeout: 30_000 },
+      );
       assert.equal(result.status, 1, `${args.join(' ')}: ${result.stderr}`);
       assert.match(result.stderr, expected);
     }

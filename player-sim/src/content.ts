@@ -9,7 +9,18 @@ import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { buildAssetIndex, isMasterPlaylist, loneMediaPlaylistRef, parseMasterPlaylist, parseMediaPlaylist, parseMpd, summarizeIndex, type AssetFiles, type ByteSpan, type ManifestRendition } from '@trickle/origin/manifests';
+import {
+  buildAssetIndex,
+  isMasterPlaylist,
+  loneMediaPlaylistRef,
+  parseMasterPlaylist,
+  parseMediaPlaylist,
+  parseMpd,
+  summarizeIndex,
+  type AssetFiles,
+  type ByteSpan,
+  type ManifestRendition,
+} from '@trickle/origin/manifests';
 import { SimError } from './errors.js';
 
 export interface ContentSegment {
@@ -19,7 +30,9 @@ export interface ContentSegment {
   /** The segment's bytes of `url` when it is a range of a larger file (byte-range addressing). */
   readonly range?: ByteSpan | undefined;
   /** Audio segment fetched alongside, if the content has audio. */
-  readonly audio?: { readonly sizeBytes: number; readonly url: string; readonly range?: ByteSpan | undefined } | undefined;
+  readonly audio?:
+    | { readonly sizeBytes: number; readonly url: string; readonly range?: ByteSpan | undefined }
+    | undefined;
 }
 
 export interface Rendition {
@@ -46,11 +59,15 @@ function isUrl(value: string): boolean {
 
 async function readText(location: string): Promise<string> {
   if (isUrl(location)) {
-    const response = await request(location).catch((error: unknown) => fail(`cannot fetch ${location}: ${(error as Error).message}`, error));
+    const response = await request(location).catch((error: unknown) =>
+      fail(`cannot fetch ${location}: ${(error as Error).message}`, error),
+    );
     if (response.statusCode !== 200) fail(`GET ${location} answered ${response.statusCode}`);
     return response.body.text();
   }
-  return readFile(location.startsWith('file:') ? fileURLToPath(location) : location, 'utf8').catch((error: unknown) => fail(`cannot read ${location}: ${(error as Error).message}`, error));
+  return readFile(location.startsWith('file:') ? fileURLToPath(location) : location, 'utf8').catch((error: unknown) =>
+    fail(`cannot read ${location}: ${(error as Error).message}`, error),
+  );
 }
 
 /** The origin's media index (`/api/assets/<asset>`): exact per-segment sizes without a request each. */
@@ -70,8 +87,14 @@ interface OriginIndex {
 }
 
 /** A segment's place: its URL, and its bytes there when it is a range of a larger file. */
-function placed(mediaBase: string, s: { file: string; offsetBytes?: number; sizeBytes: number }): { url: string; range?: ByteSpan } {
-  return { url: mediaBase + s.file, ...(s.offsetBytes === undefined ? {} : { range: { offset: s.offsetBytes, sizeBytes: s.sizeBytes } }) };
+function placed(
+  mediaBase: string,
+  s: { file: string; offsetBytes?: number; sizeBytes: number },
+): { url: string; range?: ByteSpan } {
+  return {
+    url: mediaBase + s.file,
+    ...(s.offsetBytes === undefined ? {} : { range: { offset: s.offsetBytes, sizeBytes: s.sizeBytes } }),
+  };
 }
 
 function fromOriginIndex(index: OriginIndex, mediaBase: string, source: string): Content {
@@ -79,7 +102,8 @@ function fromOriginIndex(index: OriginIndex, mediaBase: string, source: string):
   const usable = index.renditions.filter((r) => r.paced !== false && r.trickPlay !== true && (r.period ?? 0) === 0);
   const audio = usable.find((r) => r.kind === 'audio');
   const video = usable.filter((r) => r.kind === 'video');
-  if (video.length === 0 || video.some((r) => r.segments === undefined)) fail(`${source}: the index has no video segments (ask without ?segments=0)`);
+  if (video.length === 0 || video.some((r) => r.segments === undefined))
+    fail(`${source}: the index has no video segments (ask without ?segments=0)`);
   const renditions = video
     .map((r) => ({
       id: r.id,
@@ -87,7 +111,12 @@ function fromOriginIndex(index: OriginIndex, mediaBase: string, source: string):
       heightPx: r.height ?? undefined,
       segments: r.segments!.map((s, i) => {
         const a = audio?.segments?.[i];
-        return { durationSec: s.durationSec, sizeBytes: s.sizeBytes, ...placed(mediaBase, s), audio: a === undefined ? undefined : { sizeBytes: a.sizeBytes, ...placed(mediaBase, a) } };
+        return {
+          durationSec: s.durationSec,
+          sizeBytes: s.sizeBytes,
+          ...placed(mediaBase, s),
+          audio: a === undefined ? undefined : { sizeBytes: a.sizeBytes, ...placed(mediaBase, a) },
+        };
       }),
     }))
     .sort((a, b) => a.bitrateBps - b.bitrateBps);
@@ -97,14 +126,19 @@ function fromOriginIndex(index: OriginIndex, mediaBase: string, source: string):
 /** Size of a segment from a HEAD request (a byte range's size is its own). */
 async function sizeOf(url: string, range: ByteSpan | undefined): Promise<number> {
   if (range !== undefined) return range.sizeBytes;
-  const response = await request(url, { method: 'HEAD' }).catch((error: unknown) => fail(`HEAD ${url}: ${(error as Error).message}`, error));
+  const response = await request(url, { method: 'HEAD' }).catch((error: unknown) =>
+    fail(`HEAD ${url}: ${(error as Error).message}`, error),
+  );
   const length = Number(response.headers['content-length']);
   await response.body.dump();
   if (!Number.isFinite(length)) fail(`HEAD ${url} gave no Content-Length`);
   return length;
 }
 
-/** Through the repository's one MPD and playlist readers (the origin's), converting a manifest error into the simulator's. */
+/**
+ * Through the repository's one MPD and playlist readers (the origin's), converting a manifest error into the
+ * simulator's.
+ */
 function read<T>(parse: () => T): T {
   try {
     return parse();
@@ -113,13 +147,18 @@ function read<T>(parse: () => T): T {
   }
 }
 
-/** Renditions of a manifest on a server that is not a Trickle origin: sizes by HEAD (or from byte ranges), durations as the manifest states them. */
+/**
+ * Renditions of a manifest on a server that is not a Trickle origin: sizes by HEAD (or from byte ranges), durations as
+ * the manifest states them.
+ */
 async function fromManifestUrl(location: string, text: string): Promise<Content> {
   let parsed: ManifestRendition[];
   if (text.includes('<MPD')) {
     parsed = read(() => parseMpd(text, location, 'manifest.mpd').renditions);
   } else {
-    const refs = read(() => (isMasterPlaylist(text) ? parseMasterPlaylist(text, 'master.m3u8') : [loneMediaPlaylistRef('master.m3u8')]));
+    const refs = read(() =>
+      isMasterPlaylist(text) ? parseMasterPlaylist(text, 'master.m3u8') : [loneMediaPlaylistRef('master.m3u8')],
+    );
     parsed = [];
     for (const ref of refs.filter((r) => !r.iFrame && r.kind !== 'subtitles')) {
       const playlistText = ref.uri === 'master.m3u8' ? text : await readText(new URL(ref.uri, location).href);
@@ -127,12 +166,21 @@ async function fromManifestUrl(location: string, text: string): Promise<Content>
     }
   }
   const unplayable = parsed.find((r) => r.segmentBase !== undefined);
-  if (unplayable !== undefined) fail(`${location}: rendition ${unplayable.id} lists its segments in its file's sidx (SegmentBase): give a Trickle origin's URL (its index has them) or the local MPD`);
+  if (unplayable !== undefined)
+    fail(
+      `${location}: rendition ${unplayable.id} lists its segments in its file's sidx ` +
+        `(SegmentBase): give a Trickle origin's URL (its index has them) or the local MPD`,
+    );
   const segmentsOf = async (rendition: ManifestRendition) => {
     const out: ContentSegment[] = [];
     for (const segment of rendition.segments) {
       const url = new URL(segment.file, location).href;
-      out.push({ durationSec: segment.manifestDurationSec, sizeBytes: await sizeOf(url, segment.range), url, ...(segment.range === undefined ? {} : { range: segment.range }) });
+      out.push({
+        durationSec: segment.manifestDurationSec,
+        sizeBytes: await sizeOf(url, segment.range),
+        url,
+        ...(segment.range === undefined ? {} : { range: segment.range }),
+      });
     }
     return out;
   };
@@ -141,18 +189,43 @@ async function fromManifestUrl(location: string, text: string): Promise<Content>
   const renditions: Rendition[] = [];
   for (const r of parsed.filter((p) => p.kind === 'video' && p.trickPlay !== true && p.period.index === 0)) {
     const segments = await segmentsOf(r);
-    renditions.push({ id: r.id, bitrateBps: r.declaredBandwidthBps ?? 0, heightPx: r.height, segments: segments.map((s, i) => ({ ...s, audio: audio[i] === undefined ? undefined : { sizeBytes: audio[i]!.sizeBytes, url: audio[i]!.url, ...(audio[i]!.range === undefined ? {} : { range: audio[i]!.range }) } })) });
+    renditions.push({
+      id: r.id,
+      bitrateBps: r.declaredBandwidthBps ?? 0,
+      heightPx: r.height,
+      segments: segments.map((s, i) => ({
+        ...s,
+        audio:
+          audio[i] === undefined
+            ? undefined
+            : {
+                sizeBytes: audio[i]!.sizeBytes,
+                url: audio[i]!.url,
+                ...(audio[i]!.range === undefined ? {} : { range: audio[i]!.range }),
+              },
+      })),
+    });
   }
   if (renditions.length === 0) fail(`${location}: no video renditions`);
   renditions.sort((a, b) => a.bitrateBps - b.bitrateBps);
-  return { source: location, renditions, durationSec: renditions[0]!.segments.reduce((sum, s) => sum + s.durationSec, 0) };
+  return {
+    source: location,
+    renditions,
+    durationSec: renditions[0]!.segments.reduce((sum, s) => sum + s.durationSec, 0),
+  };
 }
 
 /** A local manifest: indexed as the origin indexes it (sizes and durations from the media). */
 async function fromLocalManifest(path: string): Promise<Content> {
   const name = basename(path);
-  const files: AssetFiles = name.endsWith('.mpd') ? { mpdFiles: [name], playlistFiles: [], mp4Files: [] } : name.endsWith('.m3u8') ? { mpdFiles: [], playlistFiles: [name], mp4Files: [] } : fail(`${path} is neither a DASH MPD nor an HLS playlist`);
-  const index = await buildAssetIndex(basename(dirname(path)), dirname(path), files).catch((error: unknown) => fail(`${path}: ${(error as Error).message}`, error));
+  const files: AssetFiles = name.endsWith('.mpd')
+    ? { mpdFiles: [name], playlistFiles: [], mp4Files: [] }
+    : name.endsWith('.m3u8')
+      ? { mpdFiles: [], playlistFiles: [name], mp4Files: [] }
+      : fail(`${path} is neither a DASH MPD nor an HLS playlist`);
+  const index = await buildAssetIndex(basename(dirname(path)), dirname(path), files).catch((error: unknown) =>
+    fail(`${path}: ${(error as Error).message}`, error),
+  );
   return fromOriginIndex(summarizeIndex(index, { includeSegments: true }), `${dirname(path)}/`, path);
 }
 
@@ -193,6 +266,9 @@ export function loopContent(content: Content, durationSec: number): Content {
   return {
     source: `${content.source} (x${repeats})`,
     durationSec: content.durationSec * repeats,
-    renditions: content.renditions.map((r) => ({ ...r, segments: Array.from({ length: repeats }, () => r.segments).flat() })),
+    renditions: content.renditions.map((r) => ({
+      ...r,
+      segments: Array.from({ length: repeats }, () => r.segments).flat(),
+    })),
   };
 }

@@ -34,7 +34,8 @@ export function aggregate(results: readonly SessionResult[]): Aggregates {
   const startups = results.map((r) => r.startupDelayMs).filter((v): v is number => v !== null);
   return {
     sessions: results.length,
-    rebufferChance: results.length === 0 ? 0 : (100 * results.filter((r) => r.rebuffers.length > 0).length) / results.length,
+    rebufferChance:
+      results.length === 0 ? 0 : (100 * results.filter((r) => r.rebuffers.length > 0).length) / results.length,
     rebufferFrequency: sessionSec > 0 ? sum((r) => r.rebuffers.length) / sessionSec : 0,
     startupDelayMs: {
       mean: startups.length === 0 ? Number.NaN : startups.reduce((a, b) => a + b, 0) / startups.length,

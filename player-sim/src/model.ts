@@ -9,7 +9,15 @@ import type { DeliveryModel } from './delivery/delivery-model.js';
 import { deliveryModels } from './delivery/registry.js';
 import { SimError } from './errors.js';
 import { TraceNetwork } from './network.js';
-import { defaultSessionSettings, runSession, type Clock, type Fetcher, type FetchRequest, type SessionResult, type SessionSettings } from './session.js';
+import {
+  defaultSessionSettings,
+  runSession,
+  type Clock,
+  type Fetcher,
+  type FetchRequest,
+  type SessionResult,
+  type SessionSettings,
+} from './session.js';
 import { seededRandom, type Trace } from './traces.js';
 
 /** Simulated time: sleeping and downloading only move the clock. */
@@ -86,20 +94,26 @@ export interface ModelRunOptions {
 
 export function lookupRule(name: string): () => AbrRule {
   const factory = abrRules[name];
-  if (factory === undefined) throw new SimError('SIM_ERR_CONFIG', `no ABR rule "${name}"; known: ${Object.keys(abrRules).join(', ')}`);
+  if (factory === undefined)
+    throw new SimError('SIM_ERR_CONFIG', `no ABR rule "${name}"; known: ${Object.keys(abrRules).join(', ')}`);
   return factory;
 }
 
 export function lookupDelivery(name: string): () => DeliveryModel {
   const factory = deliveryModels[name];
-  if (factory === undefined) throw new SimError('SIM_ERR_CONFIG', `no delivery policy "${name}"; known: ${Object.keys(deliveryModels).join(', ')}`);
+  if (factory === undefined)
+    throw new SimError(
+      'SIM_ERR_CONFIG',
+      `no delivery policy "${name}"; known: ${Object.keys(deliveryModels).join(', ')}`,
+    );
   return factory;
 }
 
 /** Session i uses trace i mod n from a seeded random offset. */
 export async function runModel(options: ModelRunOptions): Promise<SessionResult[]> {
   if (options.traces.length === 0) throw new SimError('SIM_ERR_CONFIG', 'model mode needs at least one trace');
-  if (!Number.isInteger(options.sessions) || options.sessions < 1) throw new SimError('SIM_ERR_CONFIG', 'sessions must be a positive integer');
+  if (!Number.isInteger(options.sessions) || options.sessions < 1)
+    throw new SimError('SIM_ERR_CONFIG', 'sessions must be a positive integer');
   const rule = lookupRule(options.abr);
   const delivery = lookupDelivery(options.policy);
   const settings: SessionSettings = { ...defaultSessionSettings, ...options.settings };
@@ -111,8 +125,20 @@ export async function runModel(options: ModelRunOptions): Promise<SessionResult[
     const offsetMs = options.traceOffsetMs ?? randomOffsetMs;
     const clock = new VirtualClock();
     const firstDelayMs = trace.points[0]?.delayMs;
-    const network = new TraceNetwork(trace, options.rttMs ?? (firstDelayMs !== undefined ? 2 * firstDelayMs : 40), offsetMs);
-    results.push(await runSession(options.content, rule(), new ModelFetcher(options.content, network, delivery(), clock, options.cmcd === true), clock, settings));
+    const network = new TraceNetwork(
+      trace,
+      options.rttMs ?? (firstDelayMs !== undefined ? 2 * firstDelayMs : 40),
+      offsetMs,
+    );
+    results.push(
+      await runSession(
+        options.content,
+        rule(),
+        new ModelFetcher(options.content, network, delivery(), clock, options.cmcd === true),
+        clock,
+        settings,
+      ),
+    );
     options.onProgress?.(i + 1, options.sessions);
   }
   return results;

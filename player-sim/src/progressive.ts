@@ -21,7 +21,11 @@ export interface ProgressiveSettings {
   readonly sessionSeconds: number;
 }
 
-export const defaultProgressiveSettings: ProgressiveSettings = { startupThresholdSec: 2, resumeThresholdSec: 2, sessionSeconds: 600 };
+export const defaultProgressiveSettings: ProgressiveSettings = {
+  startupThresholdSec: 2,
+  resumeThresholdSec: 2,
+  sessionSeconds: 600,
+};
 
 /** Playback state fed with byte arrivals; `finish` closes the session at a time. */
 export class ProgressivePlayback {
@@ -42,7 +46,9 @@ export class ProgressivePlayback {
     this.lastMs = startMs;
   }
 
-  /** Advances playback to `nowMs` with nothing new arriving: a stall starts where the playhead meets the playable edge. */
+  /**
+   * Advances playback to `nowMs` with nothing new arriving: a stall starts where the playhead meets the playable edge.
+   */
   private advance(nowMs: number): void {
     if (this.playing) {
       const reachMs = this.lastMs + (this.playableSec - this.playheadSec) * 1000;
@@ -80,11 +86,19 @@ export class ProgressivePlayback {
   finish(nowMs: number, abandoned = false): SessionResult {
     this.advance(nowMs);
     const sessionSec = (nowMs - this.startMs) / 1000;
-    const stalledMs = this.rebuffers.reduce((sum, r) => sum + r.durationMs, 0) + (this.stallStartMs === undefined ? 0 : nowMs - this.stallStartMs);
+    const stalledMs =
+      this.rebuffers.reduce((sum, r) => sum + r.durationMs, 0) +
+      (this.stallStartMs === undefined ? 0 : nowMs - this.stallStartMs);
     // A stall still open when the viewer leaves counts: the viewer saw it.
-    const rebuffers = this.stallStartMs === undefined ? this.rebuffers : [...this.rebuffers, { startMs: this.stallStartMs - this.startMs, durationMs: nowMs - this.stallStartMs }];
+    const rebuffers =
+      this.stallStartMs === undefined
+        ? this.rebuffers
+        : [...this.rebuffers, { startMs: this.stallStartMs - this.startMs, durationMs: nowMs - this.stallStartMs }];
     const meanBitrateBps = (this.media.sizeBytes * 8) / this.media.durationSec;
-    const playedBytes = Math.min(this.bytes, Math.round((this.playheadSec / this.media.durationSec) * this.media.sizeBytes));
+    const playedBytes = Math.min(
+      this.bytes,
+      Math.round((this.playheadSec / this.media.durationSec) * this.media.sizeBytes),
+    );
     return {
       startupDelayMs: this.startupDelayMs,
       rebuffers,
@@ -117,7 +131,10 @@ export async function runProgressive(options: ProgressiveRunOptions): Promise<Se
   const settings = { ...defaultProgressiveSettings, ...options.settings };
   const startMs = options.clock.nowMs();
   const playback = new ProgressivePlayback(options.media, settings, startMs);
-  const agent = new Agent({ connections: 1, ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }) });
+  const agent = new Agent({
+    connections: 1,
+    ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }),
+  });
   const leave = new AbortController();
   const timer = setTimeout(() => leave.abort(), settings.sessionSeconds * 1000);
   try {
@@ -139,10 +156,12 @@ export async function runProgressive(options: ProgressiveRunOptions): Promise<Se
         playback.onBytes(options.clock.nowMs(), bytes);
       }
     } catch (error) {
-      if (!leave.signal.aborted) throw new SimError('SIM_ERR_FETCH', `GET ${options.url}: ${(error as Error).message}`, { cause: error });
+      if (!leave.signal.aborted)
+        throw new SimError('SIM_ERR_FETCH', `GET ${options.url}: ${(error as Error).message}`, { cause: error });
     }
     // Downloaded early: the viewer keeps watching until the session's end.
-    if (!leave.signal.aborted) await options.clock.sleep(startMs + settings.sessionSeconds * 1000 - options.clock.nowMs());
+    if (!leave.signal.aborted)
+      await options.clock.sleep(startMs + settings.sessionSeconds * 1000 - options.clock.nowMs());
     return playback.finish(options.clock.nowMs());
   } finally {
     clearTimeout(timer);

@@ -43,7 +43,12 @@ export interface SessionSettings {
   readonly abandonAfterMs?: number | undefined;
 }
 
-export const defaultSessionSettings: SessionSettings = { startupThresholdSec: 4, resumeThresholdSec: 4, maxBufferSec: 30, sessionSeconds: 600 };
+export const defaultSessionSettings: SessionSettings = {
+  startupThresholdSec: 4,
+  resumeThresholdSec: 4,
+  maxBufferSec: 30,
+  sessionSeconds: 600,
+};
 
 export interface Rebuffer {
   readonly startMs: number;
@@ -73,7 +78,13 @@ interface Buffered {
   playedSec: number;
 }
 
-export async function runSession(content: Content, abr: AbrRule, fetcher: Fetcher, clock: Clock, settings: SessionSettings): Promise<SessionResult> {
+export async function runSession(
+  content: Content,
+  abr: AbrRule,
+  fetcher: Fetcher,
+  clock: Clock,
+  settings: SessionSettings,
+): Promise<SessionResult> {
   const bitrates = content.renditions.map((r) => r.bitrateBps);
   const segmentCount = Math.min(...content.renditions.map((r) => r.segments.length));
   const startMs = clock.nowMs();
@@ -131,7 +142,14 @@ export async function runSession(content: Content, abr: AbrRule, fetcher: Fetche
     }
     if (clock.nowMs() >= endLimitMs) break;
 
-    const decision = abr.choose({ bitratesBps: bitrates, bufferSec, maxBufferSec: settings.maxBufferSec, lastIndex, segmentDurationSec: segmentSec, throughput });
+    const decision = abr.choose({
+      bitratesBps: bitrates,
+      bufferSec,
+      maxBufferSec: settings.maxBufferSec,
+      lastIndex,
+      segmentDurationSec: segmentSec,
+      throughput,
+    });
     const requestMs = clock.nowMs();
     const { bytes } = await fetcher.fetch({
       renditionIndex: decision.index,
@@ -148,7 +166,8 @@ export async function runSession(content: Content, abr: AbrRule, fetcher: Fetche
     drain(requestMs, doneMs);
     if (doneMs > endLimitMs) {
       // The viewer left before this download finished.
-      if (stallStartMs !== undefined && stallStartMs < endLimitMs && !playing && startupDelayMs !== null) rebuffers.push({ startMs: stallStartMs - startMs, durationMs: endLimitMs - stallStartMs });
+      if (stallStartMs !== undefined && stallStartMs < endLimitMs && !playing && startupDelayMs !== null)
+        rebuffers.push({ startMs: stallStartMs - startMs, durationMs: endLimitMs - stallStartMs });
       stallStartMs = undefined;
       bytesDownloaded += bytes;
       break;

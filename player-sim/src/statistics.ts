@@ -17,7 +17,10 @@ export function quantileSorted(sorted: readonly number[], q: number): number {
 
 /** The p-th percentile (0..100) of values in any order. */
 export function percentile(values: readonly number[], p: number): number {
-  return quantileSorted([...values].sort((a, b) => a - b), p / 100);
+  return quantileSorted(
+    [...values].sort((a, b) => a - b),
+    p / 100,
+  );
 }
 
 export function median(values: readonly number[]): number {

@@ -31,7 +31,8 @@ function finish(name: string, points: TracePoint[], durationMs: number): Trace {
   if (points.length === 0) fail(`trace ${name} has no points`);
   if (!(durationMs > 0)) fail(`trace ${name} has no duration`);
   for (const point of points) {
-    if (!Number.isFinite(point.rateBps) || point.rateBps < 0) fail(`trace ${name}: rate ${point.rateBps} at ${point.atMs} ms`);
+    if (!Number.isFinite(point.rateBps) || point.rateBps < 0)
+      fail(`trace ${name}: rate ${point.rateBps} at ${point.atMs} ms`);
   }
   return { name, points, durationMs };
 }
@@ -44,16 +45,22 @@ export function parseSabreTrace(text: string, name = 'sabre'): Trace {
   } catch (error) {
     fail(`trace ${name} is not JSON: ${(error as Error).message}`);
   }
-  if (!Array.isArray(entries)) fail(`trace ${name}: expected a JSON array of {duration_ms, bandwidth_kbps, latency_ms}`);
+  if (!Array.isArray(entries))
+    fail(`trace ${name}: expected a JSON array of {duration_ms, bandwidth_kbps, latency_ms}`);
   const points: TracePoint[] = [];
   let atMs = 0;
   for (const [i, entry] of entries.entries()) {
     const e = entry as Record<string, unknown>;
     const durationMs = Number(e.duration_ms);
     const kbps = Number(e.bandwidth_kbps);
-    if (!(durationMs > 0) || !(kbps >= 0)) fail(`trace ${name}: entry ${i} lacks a positive duration_ms or bandwidth_kbps`);
+    if (!(durationMs > 0) || !(kbps >= 0))
+      fail(`trace ${name}: entry ${i} lacks a positive duration_ms or bandwidth_kbps`);
     // Sabre's latency_ms is the round trip; the lab's delays are one way.
-    points.push({ atMs, rateBps: kbps * 1000, delayMs: e.latency_ms === undefined ? undefined : Number(e.latency_ms) / 2 });
+    points.push({
+      atMs,
+      rateBps: kbps * 1000,
+      delayMs: e.latency_ms === undefined ? undefined : Number(e.latency_ms) / 2,
+    });
     atMs += durationMs;
   }
   return finish(name, points, atMs);
@@ -67,7 +74,8 @@ export function parseCookedTrace(text: string, name = 'cooked'): Trace {
     .filter((line) => line !== '' && !line.startsWith('#'))
     .map((line, i) => {
       const [seconds, mbit] = line.split(/[\s,]+/).map(Number);
-      if (!Number.isFinite(seconds) || !Number.isFinite(mbit) || mbit! < 0) fail(`trace ${name}: line ${i + 1} is not "<seconds> <Mbit/s>"`);
+      if (!Number.isFinite(seconds) || !Number.isFinite(mbit) || mbit! < 0)
+        fail(`trace ${name}: line ${i + 1} is not "<seconds> <Mbit/s>"`);
       return { seconds: seconds!, mbit: mbit! };
     });
   if (rows.length < 2) fail(`trace ${name} needs at least two lines`);
@@ -132,17 +140,31 @@ export function constantTrace(rateBps: number, durationMs = 60_000): Trace {
 
 /** `fromBps` until `atMs`, then `toBps` (a step down or up). */
 export function stepTrace(fromBps: number, toBps: number, atMs: number, durationMs = 2 * atMs): Trace {
-  return finish(`step-${fromBps}-${toBps}`, [
-    { atMs: 0, rateBps: fromBps },
-    { atMs, rateBps: toBps },
-  ], durationMs);
+  return finish(
+    `step-${fromBps}-${toBps}`,
+    [
+      { atMs: 0, rateBps: fromBps },
+      { atMs, rateBps: toBps },
+    ],
+    durationMs,
+  );
 }
 
 /**
  * A bounded multiplicative random walk, one step per `stepMs`: the shape of cellular traces
  * (slow drifts, sudden dips), with parameters chosen per network kind below.
  */
-export function randomWalkTrace(options: { name: string; seed: number; meanBps: number; minBps: number; maxBps: number; volatility: number; stepMs: number; durationMs: number; dipProbability: number }): Trace {
+export function randomWalkTrace(options: {
+  name: string;
+  seed: number;
+  meanBps: number;
+  minBps: number;
+  maxBps: number;
+  volatility: number;
+  stepMs: number;
+  durationMs: number;
+  dipProbability: number;
+}): Trace {
   const random = seededRandom(options.seed);
   const points: TracePoint[] = [];
   let rate = options.meanBps;
@@ -157,16 +179,38 @@ export function randomWalkTrace(options: { name: string; seed: number; meanBps: 
 }
 
 export function lteLikeTrace(seed = 1, durationMs = 300_000): Trace {
-  return randomWalkTrace({ name: `lte-like-${seed}`, seed, meanBps: 12e6, minBps: 1e6, maxBps: 40e6, volatility: 0.25, stepMs: 500, durationMs, dipProbability: 0.02 });
+  return randomWalkTrace({
+    name: `lte-like-${seed}`,
+    seed,
+    meanBps: 12e6,
+    minBps: 1e6,
+    maxBps: 40e6,
+    volatility: 0.25,
+    stepMs: 500,
+    durationMs,
+    dipProbability: 0.02,
+  });
 }
 
 export function threeGLikeTrace(seed = 1, durationMs = 300_000): Trace {
-  return randomWalkTrace({ name: `3g-like-${seed}`, seed, meanBps: 1.2e6, minBps: 150e3, maxBps: 3e6, volatility: 0.3, stepMs: 1000, durationMs, dipProbability: 0.03 });
+  return randomWalkTrace({
+    name: `3g-like-${seed}`,
+    seed,
+    meanBps: 1.2e6,
+    minBps: 150e3,
+    maxBps: 3e6,
+    volatility: 0.3,
+    stepMs: 1000,
+    durationMs,
+    dipProbability: 0.03,
+  });
 }
 
 /** Cooked text (`<seconds> <Mbit/s>`) of a trace, the format checked into the repository. */
 export function formatCookedTrace(trace: Trace): string {
   const lines = trace.points.map((p) => `${(p.atMs / 1000).toFixed(3)} ${(p.rateBps / 1e6).toFixed(4)}`);
-  lines.push(`${(trace.durationMs / 1000).toFixed(3)} ${(trace.points[trace.points.length - 1]!.rateBps / 1e6).toFixed(4)}`);
+  lines.push(
+    `${(trace.durationMs / 1000).toFixed(3)} ${(trace.points[trace.points.length - 1]!.rateBps / 1e6).toFixed(4)}`,
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -1,10 +1,25 @@
 /** Each ABR rule's decision function, table-tested. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { abrRules, bbaRateMapBps, bolaParameters, highestAtMost, throughputEstimateBps, type AbrContext } from '../src/index.js';
+import {
+  abrRules,
+  bbaRateMapBps,
+  bolaParameters,
+  highestAtMost,
+  throughputEstimateBps,
+  type AbrContext,
+} from '../src/index.js';
 
 const bitrates = [400e3, 800e3, 1.4e6, 2.8e6];
-const context = (overrides: Partial<AbrContext>): AbrContext => ({ bitratesBps: bitrates, bufferSec: 0, maxBufferSec: 30, lastIndex: undefined, segmentDurationSec: 2, throughput: [], ...overrides });
+const context = (overrides: Partial<AbrContext>): AbrContext => ({
+  bitratesBps: bitrates,
+  bufferSec: 0,
+  maxBufferSec: 30,
+  lastIndex: undefined,
+  segmentDurationSec: 2,
+  throughput: [],
+  ...overrides,
+});
 /** A download of `seconds` at `bps`. */
 const sample = (bps: number, seconds = 1) => ({ bytes: (bps / 8) * seconds, durationMs: seconds * 1000 });
 
@@ -28,20 +43,35 @@ describe('ABR rules', () => {
       [0.5e6, 0],
     ];
     // A rule instance follows one session's growing history: a fresh one per case.
-    for (const [bps, expected] of cases) assert.equal(abrRules.throughput!().choose(context({ throughput: [sample(bps)] })).index, expected, `${bps}`);
+    for (const [bps, expected] of cases)
+      assert.equal(abrRules.throughput!().choose(context({ throughput: [sample(bps)] })).index, expected, `${bps}`);
     const growing = abrRules.throughput!();
     const history = [sample(5e6)];
     assert.equal(growing.choose(context({ throughput: history })).index, 3);
     history.push(sample(0.5e6, 20));
-    assert.equal(growing.choose(context({ throughput: history })).index, 0, 'a long slow download pulls the estimate down');
-    assert.equal(throughputEstimateBps([sample(4e6, 10), sample(1e6, 1)])! < 4e6, true, 'the fast average reacts to a drop');
+    assert.equal(
+      growing.choose(context({ throughput: history })).index,
+      0,
+      'a long slow download pulls the estimate down',
+    );
+    assert.equal(
+      throughputEstimateBps([sample(4e6, 10), sample(1e6, 1)])! < 4e6,
+      true,
+      'the fast average reacts to a drop',
+    );
     // The two averages by hand: the first sample seeds both; a 1 s sample weighs 1 - 0.5^(1/3) in the
     // fast one (half-life 3 s) and 1 - 0.5^(1/8) in the slow one (8 s); the estimate is the smaller.
     const fast = 0.5 ** (1 / 3) * 1e6 + (1 - 0.5 ** (1 / 3)) * 4e6;
     const slow = 0.5 ** (1 / 8) * 1e6 + (1 - 0.5 ** (1 / 8)) * 4e6;
-    assert.ok(Math.abs(throughputEstimateBps([sample(1e6, 10), sample(4e6, 1)])! - Math.min(fast, slow)) < 1e-6, 'a rise: the slow average holds the estimate back');
+    assert.ok(
+      Math.abs(throughputEstimateBps([sample(1e6, 10), sample(4e6, 1)])! - Math.min(fast, slow)) < 1e-6,
+      'a rise: the slow average holds the estimate back',
+    );
     const fastDown = 0.5 ** (1 / 3) * 4e6 + (1 - 0.5 ** (1 / 3)) * 1e6;
-    assert.ok(Math.abs(throughputEstimateBps([sample(4e6, 10), sample(1e6, 1)])! - fastDown) < 1e-6, 'a drop: the fast average sets the estimate');
+    assert.ok(
+      Math.abs(throughputEstimateBps([sample(4e6, 10), sample(1e6, 1)])! - fastDown) < 1e-6,
+      'a drop: the fast average sets the estimate',
+    );
   });
 
   it('bola: low buffer -> lowest, growing buffer -> higher, full buffer -> top', () => {
@@ -59,7 +89,8 @@ describe('ABR rules', () => {
   });
 
   it('bba: the rate map and its neighbour rule', () => {
-    const at = (bufferSec: number, lastIndex: number) => abrRules.bba!().choose(context({ bufferSec, lastIndex })).index;
+    const at = (bufferSec: number, lastIndex: number) =>
+      abrRules.bba!().choose(context({ bufferSec, lastIndex })).index;
     // Reservoir 7.5 s (25% of 30), cushion 18 s: the map runs from 0.4 Mbit/s at 7.5 s to 2.8 at 25.5 s.
     assert.equal(bbaRateMapBps(context({ bufferSec: 5 })), 400e3);
     assert.equal(bbaRateMapBps(context({ bufferSec: 30 })), 2.8e6);
@@ -74,7 +105,11 @@ describe('ABR rules', () => {
     const rule = abrRules.dynamic!();
     assert.match(rule.choose(context({ bufferSec: 2, throughput: [sample(5e6)] })).reason, /^dynamic \(throughput\)/);
     assert.match(rule.choose(context({ bufferSec: 12, throughput: [sample(5e6)] })).reason, /^dynamic \(bola\)/);
-    assert.match(rule.choose(context({ bufferSec: 8, throughput: [sample(5e6)] })).reason, /^dynamic \(bola\)/, 'hysteresis');
+    assert.match(
+      rule.choose(context({ bufferSec: 8, throughput: [sample(5e6)] })).reason,
+      /^dynamic \(bola\)/,
+      'hysteresis',
+    );
     assert.match(rule.choose(context({ bufferSec: 5, throughput: [sample(5e6)] })).reason, /^dynamic \(throughput\)/);
   });
 });

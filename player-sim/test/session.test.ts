@@ -1,7 +1,19 @@
 /** Hand-computed scenarios with exact expected outcomes, on simulated time. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { aggregate, constantTrace, ModelFetcher, runModel, runSession, TraceNetwork, VirtualClock, deliveryModels, abrRules, type Content, type Trace } from '../src/index.js';
+import {
+  aggregate,
+  constantTrace,
+  ModelFetcher,
+  runModel,
+  runSession,
+  TraceNetwork,
+  VirtualClock,
+  deliveryModels,
+  abrRules,
+  type Content,
+  type Trace,
+} from '../src/index.js';
 
 /** CBR content: every segment of rendition i is exactly bitrate_i x duration. */
 function cbrContent(bitratesBps: number[], segments: number, segmentSec = 2): Content {
@@ -12,15 +24,32 @@ function cbrContent(bitratesBps: number[], segments: number, segmentSec = 2): Co
       id: String(i),
       bitrateBps,
       heightPx: undefined,
-      segments: Array.from({ length: segments }, (_, k) => ({ durationSec: segmentSec, sizeBytes: (bitrateBps * segmentSec) / 8, url: `seg-${i}-${k}` })),
+      segments: Array.from({ length: segments }, (_, k) => ({
+        durationSec: segmentSec,
+        sizeBytes: (bitrateBps * segmentSec) / 8,
+        url: `seg-${i}-${k}`,
+      })),
     })),
   };
 }
 
-async function one(content: Content, trace: Trace, abr: string, settings: Record<string, number>, rttMs = 0, policy = 'bulk') {
+async function one(
+  content: Content,
+  trace: Trace,
+  abr: string,
+  settings: Record<string, number>,
+  rttMs = 0,
+  policy = 'bulk',
+) {
   const clock = new VirtualClock();
   const fetcher = new ModelFetcher(content, new TraceNetwork(trace, rttMs), deliveryModels[policy]!(), clock);
-  return runSession(content, abrRules[abr]!(), fetcher, clock, { startupThresholdSec: 2, resumeThresholdSec: 2, maxBufferSec: 30, sessionSeconds: 600, ...settings });
+  return runSession(content, abrRules[abr]!(), fetcher, clock, {
+    startupThresholdSec: 2,
+    resumeThresholdSec: 2,
+    maxBufferSec: 30,
+    sessionSeconds: 600,
+    ...settings,
+  });
 }
 
 describe('session model', () => {
@@ -41,12 +70,26 @@ describe('session model', () => {
     // The request at 11 s (buffer 2 s) meets the gap [10 s, 20 s): the buffer runs dry at 13 s and the
     // segment arrives at 21 s, which resumes playback (2 s >= resume threshold): one stall of 8 s.
     const content = cbrContent([1e6], 20);
-    const trace: Trace = { name: 'gap', points: [{ atMs: 0, rateBps: 2e6 }, { atMs: 10_000, rateBps: 0 }, { atMs: 20_000, rateBps: 2e6 }], durationMs: 1_000_000 };
+    const trace: Trace = {
+      name: 'gap',
+      points: [
+        { atMs: 0, rateBps: 2e6 },
+        { atMs: 10_000, rateBps: 0 },
+        { atMs: 20_000, rateBps: 2e6 },
+      ],
+      durationMs: 1_000_000,
+    };
     const result = await one(content, trace, 'throughput', { maxBufferSec: 4 });
     assert.equal(result.startupDelayMs, 1000);
     assert.equal(result.rebuffers.length, 1);
-    assert.ok(Math.abs(result.rebuffers[0]!.startMs - 13_000) < 1e-6, `stall starts at ${result.rebuffers[0]!.startMs}`);
-    assert.ok(Math.abs(result.rebuffers[0]!.durationMs - 8000) < 1e-6, `stall lasts ${result.rebuffers[0]!.durationMs}`);
+    assert.ok(
+      Math.abs(result.rebuffers[0]!.startMs - 13_000) < 1e-6,
+      `stall starts at ${result.rebuffers[0]!.startMs}`,
+    );
+    assert.ok(
+      Math.abs(result.rebuffers[0]!.durationMs - 8000) < 1e-6,
+      `stall lasts ${result.rebuffers[0]!.durationMs}`,
+    );
     assert.ok(Math.abs(result.playedSec - 40) < 1e-6);
     assert.ok(Math.abs(result.sessionSec - (1 + 40 + 8)) < 1e-6, `session ${result.sessionSec}`);
   });
@@ -62,31 +105,55 @@ describe('session model', () => {
 
   it('a step down: the throughput rule switches down within its documented reaction', async () => {
     const content = cbrContent([400e3, 800e3, 1.4e6, 2.8e6], 100);
-    const trace: Trace = { name: 'step', points: [{ atMs: 0, rateBps: 10e6 }, { atMs: 60_000, rateBps: 1e6 }], durationMs: 10_000_000 };
+    const trace: Trace = {
+      name: 'step',
+      points: [
+        { atMs: 0, rateBps: 10e6 },
+        { atMs: 60_000, rateBps: 1e6 },
+      ],
+      durationMs: 10_000_000,
+    };
     const clock = new VirtualClock();
     const chosen: { atMs: number; bitrateBps: number }[] = [];
     const rule = abrRules.throughput!();
-    const watched = { name: rule.name, choose: (context: Parameters<typeof rule.choose>[0]) => {
-      const decision = rule.choose(context);
-      chosen.push({ atMs: clock.nowMs(), bitrateBps: context.bitratesBps[decision.index]! });
-      return decision;
-    } };
+    const watched = {
+      name: rule.name,
+      choose: (context: Parameters<typeof rule.choose>[0]) => {
+        const decision = rule.choose(context);
+        chosen.push({ atMs: clock.nowMs(), bitrateBps: context.bitratesBps[decision.index]! });
+        return decision;
+      },
+    };
     const fetcher = new ModelFetcher(content, new TraceNetwork(trace, 40), deliveryModels.bulk!(), clock);
-    await runSession(content, watched, fetcher, clock, { startupThresholdSec: 4, resumeThresholdSec: 4, maxBufferSec: 20, sessionSeconds: 300 });
+    await runSession(content, watched, fetcher, clock, {
+      startupThresholdSec: 4,
+      resumeThresholdSec: 4,
+      maxBufferSec: 20,
+      sessionSeconds: 300,
+    });
     const before = chosen.filter((c) => c.atMs > 30_000 && c.atMs < 60_000);
-    assert.ok(before.every((c) => c.bitrateBps === 2.8e6), 'at the top before the step');
+    assert.ok(
+      before.every((c) => c.bitrateBps === 2.8e6),
+      'at the top before the step',
+    );
     // The download in flight at the step is partly at 10 Mbit/s, so its sample is high: the rule steps
     // below the top on the next decision or the one after, and reaches 0.9 x 1 Mbit/s within four.
     const after = chosen.filter((c) => c.atMs > 60_000).map((c) => c.bitrateBps);
     const firstBelowTop = after.findIndex((bitrate) => bitrate < 2.8e6);
     const firstSustainable = after.findIndex((bitrate) => bitrate <= 0.9e6);
     assert.ok(firstBelowTop >= 0 && firstBelowTop <= 2, `decisions after the step: ${after.slice(0, 6).join(', ')}`);
-    assert.ok(firstSustainable >= 0 && firstSustainable <= 4, `decisions after the step: ${after.slice(0, 6).join(', ')}`);
+    assert.ok(
+      firstSustainable >= 0 && firstSustainable <= 4,
+      `decisions after the step: ${after.slice(0, 6).join(', ')}`,
+    );
   });
 
   it('abandons a session whose startup takes longer than the viewer waits', async () => {
     const content = cbrContent([1e6], 10);
-    const result = await one(content, constantTrace(100e3), 'throughput', { startupThresholdSec: 4, abandonAfterMs: 10_000 });
+    const result = await one(content, constantTrace(100e3), 'throughput', {
+      startupThresholdSec: 4,
+      abandonAfterMs: 10_000,
+    });
     assert.equal(result.abandoned, true);
     assert.equal(result.startupDelayMs, null);
     assert.equal(result.rebuffers.length, 0);
@@ -95,7 +162,14 @@ describe('session model', () => {
   it('seeded runs are reproducible bit for bit, and seeds matter', async () => {
     const content = cbrContent([400e3, 800e3, 1.4e6, 2.8e6], 60);
     const { lteLikeTrace, threeGLikeTrace } = await import('../src/index.js');
-    const options = { content, traces: [lteLikeTrace(1), threeGLikeTrace(2)], abr: 'bola', policy: 'trickle', sessions: 20, seed: 42 };
+    const options = {
+      content,
+      traces: [lteLikeTrace(1), threeGLikeTrace(2)],
+      abr: 'bola',
+      policy: 'trickle',
+      sessions: 20,
+      seed: 42,
+    };
     const a = await runModel(options);
     const b = await runModel(options);
     assert.deepEqual(a, b);
@@ -107,10 +181,28 @@ describe('session model', () => {
 
 describe('aggregates', () => {
   it('computes rebuffering chance and frequency as defined', () => {
-    const base = { startupDelayMs: 500, sessionSec: 100, playedSec: 90, stalledSec: 0, meanBitrateBps: 1e6, switches: 3, bytesDownloaded: 1000, bytesWasted: 10, abandoned: false, segments: 45 };
+    const base = {
+      startupDelayMs: 500,
+      sessionSec: 100,
+      playedSec: 90,
+      stalledSec: 0,
+      meanBitrateBps: 1e6,
+      switches: 3,
+      bytesDownloaded: 1000,
+      bytesWasted: 10,
+      abandoned: false,
+      segments: 45,
+    };
     const results = [
       { ...base, rebuffers: [] },
-      { ...base, rebuffers: [{ startMs: 1, durationMs: 2000 }, { startMs: 5, durationMs: 3000 }], stalledSec: 5 },
+      {
+        ...base,
+        rebuffers: [
+          { startMs: 1, durationMs: 2000 },
+          { startMs: 5, durationMs: 3000 },
+        ],
+        stalledSec: 5,
+      },
       { ...base, startupDelayMs: 1500, rebuffers: [] },
       { ...base, startupDelayMs: null, rebuffers: [], playedSec: 0, switches: 0, abandoned: true },
     ];

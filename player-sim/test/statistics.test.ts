@@ -8,7 +8,14 @@ describe('quantiles', () => {
     assert.equal(quantileSorted([10, 20, 30, 40, 50], 0.25), 20);
     assert.equal(quantileSorted([10, 20], 0.975), 19.75);
     // numpy.percentile(range(1, 101), 95) and Excel PERCENTILE.INC agree: 95.05.
-    assert.ok(Math.abs(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 95) - 95.05) < 1e-9);
+    assert.ok(
+      Math.abs(
+        percentile(
+          Array.from({ length: 100 }, (_, i) => i + 1),
+          95,
+        ) - 95.05,
+      ) < 1e-9,
+    );
     assert.equal(percentile([5, 1, 3, 2, 4], 50), 3);
   });
 
@@ -34,9 +41,10 @@ describe('trimmedMean', () => {
 
   it('keeps the fraction of whole-number readings that a median of them loses', () => {
     // Readings of ~302.4 ms printed whole: 302 or 303, an outlier of 340 among them.
-    const readings = [302, 302, 303, 302, 302, 303, 302, 303, 302, 302, 340, 302, 303, 302, 302, 302, 303, 302, 302, 303];
+    const readings = [
+      302, 302, 303, 302, 302, 303, 302, 303, 302, 302, 340, 302, 303, 302, 302, 302, 303, 302, 302, 303,
+    ];
     assert.equal(median(readings), 302);
     assert.ok(Math.abs(trimmedMean(readings, 0.1) - 302.31) < 0.01, String(trimmedMean(readings, 0.1)));
   });
 });
-

@@ -1,12 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatCookedTrace, lteLikeTrace, parseCookedTrace, parseMahimahiTrace, parseSabreTrace, parseTrace, stepTrace, threeGLikeTrace, traceAt } from '../src/index.js';
+import {
+  formatCookedTrace,
+  lteLikeTrace,
+  parseCookedTrace,
+  parseMahimahiTrace,
+  parseSabreTrace,
+  parseTrace,
+  stepTrace,
+  threeGLikeTrace,
+  traceAt,
+} from '../src/index.js';
 
 const isTraceError = (error: unknown) => (error as { code?: string }).code === 'SIM_ERR_TRACE';
 
 describe('bandwidth traces', () => {
   it('reads Sabre JSON (latency is a round trip; the lab delay is one way)', () => {
-    const trace = parseSabreTrace('[{"duration_ms": 1000, "bandwidth_kbps": 4000, "latency_ms": 40}, {"duration_ms": 500, "bandwidth_kbps": 1000, "latency_ms": 100}]');
+    const trace = parseSabreTrace(
+      '[{"duration_ms": 1000, "bandwidth_kbps": 4000, "latency_ms": 40}, {"duration_ms": ' +
+        '500, "bandwidth_kbps": 1000, "latency_ms": 100}]',
+    );
     assert.deepEqual(trace.points, [
       { atMs: 0, rateBps: 4e6, delayMs: 20 },
       { atMs: 1000, rateBps: 1e6, delayMs: 50 },

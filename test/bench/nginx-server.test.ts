@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { machineBusySeconds } from '../../bench/nginx-server.js';
 
 describe('machineBusySeconds', () => {
-  it('counts the busy time of every core, this process\'s spinning among it', () => {
+  it("counts the busy time of every core, this process's spinning among it", () => {
     const before = machineBusySeconds();
     const until = Date.now() + 300;
     while (Date.now() < until);

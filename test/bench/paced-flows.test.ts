@@ -12,7 +12,10 @@ const sampleSizes = [100_000, 100_000, 400_000, 400_000];
 
 /** Four 1 s video samples after a 1,000-byte moov: with 2 s blocks, block 0 (moov + 200 kB) and block 1 (800 kB). */
 function layout(): ProgressiveLayout {
-  const offsets = Float64Array.from(sampleSizes, (_, i) => moovBytes + sampleSizes.slice(0, i).reduce((sum, size) => sum + size, 0));
+  const offsets = Float64Array.from(
+    sampleSizes,
+    (_, i) => moovBytes + sampleSizes.slice(0, i).reduce((sum, size) => sum + size, 0),
+  );
   return {
     fileSizeBytes: moovBytes + sampleSizes.reduce((sum, size) => sum + size, 0),
     moovStart: 0,
@@ -20,7 +23,18 @@ function layout(): ProgressiveLayout {
     faststart: true,
     fragmented: false,
     durationSec: 4,
-    tracks: [{ trackId: 1, kind: 'video', timescale: 1000, editShiftSec: 0, offsets, sizes: Uint32Array.from(sampleSizes), decodeTimesSec: Float64Array.from([0, 1, 2, 3]), durationsSec: Float64Array.from([1, 1, 1, 1]) }],
+    tracks: [
+      {
+        trackId: 1,
+        kind: 'video',
+        timescale: 1000,
+        editShiftSec: 0,
+        offsets,
+        sizes: Uint32Array.from(sampleSizes),
+        decodeTimesSec: Float64Array.from([0, 1, 2, 3]),
+        durationsSec: Float64Array.from([1, 1, 1, 1]),
+      },
+    ],
   };
 }
 

@@ -30,16 +30,31 @@ export async function writeDeployedConfig(dir: string, deploymentYaml: string, p
   await chmod(join(dir, 'tls'), 0o755);
   await chmod(certificates.key, 0o644);
   const config = parseYaml(deploymentYaml) as Record<string, unknown> & { delivery: Record<string, unknown> };
-  Object.assign(config, { media: testMediaRoot(), host: '127.0.0.1', port, tls: { cert: certificates.cert, key: certificates.key }, admin: { host: '127.0.0.1', port: port + 1 } });
+  Object.assign(config, {
+    media: testMediaRoot(),
+    host: '127.0.0.1',
+    port,
+    tls: { cert: certificates.cert, key: certificates.key },
+    admin: { host: '127.0.0.1', port: port + 1 },
+  });
   config.delivery = { ...config.delivery, startupSec: 0 };
   const configPath = join(dir, 'origin.yaml');
   await writeFile(configPath, stringifyYaml(config));
   await chmod(configPath, 0o644);
-  return { configPath, ca: await readFile(certificates.caCert), publicUrl: `https://127.0.0.1:${port}`, adminUrl: `http://127.0.0.1:${port + 1}` };
+  return {
+    configPath,
+    ca: await readFile(certificates.caCert),
+    publicUrl: `https://127.0.0.1:${port}`,
+    adminUrl: `http://127.0.0.1:${port + 1}`,
+  };
 }
 
 /** An HTTPS GET trusting one CA (the deploy tests' dev certificates): status and whole body. */
-export function httpsGet(url: string, ca: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer }> {
+export function httpsGet(
+  url: string,
+  ca: Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Buffer }> {
   return new Promise((done, fail) => {
     get(url, { ca, headers }, (response) => {
       const chunks: Buffer[] = [];
@@ -58,7 +73,10 @@ export async function assertReadyWithBpf(adminUrl: string, origin: ChildProcess,
   for (let attempt = 0; attempt < 150 && ready?.status !== 'ready'; attempt++) {
     await new Promise((done) => setTimeout(done, 200));
     assert.equal(origin.exitCode, null, `the origin exited: ${output()}`);
-    ready = await fetch(`${adminUrl}/readyz`).then((response) => response.json() as Promise<typeof ready>, () => undefined);
+    ready = await fetch(`${adminUrl}/readyz`).then(
+      (response) => response.json() as Promise<typeof ready>,
+      () => undefined,
+    );
   }
   assert.equal(ready?.status, 'ready', `readyz: ${JSON.stringify(ready)}; ${output()}`);
   assert.equal(ready.clamp, 'bpf');
@@ -69,7 +87,9 @@ export async function progressiveFlowRecord(adminUrl: string): Promise<FlowRecor
   let record: FlowRecord | undefined;
   for (let attempt = 0; attempt < 50 && record === undefined; attempt++) {
     await new Promise((done) => setTimeout(done, 100));
-    record = ((await (await fetch(`${adminUrl}/api/flows`)).json()) as { flows: FlowRecord[] }).flows.find((flow) => flow.role === 'progressive');
+    record = ((await (await fetch(`${adminUrl}/api/flows`)).json()) as { flows: FlowRecord[] }).flows.find(
+      (flow) => flow.role === 'progressive',
+    );
   }
   assert.ok(record !== undefined, 'a flow record');
   return record;

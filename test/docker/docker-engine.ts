@@ -25,14 +25,26 @@ export interface QuietOptions {
 }
 
 /** Runs a command to its end without printing: whether it succeeded and what it wrote. */
-export function quiet(command: string, args: readonly string[], options: QuietOptions = {}): { ok: boolean; stdout: string; stderr: string } {
-  const result = spawnSync(command, args, { encoding: 'utf8', input: options.input, env: options.env, cwd: options.cwd, timeout: options.timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+export function quiet(
+  command: string,
+  args: readonly string[],
+  options: QuietOptions = {},
+): { ok: boolean; stdout: string; stderr: string } {
+  const result = spawnSync(command, args, {
+    encoding: 'utf8',
+    input: options.input,
+    env: options.env,
+    cwd: options.cwd,
+    timeout: options.timeoutMs,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return { ok: result.status === 0, stdout: result.stdout ?? '', stderr: result.stderr ?? result.error?.message ?? '' };
 }
 
 /** The host's own tools answer within this, or something is stuck. */
 const hostCommandTimeoutMs = 120_000;
-const host = (command: string, args: readonly string[], input?: string) => quiet(command, args, { input, timeoutMs: hostCommandTimeoutMs });
+const host = (command: string, args: readonly string[], input?: string) =>
+  quiet(command, args, { input, timeoutMs: hostCommandTimeoutMs });
 
 export function hasCommand(name: string): boolean {
   return host('sh', ['-c', `command -v ${name}`]).ok;
@@ -47,9 +59,16 @@ export function missingTools(): string[] {
 /** Installs the engine, Compose v1 and debootstrap from Debian (root). */
 export function installEngine(): void {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq', '-o', 'DPkg::Lock::Timeout=600'], ['install', '-y', '-qq', '-o', 'DPkg::Lock::Timeout=600', 'docker.io', 'docker-compose', 'debootstrap']]) {
+  for (const args of [
+    ['update', '-qq', '-o', 'DPkg::Lock::Timeout=600'],
+    ['install', '-y', '-qq', '-o', 'DPkg::Lock::Timeout=600', 'docker.io', 'docker-compose', 'debootstrap'],
+  ]) {
     const result = spawnSync('apt-get', args, { encoding: 'utf8', env });
-    if (result.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed: ${(result.stderr || result.error?.message || '').trim().split('\n').slice(-3).join(' / ')}`);
+    if (result.status !== 0)
+      throw new Error(
+        `apt-get ${args.join(' ')} ` +
+          `failed: ${(result.stderr || result.error?.message || '').trim().split('\n').slice(-3).join(' / ')}`,
+      );
   }
 }
 
@@ -63,7 +82,10 @@ export async function startEngine(stateDir: string): Promise<Engine> {
   const savedForwarding = host('sysctl', ['-n', 'net.ipv4.ip_forward']).stdout.trim();
   const logPath = join(stateDir, 'dockerd.log');
   const log = openSync(logPath, 'a');
-  const daemon = spawn('dockerd', ['--pidfile', join(stateDir, 'dockerd.pid')], { detached: true, stdio: ['ignore', log, log] });
+  const daemon = spawn('dockerd', ['--pidfile', join(stateDir, 'dockerd.pid')], {
+    detached: true,
+    stdio: ['ignore', log, log],
+  });
   closeSync(log);
   const exited = new Promise<void>((resolve) => daemon.once('exit', () => resolve()));
   for (let attempt = 0; attempt < 120 && !engineAnswers(); attempt++) {
@@ -88,7 +110,10 @@ export async function startEngine(stateDir: string): Promise<Engine> {
         if (savedRules?.includes(`*${table}`) === true || !hasCommand('iptables')) continue;
         host('iptables', ['-t', table, '-F']);
         host('iptables', ['-t', table, '-X']);
-        for (const chain of table === 'filter' ? ['INPUT', 'FORWARD', 'OUTPUT'] : ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING']) host('iptables', ['-t', table, '-P', chain, 'ACCEPT']);
+        for (const chain of table === 'filter'
+          ? ['INPUT', 'FORWARD', 'OUTPUT']
+          : ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'])
+          host('iptables', ['-t', table, '-P', chain, 'ACCEPT']);
       }
       if (savedForwarding !== '') host('sysctl', ['-q', '-w', `net.ipv4.ip_forward=${savedForwarding}`]);
       if (existsSync('/sys/class/net/docker0')) host('ip', ['link', 'del', 'docker0']);

@@ -25,7 +25,8 @@ const missing = missingTools();
 const reason = !root
   ? 'needs root (the engine, debootstrap)'
   : missing.length > 0 && !mayInstall && !engineAnswers()
-    ? `${missing.join(', ')} missing (apt-get install -y docker.io docker-compose debootstrap, or TRICKLE_TEST_DOCKER_INSTALL=1 lets this test install them)`
+    ? `${missing.join(', ')} missing (apt-get install -y docker.io docker-compose ` +
+      `debootstrap, or TRICKLE_TEST_DOCKER_INSTALL=1 lets this test install them)`
     : undefined;
 if (reason !== undefined && process.env.CI === 'true') throw new Error(`CI must run the demo stack, but it ${reason}`);
 if (reason !== undefined) console.log(`# skipping the demo stack: ${reason}`);
@@ -44,9 +45,13 @@ function say(line: string): void {
   process.stdout.write(`# stack: [${((Date.now() - loadedMs) / 1000).toFixed(0)} s] ${line}\n`);
 }
 
-
 /** Runs a long command, printing the lines that show progress (build steps) as they come. */
-function streamed(command: string, args: readonly string[], env: NodeJS.ProcessEnv, progress: RegExp): Promise<{ ok: boolean; tail: string }> {
+function streamed(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  progress: RegExp,
+): Promise<{ ok: boolean; tail: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { env, cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: string[] = [];
@@ -95,8 +100,10 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
   let engine: Engine | undefined;
   let env: NodeJS.ProcessEnv;
   let grafanaPresent = false;
-  const compose = (args: readonly string[]) => quiet('docker-compose', ['-p', project, ...args], { env, cwd: repoRoot });
-  const containerPid = (service: string) => Number(quiet('docker', ['inspect', '-f', '{{.State.Pid}}', `${project}_${service}_1`]).stdout.trim());
+  const compose = (args: readonly string[]) =>
+    quiet('docker-compose', ['-p', project, ...args], { env, cwd: repoRoot });
+  const containerPid = (service: string) =>
+    Number(quiet('docker', ['inspect', '-f', '{{.State.Pid}}', `${project}_${service}_1`]).stdout.trim());
 
   before(async () => {
     stateDir = await mkdtemp(join(tmpdir(), 'trickle-docker-'));
@@ -109,7 +116,11 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
     }
     let started = Date.now();
     engine = await startEngine(stateDir);
-    say(engine.started ? `started dockerd in ${Date.now() - started} ms (log ${engine.logPath})` : 'using the Docker engine that answers');
+    say(
+      engine.started
+        ? `started dockerd in ${Date.now() - started} ms (log ${engine.logPath})`
+        : 'using the Docker engine that answers',
+    );
 
     // The base: the official Node image where a registry answers, else the local one.
     let base = officialBase;
@@ -138,13 +149,26 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
     // The origin first: it builds the stage the router and player share (compiling and the demo);
     // then those two and Prometheus side by side (their own steps are mostly package downloads).
     const progress = /^(Step \d+\/\d+ : (FROM|RUN)|Successfully tagged|Building \w+$)/;
-    const builtOrigin = await streamed('docker-compose', ['-p', project, '--profile', 'metrics', 'build', 'origin'], env, progress);
+    const builtOrigin = await streamed(
+      'docker-compose',
+      ['-p', project, '--profile', 'metrics', 'build', 'origin'],
+      env,
+      progress,
+    );
     assert.ok(builtOrigin.ok, `docker-compose build origin failed:\n${builtOrigin.tail}`);
     say(`origin image built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    const built = await streamed('docker-compose', ['-p', project, '--profile', 'metrics', 'build', '--parallel', 'router', 'player', 'prometheus'], env, progress);
+    const built = await streamed(
+      'docker-compose',
+      ['-p', project, '--profile', 'metrics', 'build', '--parallel', 'router', 'player', 'prometheus'],
+      env,
+      progress,
+    );
     assert.ok(built.ok, `docker-compose build failed:\n${built.tail}`);
     say(`images built on ${base} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    for (const line of quiet('docker', ['images', '--format', '{{.Repository}}:{{.Tag}} {{.Size}}', 'trickle-demo/*']).stdout.trim().split('\n')) say(`image ${line}`);
+    for (const line of quiet('docker', ['images', '--format', '{{.Repository}}:{{.Tag}} {{.Size}}', 'trickle-demo/*'])
+      .stdout.trim()
+      .split('\n'))
+      say(`image ${line}`);
 
     compose(['--profile', 'metrics', 'down', '-v', '--remove-orphans']);
     started = Date.now();
@@ -153,7 +177,9 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
     const services = ['origin', 'router', 'player', 'gateway', 'prometheus', ...(grafanaPresent ? ['grafana'] : [])];
     const up = compose(['--profile', 'metrics', 'up', '-d', ...services]);
     assert.ok(up.ok, `docker-compose up failed:\n${up.stderr}`);
-    await waitFor('the origin to answer /readyz', 60_000, async () => ((await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(2000) })).ok ? true : undefined));
+    await waitFor('the origin to answer /readyz', 60_000, async () =>
+      (await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(2000) })).ok ? true : undefined,
+    );
     say(`stack up, origin ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   });
 
@@ -172,23 +198,47 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
   });
 
   it('builds one image per role: Chromium and Playwright only in the player', () => {
-    const check = (image: string) => quiet('docker', ['run', '--rm', '--entrypoint', 'sh', image, '-c', 'test -d node_modules/playwright-core && echo playwright; command -v chromium >/dev/null && echo chromium; true']).stdout.split('\n').filter(Boolean);
+    const check = (image: string) =>
+      quiet('docker', [
+        'run',
+        '--rm',
+        '--entrypoint',
+        'sh',
+        image,
+        '-c',
+        'test -d node_modules/playwright-core && echo playwright; command -v chromium ' +
+          '>/dev/null && echo chromium; true',
+      ])
+        .stdout.split('\n')
+        .filter(Boolean);
     assert.deepEqual(check('trickle-demo/origin'), []);
     assert.deepEqual(check('trickle-demo/router'), []);
     assert.deepEqual(check('trickle-demo/player'), ['playwright', 'chromium']);
   });
 
-  it('the player reports QoE from across the router\'s shaped link', async () => {
-    const outcome = await waitFor('the player\'s summary.json in the mounted reports directory', 240_000, async () => {
+  it("the player reports QoE from across the router's shaped link", async () => {
+    const outcome = await waitFor("the player's summary.json in the mounted reports directory", 240_000, async () => {
       const [run] = await readdir(reports);
       const path = run === undefined ? undefined : join(reports, run, 'summary.json');
       if (path !== undefined && existsSync(path)) return { path };
-      const [status, code] = quiet('docker', ['inspect', '-f', '{{.State.Status}} {{.State.ExitCode}}', `${project}_player_1`]).stdout.trim().split(' ');
-      return status === 'exited' && code !== '0' ? { failed: compose(['logs', '--no-color', '--tail', '20', 'player']).stdout } : undefined;
+      const [status, code] = quiet('docker', [
+        'inspect',
+        '-f',
+        '{{.State.Status}} {{.State.ExitCode}}',
+        `${project}_player_1`,
+      ])
+        .stdout.trim()
+        .split(' ');
+      return status === 'exited' && code !== '0'
+        ? { failed: compose(['logs', '--no-color', '--tail', '20', 'player']).stdout }
+        : undefined;
     });
     assert.ok(outcome.path !== undefined, `the player exited without a report:\n${outcome.failed}`);
     const summaryPath = outcome.path;
-    const summary = JSON.parse(await readFile(summaryPath, 'utf8')) as { aggregates: { sessions: number; neverStarted: number; meanBitrateBps: number }; run: { url: string } };
+    const summary = JSON.parse(await readFile(summaryPath, 'utf8')) as {
+      aggregates: { sessions: number; neverStarted: number; meanBitrateBps: number };
+      run: { url: string };
+    };
     say(`report ${summaryPath}: mean bitrate ${(summary.aggregates.meanBitrateBps / 1e6).toFixed(2)} Mbit/s`);
     assert.equal(summary.aggregates.sessions, 1);
     assert.equal(summary.aggregates.neverStarted, 0);
@@ -199,15 +249,31 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
     const downlink = /qdisc tbf \S+ dev (\S+) root .*rate 6Mbit[^\n]*\n\s*Sent (\d+) bytes/.exec(qdiscs);
     assert.ok(downlink !== null, `a 6 Mbit/s TBF in the router:\n${qdiscs}`);
     assert.ok(Number(downlink[2]) > 2_000_000, `${downlink[2]} B through the downlink bottleneck on ${downlink[1]}`);
-    assert.match(compose(['logs', '--no-color', 'router']).stdout, /router \((delayline|netem), routed\): \S+ -> \S+ down 6 Mbit\/s, up 1 Mbit\/s, RTT 40 ms/);
+    assert.match(
+      compose(['logs', '--no-color', 'router']).stdout,
+      /router \((delayline|netem), routed\): \S+ -> \S+ down 6 Mbit\/s, up 1 Mbit\/s, RTT 40 ms/,
+    );
   });
 
   it('the origin serves unprivileged with the BPF clamp in force, and clamps flows', async () => {
     assert.match(compose(['logs', '--no-color', 'origin']).stdout, /trickle clamp backend: bpf/);
     const ready = await json<{ status: string; clamp: string }>(`${origin}/readyz`);
     assert.deepEqual([ready.status, ready.clamp], ['ready', 'bpf']);
-    const { flows } = await json<{ flows: { policy: string; backend: string; trickleIn: string | null; appliedClampPackets: { max: number } | null }[] }>(`${origin}/api/flows`);
-    const clamped = flows.filter((flow) => flow.policy === 'trickle' && flow.backend === 'bpf' && flow.trickleIn === 'kernel' && flow.appliedClampPackets !== null);
+    const { flows } = await json<{
+      flows: {
+        policy: string;
+        backend: string;
+        trickleIn: string | null;
+        appliedClampPackets: { max: number } | null;
+      }[];
+    }>(`${origin}/api/flows`);
+    const clamped = flows.filter(
+      (flow) =>
+        flow.policy === 'trickle' &&
+        flow.backend === 'bpf' &&
+        flow.trickleIn === 'kernel' &&
+        flow.appliedClampPackets !== null,
+    );
     say(`${flows.length} flows, ${clamped.length} clamped in the kernel`);
     assert.ok(clamped.length >= 3, `flows clamped by the BPF program (of ${flows.length})`);
     // `trickle serve` is the entrypoint's child under docker-init: no uid 0, no capabilities left.
@@ -216,21 +282,36 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
     const status = statusOf(serve!);
     assert.match(readFileSync(`/proc/${serve}/cmdline`, 'utf8'), /trickle\0serve/);
     assert.equal(status.Uid!.split(/\s+/)[0], '10002');
-    assert.deepEqual([status.CapEff, status.CapPrm, status.CapBnd, status.NoNewPrivs], ['0000000000000000', '0000000000000000', '0000000000000000', '1']);
-    const inspect = JSON.parse(quiet('docker', ['inspect', `${project}_origin_1`]).stdout) as [{ HostConfig: { Privileged: boolean } }];
+    assert.deepEqual(
+      [status.CapEff, status.CapPrm, status.CapBnd, status.NoNewPrivs],
+      ['0000000000000000', '0000000000000000', '0000000000000000', '1'],
+    );
+    const inspect = JSON.parse(quiet('docker', ['inspect', `${project}_origin_1`]).stdout) as [
+      { HostConfig: { Privileged: boolean } },
+    ];
     assert.equal(inspect[0].HostConfig.Privileged, false);
   });
 
   it('Prometheus scrapes the origin and every Grafana dashboard query returns series', async () => {
     await waitFor('Prometheus to report the origin target up', 60_000, async () => {
-      const targets = await json<{ data: { activeTargets: { health: string; scrapeUrl: string }[] } }>(`${prometheus}/api/v1/targets`);
-      return targets.data.activeTargets.some((target) => target.health === 'up' && target.scrapeUrl === `${origin}/metrics`) ? true : undefined;
+      const targets = await json<{ data: { activeTargets: { health: string; scrapeUrl: string }[] } }>(
+        `${prometheus}/api/v1/targets`,
+      );
+      return targets.data.activeTargets.some(
+        (target) => target.health === 'up' && target.scrapeUrl === `${origin}/metrics`,
+      )
+        ? true
+        : undefined;
     });
-    const dashboard = JSON.parse(readFileSync(join(repoRoot, 'docker', 'grafana', 'dashboards', 'trickle.json'), 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
+    const dashboard = JSON.parse(
+      readFileSync(join(repoRoot, 'docker', 'grafana', 'dashboards', 'trickle.json'), 'utf8'),
+    ) as { panels: { title: string; targets: { expr: string }[] }[] };
     for (const panel of dashboard.panels) {
       for (const { expr } of panel.targets) {
         const series = await waitFor(`series for "${panel.title}"`, 60_000, async () => {
-          const answer = await json<{ data: { result: unknown[] } }>(`${prometheus}/api/v1/query?query=${encodeURIComponent(expr)}`);
+          const answer = await json<{ data: { result: unknown[] } }>(
+            `${prometheus}/api/v1/query?query=${encodeURIComponent(expr)}`,
+          );
           return answer.data.result.length > 0 ? answer.data.result.length : undefined;
         });
         say(`${panel.title}: ${series} series`);
@@ -243,29 +324,60 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
   // the datasource is the stack's Prometheus (whose answers to every panel's query were checked
   // above), the dashboard provider loads the folder the dashboard is mounted in, and every panel
   // queries that datasource. With the image here, Grafana itself must serve the dashboard too.
-  it('Grafana\'s provisioning loads the dashboard from the stack\'s Prometheus (and Grafana serves it where its image is here)', async () => {
-    const compose = readCompose().services.grafana!;
-    const datasources = parseYaml(readFileSync(join(repoRoot, 'docker', 'grafana', 'provisioning', 'datasources', 'prometheus.yml'), 'utf8')) as { datasources: { uid: string; type: string; url: string }[] };
-    const [datasource] = datasources.datasources;
-    assert.equal(datasource?.type, 'prometheus');
-    assert.equal(datasource?.url, prometheus, 'the datasource is the stack\'s Prometheus');
-    const providers = parseYaml(readFileSync(join(repoRoot, 'docker', 'grafana', 'provisioning', 'dashboards', 'trickle.yml'), 'utf8')) as { providers: { options: { path: string } }[] };
-    const mounted = (compose.volumes ?? []).map(String);
-    assert.ok(mounted.some((volume) => volume.startsWith('./docker/grafana/dashboards:') && volume.split(':')[1] === providers.providers[0]!.options.path), `the provider's folder is where the dashboards are mounted: ${mounted.join(', ')}`);
-    const dashboard = JSON.parse(readFileSync(join(repoRoot, 'docker', 'grafana', 'dashboards', 'trickle.json'), 'utf8')) as { panels: { title: string; datasource?: { uid?: string }; targets: { expr: string; datasource?: { uid?: string } }[] }[] };
-    for (const panel of dashboard.panels) {
-      for (const target of panel.targets) assert.equal(target.datasource?.uid ?? panel.datasource?.uid, datasource!.uid, `panel "${panel.title}" queries the provisioned datasource`);
-    }
-    if (!grafanaPresent) {
-      say(`${grafanaImage} is not here and no registry answers to pull it: Grafana itself was not started (its provisioning was checked, its queries run against Prometheus)`);
-      return;
-    }
-    const search = await waitFor('Grafana to list the dashboard', 90_000, async () => {
-      const found = await json<{ title: string }[]>('http://127.0.0.1:13000/api/search?query=Trickle');
-      return found.length > 0 ? found : undefined;
-    });
-    assert.ok(search.some((entry) => /trickle/i.test(entry.title)));
-  });
+  it(
+    "Grafana's provisioning loads the dashboard from the stack's Prometheus (and " +
+      'Grafana serves it where its image is here)',
+    async () => {
+      const compose = readCompose().services.grafana!;
+      const datasources = parseYaml(
+        readFileSync(join(repoRoot, 'docker', 'grafana', 'provisioning', 'datasources', 'prometheus.yml'), 'utf8'),
+      ) as { datasources: { uid: string; type: string; url: string }[] };
+      const [datasource] = datasources.datasources;
+      assert.equal(datasource?.type, 'prometheus');
+      assert.equal(datasource?.url, prometheus, "the datasource is the stack's Prometheus");
+      const providers = parseYaml(
+        readFileSync(join(repoRoot, 'docker', 'grafana', 'provisioning', 'dashboards', 'trickle.yml'), 'utf8'),
+      ) as { providers: { options: { path: string } }[] };
+      const mounted = (compose.volumes ?? []).map(String);
+      assert.ok(
+        mounted.some(
+          (volume) =>
+            volume.startsWith('./docker/grafana/dashboards:') &&
+            volume.split(':')[1] === providers.providers[0]!.options.path,
+        ),
+        `the provider's folder is where the dashboards are mounted: ${mounted.join(', ')}`,
+      );
+      const dashboard = JSON.parse(
+        readFileSync(join(repoRoot, 'docker', 'grafana', 'dashboards', 'trickle.json'), 'utf8'),
+      ) as {
+        panels: {
+          title: string;
+          datasource?: { uid?: string };
+          targets: { expr: string; datasource?: { uid?: string } }[];
+        }[];
+      };
+      for (const panel of dashboard.panels) {
+        for (const target of panel.targets)
+          assert.equal(
+            target.datasource?.uid ?? panel.datasource?.uid,
+            datasource!.uid,
+            `panel "${panel.title}" queries the provisioned datasource`,
+          );
+      }
+      if (!grafanaPresent) {
+        say(
+          `${grafanaImage} is not here and no registry answers to pull it: Grafana itself was ` +
+            `not started (its provisioning was checked, its queries run against Prometheus)`,
+        );
+        return;
+      }
+      const search = await waitFor('Grafana to list the dashboard', 90_000, async () => {
+        const found = await json<{ title: string }[]>('http://127.0.0.1:13000/api/search?query=Trickle');
+        return found.length > 0 ? found : undefined;
+      });
+      assert.ok(search.some((entry) => /trickle/i.test(entry.title)));
+    },
+  );
 
   it('the router stops cleanly on SIGTERM', () => {
     const router = `${project}_router_1`;

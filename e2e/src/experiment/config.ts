@@ -33,7 +33,10 @@ const duration = z.union([z.number().min(0), z.string()]).transform((value, cont
 
 const transportSchema = z.strictObject({
   /** TCP congestion control of the origin's connections (cubic, as the paper's servers ran; bbr, reno). */
-  congestionControl: z.string().regex(/^[a-z0-9_-]{1,15}$/).optional(),
+  congestionControl: z
+    .string()
+    .regex(/^[a-z0-9_-]{1,15}$/)
+    .optional(),
   /** Initial window of new connections, packets (needs the bpf clamp backend). */
   initialWindowPackets: z.number().int().min(1).max(1024).optional(),
 });
@@ -47,7 +50,10 @@ const groupSchema = transportSchema.extend({
 /** A lab profile by name, or a link: rate and RTT (and optionally uplink rate, buffer, random loss). */
 const linkSchema = z
   .strictObject({
-    profile: z.string().refine((name) => name in profiles, `not a lab profile; known: ${Object.keys(profiles).join(', ')}`).optional(),
+    profile: z
+      .string()
+      .refine((name) => name in profiles, `not a lab profile; known: ${Object.keys(profiles).join(', ')}`)
+      .optional(),
     rate: rate.optional(),
     upRate: rate.optional(),
     rtt: duration.optional(),
@@ -57,8 +63,13 @@ const linkSchema = z
   })
   .superRefine((link, context) => {
     const custom = [link.rate, link.upRate, link.rtt, link.bufferBdp, link.loss].some((v) => v !== undefined);
-    if (link.profile !== undefined && custom) context.addIssue({ code: 'custom', message: 'give a lab profile or rate and rtt, not both' });
-    if (link.profile === undefined && (link.rate === undefined || link.rtt === undefined)) context.addIssue({ code: 'custom', message: 'give a lab profile ({ profile: dsl-6mbit }) or at least rate and rtt' });
+    if (link.profile !== undefined && custom)
+      context.addIssue({ code: 'custom', message: 'give a lab profile or rate and rtt, not both' });
+    if (link.profile === undefined && (link.rate === undefined || link.rtt === undefined))
+      context.addIssue({
+        code: 'custom',
+        message: 'give a lab profile ({ profile: dsl-6mbit }) or at least rate and rtt',
+      });
   });
 
 /**
@@ -68,7 +79,13 @@ const linkSchema = z
  */
 const populationSchema = z
   .strictObject({
-    distribution: z.string().refine((name) => name in linkDistributions, `not a link distribution; known: ${Object.keys(linkDistributions).join(', ')}`).optional(),
+    distribution: z
+      .string()
+      .refine(
+        (name) => name in linkDistributions,
+        `not a link distribution; known: ${Object.keys(linkDistributions).join(', ')}`,
+      )
+      .optional(),
     /** A CSV file (relative to the working directory) with a row per viewer, in viewer order. */
     csv: z.string().min(1).optional(),
     seed: z.number().int().min(0).max(0xffff).default(1),
@@ -76,7 +93,8 @@ const populationSchema = z
     uplinkRate: rate.optional(),
   })
   .superRefine((population, context) => {
-    if ((population.distribution === undefined) === (population.csv === undefined)) context.addIssue({ code: 'custom', message: 'give a distribution or a csv file, one of them' });
+    if ((population.distribution === undefined) === (population.csv === undefined))
+      context.addIssue({ code: 'custom', message: 'give a distribution or a csv file, one of them' });
   });
 
 const loadSchema = z.strictObject({
@@ -102,7 +120,10 @@ const experimentSchema = z
   .strictObject({
     name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/),
     description: z.string().default(''),
-    asset: z.string().regex(/^[A-Za-z0-9_-]+$/).default('demo'),
+    asset: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .default('demo'),
     /** The origin's media directory (relative to the working directory). */
     media: z.string().min(1).default('media'),
     /**
@@ -113,9 +134,14 @@ const experimentSchema = z
     sessionSeconds: z.number().positive().max(3600),
     /** Media seconds sent at full speed before throttling (the paper: 30-40 s). */
     startupSeconds: z.number().min(0).max(3600).default(35),
-    /** One mixed run per profile per seed: seeds the origin's A/B draw, viewer start times and the link's random loss. */
+    /**
+     * One mixed run per profile per seed: seeds the origin's A/B draw, viewer start times and the link's random loss.
+     */
     seeds: z.array(z.number().int().min(0).max(0xffffffff)).min(1),
-    groups: z.array(groupSchema).min(2).refine((groups) => new Set(groups.map((g) => g.name)).size === groups.length, 'group names must be distinct'),
+    groups: z
+      .array(groupSchema)
+      .min(2)
+      .refine((groups) => new Set(groups.map((g) => g.name)).size === groups.length, 'group names must be distinct'),
     /** The group improvements are measured against (default: the first). */
     baseline: z.string().optional(),
     /** The A/A control: two groups with identical settings, expected to agree within their intervals. */
@@ -142,21 +168,49 @@ const experimentSchema = z
       )
       .min(1),
     load: loadSchema.prefault({}),
-    /** Also one run per distinct group alone per profile (first seed): per-policy queueing delay and bursts without the other groups' traffic. */
+    /**
+     * Also one run per distinct group alone per profile (first seed): per-policy queueing delay and bursts without the
+     * other groups' traffic.
+     */
     isolatedRuns: z.boolean().default(false),
     /** Bootstrap resamples for the confidence intervals (95 %). */
     bootstrapResamples: z.number().int().min(100).max(100_000).default(2000),
   })
   .superRefine((config, context) => {
     const names = config.groups.map((g) => g.name);
-    if (config.baseline !== undefined && !names.includes(config.baseline)) context.addIssue({ code: 'custom', path: ['baseline'], message: `no group "${config.baseline}"` });
-    for (const name of config.control ?? []) if (!names.includes(name)) context.addIssue({ code: 'custom', path: ['control'], message: `no group "${name}"` });
-    if (config.load.progressive + config.load.dash + config.load.browsers === 0) context.addIssue({ code: 'custom', path: ['load'], message: 'no viewers: give load.progressive, load.dash or load.browsers' });
-    if (new Set(config.profiles.map((p) => p.name)).size !== config.profiles.length) context.addIssue({ code: 'custom', path: ['profiles'], message: 'profile names must be distinct' });
+    if (config.baseline !== undefined && !names.includes(config.baseline))
+      context.addIssue({ code: 'custom', path: ['baseline'], message: `no group "${config.baseline}"` });
+    for (const name of config.control ?? [])
+      if (!names.includes(name)) context.addIssue({ code: 'custom', path: ['control'], message: `no group "${name}"` });
+    if (config.load.progressive + config.load.dash + config.load.browsers === 0)
+      context.addIssue({
+        code: 'custom',
+        path: ['load'],
+        message: 'no viewers: give load.progressive, load.dash or load.browsers',
+      });
+    if (new Set(config.profiles.map((p) => p.name)).size !== config.profiles.length)
+      context.addIssue({ code: 'custom', path: ['profiles'], message: 'profile names must be distinct' });
     for (const [index, profile] of config.profiles.entries()) {
-      if ((profile.link === undefined) === (profile.population === undefined)) context.addIssue({ code: 'custom', path: ['profiles', index], message: 'give a link (one shared by all viewers) or a population (one per viewer), one of them' });
-      if (profile.population !== undefined && config.load.crossTrafficFlows > 0) context.addIssue({ code: 'custom', path: ['profiles', index, 'population'], message: 'a population has no shared bottleneck for cross traffic: set load.crossTrafficFlows to 0' });
-      if (profile.population !== undefined && config.load.browsers > config.load.dash) context.addIssue({ code: 'custom', path: ['load', 'browsers'], message: "in a population each browser shares its link's draw with a simulated DASH player: give at least as many load.dash as load.browsers" });
+      if ((profile.link === undefined) === (profile.population === undefined))
+        context.addIssue({
+          code: 'custom',
+          path: ['profiles', index],
+          message: 'give a link (one shared by all viewers) or a population (one per viewer), one of them',
+        });
+      if (profile.population !== undefined && config.load.crossTrafficFlows > 0)
+        context.addIssue({
+          code: 'custom',
+          path: ['profiles', index, 'population'],
+          message: 'a population has no shared bottleneck for cross traffic: set load.crossTrafficFlows to 0',
+        });
+      if (profile.population !== undefined && config.load.browsers > config.load.dash)
+        context.addIssue({
+          code: 'custom',
+          path: ['load', 'browsers'],
+          message:
+            "in a population each browser shares its link's draw with a simulated DASH player: " +
+            'give at least as many load.dash as load.browsers',
+        });
     }
   });
 
@@ -168,7 +222,14 @@ export type ExperimentPopulation = NonNullable<ExperimentProfile['population']>;
 
 export function linkOf(link: ExperimentLink, seed: number): LinkSpec {
   if (link.profile !== undefined) return { ...profileLink(link.profile), seed };
-  return symmetricLink({ rateBps: link.rate!, upRateBps: link.upRate, rttMs: link.rtt!, bufferBdp: link.bufferBdp, lossRate: link.loss, seed });
+  return symmetricLink({
+    rateBps: link.rate!,
+    upRateBps: link.upRate,
+    rttMs: link.rtt!,
+    bufferBdp: link.bufferBdp,
+    lossRate: link.loss,
+    seed,
+  });
 }
 
 function deepFreeze<T>(value: T): T {
@@ -182,7 +243,9 @@ function deepFreeze<T>(value: T): T {
 export function parseExperimentConfig(input: unknown, source = 'the experiment config'): ExperimentConfig {
   const parsed = experimentSchema.safeParse(input);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `  ${issue.path.length === 0 ? '(top level)' : issue.path.join('.')}: ${issue.message}`).join('\n');
+    const problems = parsed.error.issues
+      .map((issue) => `  ${issue.path.length === 0 ? '(top level)' : issue.path.join('.')}: ${issue.message}`)
+      .join('\n');
     throw new E2eError('E2E_ERR_EXPERIMENT_CONFIG', `${source} is not valid:\n${problems}`);
   }
   return deepFreeze(parsed.data);

@@ -72,7 +72,8 @@ export interface PaperRow {
 function against(estimate: Estimate, paper: number, enough: boolean): string {
   if (!Number.isFinite(estimate.value)) return 'no data';
   if (!enough) return 'too few to decide';
-  if (!Number.isFinite(estimate.low)) return estimate.value >= paper ? 'at or above the paper (no interval)' : 'below the paper (no interval)';
+  if (!Number.isFinite(estimate.low))
+    return estimate.value >= paper ? 'at or above the paper (no interval)' : 'below the paper (no interval)';
   if (estimate.low > paper) return 'above the paper (its interval excludes it)';
   if (estimate.high < paper) return 'below the paper (its interval excludes it)';
   return "consistent with the paper (its interval holds the paper's figure)";
@@ -82,7 +83,13 @@ function against(estimate: Estimate, paper: number, enough: boolean): string {
  * The paper's progressive-flow figures beside ours (the paper's flows were progressive
  * downloads), trickle against the baseline; `buckets` adds Table 2 when there are some.
  */
-export function paperComparison(kind: KindSummary, dc: DataCentre, trickleGroup: string, baselineGroup: string, buckets: readonly BucketRow[] | null): PaperRow[] {
+export function paperComparison(
+  kind: KindSummary,
+  dc: DataCentre,
+  trickleGroup: string,
+  baselineGroup: string,
+  buckets: readonly BucketRow[] | null,
+): PaperRow[] {
   const paper = paperFigures[dc];
   const t = kind.rows.find((r) => r.group === trickleGroup);
   const b = kind.rows.find((r) => r.group === baselineGroup);
@@ -92,38 +99,81 @@ export function paperComparison(kind: KindSummary, dc: DataCentre, trickleGroup:
   const rows: PaperRow[] = [
     {
       metric: 'retransmission rate, trickle vs baseline (% lower)',
-      paper: dc === 'DC1' ? `${paper.retransmissionImprovementPercent} %` : `"similar" (Table 2's flow-weighted mean: ${paper.retransmissionImprovementPercent} %)`,
+      paper:
+        dc === 'DC1'
+          ? `${paper.retransmissionImprovementPercent} %`
+          : `"similar" (Table 2's flow-weighted mean: ${paper.retransmissionImprovementPercent} %)`,
       ours: `${formatEstimate(t.retransmissionImprovementPercent, 0)} % (${t.connections} vs ${b.connections} flows)`,
       reading: against(t.retransmissionImprovementPercent, paper.retransmissionImprovementPercent, enoughFlows),
     },
     {
       metric: 'mean srtt in the throttling phase, trickle vs baseline (% lower)',
       paper: `${paper.srttImprovementPercent} %`,
-      ours: `${formatEstimate(t.srttImprovementPercent, 0)} % (${formatEstimate(t.srttThrottledMs, 0)} vs ${formatEstimate(b.srttThrottledMs, 0)} ms)`,
+      ours:
+        `${formatEstimate(t.srttImprovementPercent, 0)} % ` +
+        `(${formatEstimate(t.srttThrottledMs, 0)} vs ${formatEstimate(b.srttThrottledMs, 0)} ` +
+        `ms)`,
       reading: against(t.srttImprovementPercent, paper.srttImprovementPercent, enoughFlows),
     },
     {
       metric: "trickle's bursts of at most 10 packets",
       paper: paper.trickleBurstsAtMost10Percent === null ? 'not reported' : `${paper.trickleBurstsAtMost10Percent} %`,
-      ours: Number.isFinite(t.burstsAtMost10Percent) ? `${t.burstsAtMost10Percent.toFixed(1)} % of ${t.throttledBursts}` : 'no bursts captured',
-      reading: paper.trickleBurstsAtMost10Percent === null || !Number.isFinite(t.burstsAtMost10Percent) ? '-' : t.burstsAtMost10Percent >= paper.trickleBurstsAtMost10Percent ? 'at or above the paper' : 'below the paper',
+      ours: Number.isFinite(t.burstsAtMost10Percent)
+        ? `${t.burstsAtMost10Percent.toFixed(1)} % of ${t.throttledBursts}`
+        : 'no bursts captured',
+      reading:
+        paper.trickleBurstsAtMost10Percent === null || !Number.isFinite(t.burstsAtMost10Percent)
+          ? '-'
+          : t.burstsAtMost10Percent >= paper.trickleBurstsAtMost10Percent
+            ? 'at or above the paper'
+            : 'below the paper',
     },
     {
       metric: 'rebuffering chance, trickle / baseline (%)',
       paper: `${paper.rebufferChancePercent} % / ${paper.rebufferChancePercent} % (the same)`,
-      ours: `${formatEstimate(t.rebufferChancePercent, 1)} / ${formatEstimate(b.rebufferChancePercent, 1)} (${t.sessions} / ${b.sessions} sessions)`,
-      reading: !enoughSessions ? 'too few to decide' : intervalsOverlap(t.rebufferChancePercent, b.rebufferChancePercent) ? 'the same within the intervals, as the paper' : t.rebufferChancePercent.value < b.rebufferChancePercent.value ? 'trickle lower' : 'trickle higher (worse)',
+      ours:
+        `${formatEstimate(t.rebufferChancePercent, 1)} ` +
+        `/ ${formatEstimate(b.rebufferChancePercent, 1)} (${t.sessions} / ${b.sessions} ` +
+        `sessions)`,
+      reading: !enoughSessions
+        ? 'too few to decide'
+        : intervalsOverlap(t.rebufferChancePercent, b.rebufferChancePercent)
+          ? 'the same within the intervals, as the paper'
+          : t.rebufferChancePercent.value < b.rebufferChancePercent.value
+            ? 'trickle lower'
+            : 'trickle higher (worse)',
     },
     {
       metric: 'rebuffering frequency, trickle / baseline (1/s)',
       paper: `${paper.rebufferFrequencyPerSec} / ${paper.rebufferFrequencyPerSec} (the same)`,
       ours: `${formatEstimate(t.rebufferFrequencyPerSec, 4)} / ${formatEstimate(b.rebufferFrequencyPerSec, 4)}`,
-      reading: !enoughSessions ? 'too few to decide' : intervalsOverlap(t.rebufferFrequencyPerSec, b.rebufferFrequencyPerSec) ? 'the same within the intervals, as the paper' : t.rebufferFrequencyPerSec.value < b.rebufferFrequencyPerSec.value ? 'trickle lower' : 'trickle higher (worse)',
+      reading: !enoughSessions
+        ? 'too few to decide'
+        : intervalsOverlap(t.rebufferFrequencyPerSec, b.rebufferFrequencyPerSec)
+          ? 'the same within the intervals, as the paper'
+          : t.rebufferFrequencyPerSec.value < b.rebufferFrequencyPerSec.value
+            ? 'trickle lower'
+            : 'trickle higher (worse)',
     },
   ];
   if (kind.aa !== null) {
     const disagree = kind.aa.metrics.filter((m) => m.agree === false).map((m) => m.metric);
-    rows.push({ metric: `A/A control (${kind.aa.groups.join(' vs ')})`, paper: 'agree (the paper\'s two baselines)', ours: kind.aa.agree === null ? 'too few to judge' : disagree.length === 0 ? 'agree on every judged metric' : `disagree on ${disagree.join(', ')}`, reading: kind.aa.agree === true ? 'as the paper' : kind.aa.agree === null ? 'too few to decide' : 'the control disagrees: differences of that size are noise' });
+    rows.push({
+      metric: `A/A control (${kind.aa.groups.join(' vs ')})`,
+      paper: "agree (the paper's two baselines)",
+      ours:
+        kind.aa.agree === null
+          ? 'too few to judge'
+          : disagree.length === 0
+            ? 'agree on every judged metric'
+            : `disagree on ${disagree.join(', ')}`,
+      reading:
+        kind.aa.agree === true
+          ? 'as the paper'
+          : kind.aa.agree === null
+            ? 'too few to decide'
+            : 'the control disagrees: differences of that size are noise',
+    });
   }
   for (const [index, bucket] of (buckets ?? []).entries()) {
     const figure = paper.buckets[index]!;
@@ -131,7 +181,10 @@ export function paperComparison(kind: KindSummary, dc: DataCentre, trickleGroup:
     rows.push({
       metric: `Table 2, BW ${bucket.label} Mbit/s: flows; retransmission improvement`,
       paper: `${figure.flowsPercent} %; ${figure.improvementPercent} %`,
-      ours: `${bucket.flowsPercent.toFixed(0)} %; ${formatEstimate(bucket.improvementPercent, 0)} % (${bucket.trickleFlows} vs ${bucket.baselineFlows} flows)`,
+      ours:
+        `${bucket.flowsPercent.toFixed(0)} ` +
+        `%; ${formatEstimate(bucket.improvementPercent, 0)} % (${bucket.trickleFlows} ` +
+        `vs ${bucket.baselineFlows} flows)`,
       reading: against(bucket.improvementPercent, figure.improvementPercent, enough),
     });
   }

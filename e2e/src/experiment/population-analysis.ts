@@ -12,7 +12,11 @@ import type { RunData } from './run-data.js';
 import { bootstrap, bootstrapComparison, median, wilsonInterval, type Estimate } from './statistics.js';
 
 /** Table 2's bandwidth buckets, Mbit/s. */
-export const bandwidthBuckets: readonly { readonly label: string; readonly lowMbps: number; readonly highMbps: number }[] = [
+export const bandwidthBuckets: readonly {
+  readonly label: string;
+  readonly lowMbps: number;
+  readonly highMbps: number;
+}[] = [
   { label: '< 0.5', lowMbps: 0, highMbps: 0.5 },
   { label: '0.5 - 1', lowMbps: 0.5, highMbps: 1 },
   { label: '1 - 2', lowMbps: 1, highMbps: 2 },
@@ -34,8 +38,16 @@ export interface BucketRow {
 export interface SimBrowserAgreement {
   /** Pairs of (simulated DASH player, dash.js session) on identical links in the same run. */
   readonly pairs: number;
-  readonly simulated: { readonly rebufferChancePercent: Estimate; readonly rebufferFrequencyPerMin: Estimate; readonly meanBitrateMbps: Estimate };
-  readonly browser: { readonly rebufferChancePercent: Estimate; readonly rebufferFrequencyPerMin: Estimate; readonly meanBitrateMbps: Estimate };
+  readonly simulated: {
+    readonly rebufferChancePercent: Estimate;
+    readonly rebufferFrequencyPerMin: Estimate;
+    readonly meanBitrateMbps: Estimate;
+  };
+  readonly browser: {
+    readonly rebufferChancePercent: Estimate;
+    readonly rebufferFrequencyPerMin: Estimate;
+    readonly meanBitrateMbps: Estimate;
+  };
   /** Browser minus simulated, in points, and the ratios browser / simulated, each with a paired-bootstrap interval. */
   readonly chanceDifferencePoints: Estimate;
   readonly frequencyRatio: Estimate;
@@ -45,7 +57,12 @@ export interface SimBrowserAgreement {
 export interface PopulationSummary {
   readonly source: string;
   readonly viewersPerRun: number;
-  readonly links: { readonly count: number; readonly medianRateMbps: number; readonly medianRttMs: number; readonly medianBufferMs: number };
+  readonly links: {
+    readonly count: number;
+    readonly medianRateMbps: number;
+    readonly medianRttMs: number;
+    readonly medianBufferMs: number;
+  };
   /** Progressive flows by their startup goodput (the paper's BW); null without a trickle group and a baseline. */
   readonly buckets: readonly BucketRow[] | null;
   readonly simVsBrowser: SimBrowserAgreement | null;
@@ -54,14 +71,21 @@ export interface PopulationSummary {
 /** Fewer pairs than this and the agreement is "too few" to judge. */
 export const minimumPairs = 10;
 
-const retransmissionPercent = (record: RunData['records'][number]) => (record.throttling?.retransmissionRate == null ? null : record.throttling.retransmissionRate * 100);
+const retransmissionPercent = (record: RunData['records'][number]) =>
+  record.throttling?.retransmissionRate == null ? null : record.throttling.retransmissionRate * 100;
 
 function meanRetransmission(flows: readonly RunData['records'][number][][]): number {
-  const values = flows.flat().map(retransmissionPercent).filter((v): v is number => v !== null);
+  const values = flows
+    .flat()
+    .map(retransmissionPercent)
+    .filter((v): v is number => v !== null);
   return values.length === 0 ? Number.NaN : values.reduce((s, v) => s + v, 0) / values.length;
 }
 
-function sessionEstimates(results: readonly SessionResult[], options: { resamples: number; seed: number }): SimBrowserAgreement['simulated'] {
+function sessionEstimates(
+  results: readonly SessionResult[],
+  options: { resamples: number; seed: number },
+): SimBrowserAgreement['simulated'] {
   const chance = wilsonInterval(results.filter((r) => r.rebuffers.length > 0).length, results.length);
   return {
     rebufferChancePercent: { value: chance.value * 100, low: chance.low * 100, high: chance.high * 100, n: chance.n },
@@ -75,12 +99,28 @@ function aggregateFrequency(results: readonly SessionResult[]): number {
   return seconds > 0 ? (results.reduce((sum, r) => sum + r.rebuffers.length, 0) / seconds) * 60 : Number.NaN;
 }
 
-export function summarizePopulation(runs: readonly RunData[], options: { resamples: number; trickleGroup: string | undefined; baselineGroup: string }): PopulationSummary | null {
-  const withLinks = runs.filter((r): r is RunData & { population: LinkPopulation } => r.population !== undefined && r.kind === 'mixed');
+export function summarizePopulation(
+  runs: readonly RunData[],
+  options: { resamples: number; trickleGroup: string | undefined; baselineGroup: string },
+): PopulationSummary | null {
+  const withLinks = runs.filter(
+    (r): r is RunData & { population: LinkPopulation } => r.population !== undefined && r.kind === 'mixed',
+  );
   if (withLinks.length === 0) return null;
   const bootstrapOptions = { resamples: options.resamples, seed: 1 };
   const links = withLinks.flatMap((r) => r.population.links);
-  const progressive = withLinks.flatMap((run) => run.records.filter((r) => r.role === 'progressive' && r.group !== null && r.status < 400 && r.startup.goodputBps != null && r.throttling !== null).map((record) => ({ run: run.id, record })));
+  const progressive = withLinks.flatMap((run) =>
+    run.records
+      .filter(
+        (r) =>
+          r.role === 'progressive' &&
+          r.group !== null &&
+          r.status < 400 &&
+          r.startup.goodputBps != null &&
+          r.throttling !== null,
+      )
+      .map((record) => ({ run: run.id, record })),
+  );
   const bucketOf = (bps: number) => bandwidthBuckets.find((b) => bps / 1e6 >= b.lowMbps && bps / 1e6 < b.highMbps)!;
   const buckets =
     options.trickleGroup === undefined
@@ -95,14 +135,21 @@ export function summarizePopulation(runs: readonly RunData[], options: { resampl
             flowsPercent: progressive.length === 0 ? Number.NaN : (100 * inBucket.length) / progressive.length,
             trickleFlows: trickle.length,
             baselineFlows: baseline.length,
-            improvementPercent: bootstrapComparison(trickle, baseline, (a, b) => (1 - meanRetransmission(a) / meanRetransmission(b)) * 100, bootstrapOptions),
+            improvementPercent: bootstrapComparison(
+              trickle,
+              baseline,
+              (a, b) => (1 - meanRetransmission(a) / meanRetransmission(b)) * 100,
+              bootstrapOptions,
+            ),
           };
         });
   // Browser i and simulated DASH player i of the same run met identical links.
   const pairs = withLinks.flatMap((run) =>
     run.browsers.flatMap((browser) => {
       const twin = run.viewers.find((v) => v.kind === 'dash' && v.index === browser.index);
-      return twin !== undefined && 'result' in twin ? [{ simulated: twin.result, browser: asSessionResult(browser) }] : [];
+      return twin !== undefined && 'result' in twin
+        ? [{ simulated: twin.result, browser: asSessionResult(browser) }]
+        : [];
     }),
   );
   const simVsBrowser: SimBrowserAgreement | null =
@@ -110,11 +157,36 @@ export function summarizePopulation(runs: readonly RunData[], options: { resampl
       ? null
       : {
           pairs: pairs.length,
-          simulated: sessionEstimates(pairs.map((p) => p.simulated), bootstrapOptions),
-          browser: sessionEstimates(pairs.map((p) => p.browser), bootstrapOptions),
-          chanceDifferencePoints: bootstrap(pairs, (sample) => (100 * (sample.filter((p) => p.browser.rebuffers.length > 0).length - sample.filter((p) => p.simulated.rebuffers.length > 0).length)) / sample.length, bootstrapOptions),
-          frequencyRatio: bootstrap(pairs, (sample) => aggregateFrequency(sample.map((p) => p.browser)) / aggregateFrequency(sample.map((p) => p.simulated)), bootstrapOptions),
-          bitrateRatio: bootstrap(pairs, (sample) => aggregate(sample.map((p) => p.browser)).meanBitrateBps / aggregate(sample.map((p) => p.simulated)).meanBitrateBps, bootstrapOptions),
+          simulated: sessionEstimates(
+            pairs.map((p) => p.simulated),
+            bootstrapOptions,
+          ),
+          browser: sessionEstimates(
+            pairs.map((p) => p.browser),
+            bootstrapOptions,
+          ),
+          chanceDifferencePoints: bootstrap(
+            pairs,
+            (sample) =>
+              (100 *
+                (sample.filter((p) => p.browser.rebuffers.length > 0).length -
+                  sample.filter((p) => p.simulated.rebuffers.length > 0).length)) /
+              sample.length,
+            bootstrapOptions,
+          ),
+          frequencyRatio: bootstrap(
+            pairs,
+            (sample) =>
+              aggregateFrequency(sample.map((p) => p.browser)) / aggregateFrequency(sample.map((p) => p.simulated)),
+            bootstrapOptions,
+          ),
+          bitrateRatio: bootstrap(
+            pairs,
+            (sample) =>
+              aggregate(sample.map((p) => p.browser)).meanBitrateBps /
+              aggregate(sample.map((p) => p.simulated)).meanBitrateBps,
+            bootstrapOptions,
+          ),
         };
   return {
     source: withLinks[0]!.population.source,
@@ -130,12 +202,21 @@ export function summarizePopulation(runs: readonly RunData[], options: { resampl
   };
 }
 
-/** The sim-vs-browser goals of a population: chance within ±5 points, frequency within 20 %, bitrate within 10 %; null: too few pairs. */
-export function simBrowserVerdicts(agreement: SimBrowserAgreement): { chance: boolean | null; frequency: boolean | null; bitrate: boolean | null } {
+/**
+ * The sim-vs-browser goals of a population: chance within ±5 points, frequency within 20 %, bitrate within 10 %; null:
+ * too few pairs.
+ */
+export function simBrowserVerdicts(agreement: SimBrowserAgreement): {
+  chance: boolean | null;
+  frequency: boolean | null;
+  bitrate: boolean | null;
+} {
   if (agreement.pairs < minimumPairs) return { chance: null, frequency: null, bitrate: null };
   return {
     chance: Math.abs(agreement.chanceDifferencePoints.value) <= 5,
-    frequency: Number.isFinite(agreement.frequencyRatio.value) ? Math.abs(agreement.frequencyRatio.value - 1) <= 0.2 : null,
+    frequency: Number.isFinite(agreement.frequencyRatio.value)
+      ? Math.abs(agreement.frequencyRatio.value - 1) <= 0.2
+      : null,
     bitrate: Math.abs(agreement.bitrateRatio.value - 1) <= 0.1,
   };
 }

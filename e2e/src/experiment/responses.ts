@@ -67,13 +67,23 @@ export function classifyLosses(packets: readonly DataPacket[], rttUs: number): R
   return phases;
 }
 
-/** Cuts a capture's flows (as `analyzeFlows` gives them) into the records' responses: the origin -> player directions only. */
-export function responsesOfCapture(flows: readonly FlowAnalysis[], records: readonly FlowRecord[], origin: { address: string; port: number }): Map<number, ResponseCapture> {
+/**
+ * Cuts a capture's flows (as `analyzeFlows` gives them) into the records' responses: the origin -> player directions
+ * only.
+ */
+export function responsesOfCapture(
+  flows: readonly FlowAnalysis[],
+  records: readonly FlowRecord[],
+  origin: { address: string; port: number },
+): Map<number, ResponseCapture> {
   const byPort = new Map<number, FlowRecord[]>();
   for (const record of records) {
     if (record.client.port === null) continue;
     let list = byPort.get(record.client.port);
-    if (list === undefined) byPort.set(record.client.port, (list = []));
+    if (list === undefined) {
+      list = [];
+      byPort.set(record.client.port, list);
+    }
     list.push(record);
   }
   const captures = new Map<number, ResponseCapture>();
@@ -89,7 +99,10 @@ export function responsesOfCapture(flows: readonly FlowAnalysis[], records: read
     );
     onConnection.forEach((record, i) => {
       const slice = slices[i]!;
-      const throttlingFromUs = record.throttling === null ? Number.POSITIVE_INFINITY : record.startedAtEpochMs * 1000 + record.startup.durationMs * 1000;
+      const throttlingFromUs =
+        record.throttling === null
+          ? Number.POSITIVE_INFINITY
+          : record.startedAtEpochMs * 1000 + record.startup.durationMs * 1000;
       const throttled = slice.filter((p) => p.timeUs >= throttlingFromUs);
       const rttUs = record.minRttUs ?? record.srttUs ?? 0;
       captures.set(record.id, {
@@ -117,11 +130,19 @@ export interface SequencePoint {
  * throttling phase (a quarter into it, at most 5 s after it began), where bursts are visible; the
  * transfer's last `zoomSec` when that window is empty.
  */
-export function timeSequenceOf(packets: readonly DataPacket[], throttlingStartUs: number | null, options: { maxPoints?: number; zoomSec?: number } = {}): { throttlingStartSec: number | null; points: SequencePoint[]; zoom: SequencePoint[] } {
+export function timeSequenceOf(
+  packets: readonly DataPacket[],
+  throttlingStartUs: number | null,
+  options: { maxPoints?: number; zoomSec?: number } = {},
+): { throttlingStartSec: number | null; points: SequencePoint[]; zoom: SequencePoint[] } {
   if (packets.length === 0) return { throttlingStartSec: null, points: [], zoom: [] };
   const firstUs = packets[0]!.timeUs;
   const firstOffset = Math.min(...packets.map((p) => p.offset));
-  const point = (p: DataPacket): SequencePoint => ({ timeSec: (p.timeUs - firstUs) / 1e6, offsetMB: (p.offset - firstOffset) / 1e6, retransmission: p.retransmission });
+  const point = (p: DataPacket): SequencePoint => ({
+    timeSec: (p.timeUs - firstUs) / 1e6,
+    offsetMB: (p.offset - firstOffset) / 1e6,
+    retransmission: p.retransmission,
+  });
   const stride = Math.max(1, Math.ceil(packets.length / (options.maxPoints ?? 3000)));
   const points = packets.filter((p, i) => p.retransmission || i % stride === 0).map(point);
   const throttlingStartSec = throttlingStartUs === null ? null : Math.max(0, (throttlingStartUs - firstUs) / 1e6);

@@ -1,13 +1,3 @@
-/**
- * `trickle experiment`: the paper's A/B experiment on the lab. Per profile and seed one "mixed"
- * run: the origin assigns each new connection to a group at random (seeded), so all groups share
- * the same link, load and moment; optionally one "isolated" run per distinct group (that group alone), where
- * the latency probe's queueing delay and the bursts are the group's own. Each run captures the
- * origin's packets at the router, the origin's flow records, the viewers' QoE and the probe, and is
- * written to runs/<profile>/<run>.json as soon as it ends, so an interrupted experiment resumes
- * where it stopped. Then results.json, CSVs, summary.md and report.html.
- */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, hostname, release } from 'node:os';
@@ -69,16 +59,26 @@ export interface ExperimentResults {
   readonly name: string;
   readonly description: string;
   readonly date: string;
-  readonly machine: { readonly hostname: string; readonly cpus: string; readonly cores: number; readonly kernel: string; readonly node: string };
+  readonly machine: {
+    readonly hostname: string;
+    readonly cpus: string;
+    readonly cores: number;
+    readonly kernel: string;
+    readonly node: string;
+  };
   readonly config: ExperimentConfig;
-  readonly profiles: readonly (ProfileSummary & { readonly link: RunData['link']; readonly compass: Readonly<Record<string, ReturnType<typeof compassChecks>>> })[];
+  readonly profiles: readonly (ProfileSummary & {
+    readonly link: RunData['link'];
+    readonly compass: Readonly<Record<string, ReturnType<typeof compassChecks>>>;
+  })[];
 }
 
 export function planRuns(config: ExperimentConfig): PlannedRun[] {
   const runs: PlannedRun[] = [];
   for (const profile of config.profiles) {
     const seeds = profile.seeds ?? config.seeds;
-    for (const seed of seeds) runs.push({ id: `mixed-s${seed}`, profile: profile.name, kind: 'mixed', seed, group: null });
+    for (const seed of seeds)
+      runs.push({ id: `mixed-s${seed}`, profile: profile.name, kind: 'mixed', seed, group: null });
     if (!(profile.isolatedRuns ?? config.isolatedRuns)) continue;
     // Alone, identical groups (the A/A control) are one experiment: the first of them runs.
     const alone = new Set<string>();
@@ -86,7 +86,13 @@ export function planRuns(config: ExperimentConfig): PlannedRun[] {
       const setup = JSON.stringify([group.policy, group.congestionControl, group.initialWindowPackets]);
       if (alone.has(setup)) continue;
       alone.add(setup);
-      runs.push({ id: `alone-${group.name}-s${seeds[0]}`, profile: profile.name, kind: 'isolated', seed: seeds[0]!, group: group.name });
+      runs.push({
+        id: `alone-${group.name}-s${seeds[0]}`,
+        profile: profile.name,
+        kind: 'isolated',
+        seed: seeds[0]!,
+        group: group.name,
+      });
     }
   }
   return runs;
@@ -97,7 +103,11 @@ export function planRuns(config: ExperimentConfig): PlannedRun[] {
  * profile's and the run's, or the CSV's rows in viewer order), then one per browser, a copy of
  * the link of the DASH player with its index, so simulated and real players meet identical links.
  */
-export async function populationOfRun(population: ExperimentPopulation, load: ExperimentConfig['load'], runSeed: number): Promise<LinkPopulation> {
+export async function populationOfRun(
+  population: ExperimentPopulation,
+  load: ExperimentConfig['load'],
+  runSeed: number,
+): Promise<LinkPopulation> {
   const simulated = load.progressive + load.dash;
   let draws: LinkDraw[];
   let source: string;
@@ -107,10 +117,18 @@ export async function populationOfRun(population: ExperimentPopulation, load: Ex
     try {
       text = await readFile(population.csv, 'utf8');
     } catch (error) {
-      throw new E2eError('E2E_ERR_EXPERIMENT', `cannot read the population's CSV ${population.csv}: ${(error as Error).message}`);
+      throw new E2eError(
+        'E2E_ERR_EXPERIMENT',
+        `cannot read the population's CSV ${population.csv}: ${(error as Error).message}`,
+      );
     }
     draws = parseLinksCsv(text, population.csv);
-    if (draws.length !== simulated) throw new E2eError('E2E_ERR_EXPERIMENT', `${population.csv} has ${draws.length} links; the load has ${simulated} simulated viewers (progressive + dash), one link each`);
+    if (draws.length !== simulated)
+      throw new E2eError(
+        'E2E_ERR_EXPERIMENT',
+        `${population.csv} has ${draws.length} links; the load has ${simulated} simulated ` +
+          `viewers (progressive + dash), one link each`,
+      );
     source = `csv:${population.csv}`;
   } else {
     draws = drawLinks(population.distribution!, simulated, seed);
@@ -121,14 +139,23 @@ export async function populationOfRun(population: ExperimentPopulation, load: Ex
 }
 
 /** Brings up the run's lab: the profile's shared link, or the run's population with a host per browser. */
-async function labForRun(config: ExperimentConfig, profile: ExperimentProfile, run: PlannedRun, labName: string, needsCross: boolean): Promise<Lab> {
+async function labForRun(
+  config: ExperimentConfig,
+  profile: ExperimentProfile,
+  run: PlannedRun,
+  labName: string,
+  needsCross: boolean,
+): Promise<Lab> {
   if (profile.population !== undefined) {
     const population = await populationOfRun(profile.population, config.load, run.seed);
     const simulated = config.load.progressive + config.load.dash;
-    return populationUp(labName, population, { ownHosts: Array.from({ length: config.load.browsers }, (_, i) => simulated + i) });
+    return populationUp(labName, population, {
+      ownHosts: Array.from({ length: config.load.browsers }, (_, i) => simulated + i),
+    });
   }
   const link = profile.link!;
-  // The same lab serves every run of a profile (labUp is a no-op for an identical link); the seed only seeds random loss.
+  // The same lab serves every run of a profile (labUp is a no-op for an identical link); the seed only seeds random
+  // loss.
   return labUp(labName, linkOf(link, link.loss !== undefined ? run.seed : 1), { cross: needsCross });
 }
 
@@ -147,7 +174,12 @@ export async function prepareAsset(config: ExperimentConfig, onProgress?: (what:
   const dir = join(resolve(config.media), config.asset);
   if (config.prepareAsset === undefined || existsSync(join(dir, 'manifest.mpd'))) return;
   const input = join(resolve(config.media), config.prepareAsset.from, 'progressive.mp4');
-  if (!existsSync(input)) throw new E2eError('E2E_ERR_EXPERIMENT', `the asset "${config.asset}" is made from ${input}, which is missing (make the demo with "npx trickle media demo")`);
+  if (!existsSync(input))
+    throw new E2eError(
+      'E2E_ERR_EXPERIMENT',
+      `the asset "${config.asset}" is made from ${input}, which is missing (make the demo ` +
+        `with "npx trickle media demo")`,
+    );
   onProgress?.(`packaging ${config.asset} from ${config.prepareAsset.from} (${config.prepareAsset.ladder})`);
   try {
     await packageInput({ input, outDir: dir, ladder: config.prepareAsset.ladder, overwrite: true });
@@ -159,15 +191,21 @@ export async function prepareAsset(config: ExperimentConfig, onProgress?: (what:
 /** The progressive MP4's byte -> playback-time map every 0.25 s of media, for the viewers. */
 async function progressiveTable(config: ExperimentConfig): Promise<ProgressiveTable> {
   const path = join(resolve(config.media), config.asset, 'progressive.mp4');
-  let layout;
+  let layout: Awaited<ReturnType<typeof readProgressiveLayout>>;
   try {
     layout = await readProgressiveLayout(path);
   } catch (error) {
-    throw new E2eError('E2E_ERR_EXPERIMENT', `cannot read the asset's progressive MP4 ${path} (make the demo with "npx trickle media demo"): ${(error as Error).message}`);
+    throw new E2eError(
+      'E2E_ERR_EXPERIMENT',
+      `cannot read the asset's progressive MP4 ${path} (make the demo with "npx trickle ` +
+        `media demo"): ${(error as Error).message}`,
+    );
   }
   const map = new ByteTimeMap(layout);
   const stepSec = 0.25;
-  const bytesAtStep = Array.from({ length: Math.floor(layout.durationSec / stepSec) + 1 }, (_, k) => map.byteAtMediaTime(k * stepSec));
+  const bytesAtStep = Array.from({ length: Math.floor(layout.durationSec / stepSec) + 1 }, (_, k) =>
+    map.byteAtMediaTime(k * stepSec),
+  );
   return { sizeBytes: layout.fileSizeBytes, durationSec: layout.durationSec, stepSec, bytesAtStep };
 }
 
@@ -179,19 +217,36 @@ function originFlags(config: ExperimentConfig, run: PlannedRun, flowLog: string)
     flows: { log: flowLog, keep: 0 },
     delivery: {
       policy: groups[0]!.policy,
-      ab: groups.map((g) => ({ name: g.name, policy: g.policy, weight: g.weight, ...(g.congestionControl === undefined ? {} : { congestionControl: g.congestionControl }), ...(g.initialWindowPackets === undefined ? {} : { initialWindowPackets: g.initialWindowPackets }) })),
+      ab: groups.map((g) => ({
+        name: g.name,
+        policy: g.policy,
+        weight: g.weight,
+        ...(g.congestionControl === undefined ? {} : { congestionControl: g.congestionControl }),
+        ...(g.initialWindowPackets === undefined ? {} : { initialWindowPackets: g.initialWindowPackets }),
+      })),
       abSeed: run.seed,
       startupSec: config.startupSeconds,
       transport: {
-        ...(config.transport.congestionControl === undefined ? {} : { congestionControl: config.transport.congestionControl }),
-        ...(config.transport.initialWindowPackets === undefined ? {} : { initialWindowPackets: config.transport.initialWindowPackets }),
+        ...(config.transport.congestionControl === undefined
+          ? {}
+          : { congestionControl: config.transport.congestionControl }),
+        ...(config.transport.initialWindowPackets === undefined
+          ? {}
+          : { initialWindowPackets: config.transport.initialWindowPackets }),
       },
     },
   };
 }
 
-export function startViewers(lab: Lab, plan: ViewerPlan): { reports: Promise<Exclude<ViewerReport, { done: true }>[]> } {
-  const child = lab.spawn('player', [process.execPath, fileURLToPath(new URL('./viewers-main.js', import.meta.url)), JSON.stringify(plan)], { stdio: ['ignore', 'pipe', 'inherit'] });
+export function startViewers(
+  lab: Lab,
+  plan: ViewerPlan,
+): { reports: Promise<Exclude<ViewerReport, { done: true }>[]> } {
+  const child = lab.spawn(
+    'player',
+    [process.execPath, fileURLToPath(new URL('./viewers-main.js', import.meta.url)), JSON.stringify(plan)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const reports: Exclude<ViewerReport, { done: true }>[] = [];
   let done = false;
   createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -201,7 +256,11 @@ export function startViewers(lab: Lab, plan: ViewerPlan): { reports: Promise<Exc
   });
   return {
     reports: once(child, 'exit').then(([code]) => {
-      if (!done) throw new E2eError('E2E_ERR_EXPERIMENT', `the viewers process exited with ${String(code)} before all sessions ended`);
+      if (!done)
+        throw new E2eError(
+          'E2E_ERR_EXPERIMENT',
+          `the viewers process exited with ${String(code)} before all sessions ended`,
+        );
       return reports;
     }),
   };
@@ -221,23 +280,43 @@ export async function readFlowLog(path: string): Promise<FlowRecord[]> {
     .map((line) => JSON.parse(line) as FlowRecord);
 }
 
-function timeSequences(config: ExperimentConfig, records: readonly FlowRecord[], captures: ReturnType<typeof responsesOfCapture>): TimeSequence[] {
+function timeSequences(
+  config: ExperimentConfig,
+  records: readonly FlowRecord[],
+  captures: ReturnType<typeof responsesOfCapture>,
+): TimeSequence[] {
   const sequences: TimeSequence[] = [];
   for (const group of config.groups) {
     // The group's response with the most throttled packets (a progressive download when there is one).
     const candidates = records.filter((r) => r.group === group.name && captures.has(r.id));
-    const best = candidates.sort((a, b) => (b.role === 'progressive' ? 1 : 0) - (a.role === 'progressive' ? 1 : 0) || captures.get(b.id)!.packets.length - captures.get(a.id)!.packets.length)[0];
+    const best = candidates.sort(
+      (a, b) =>
+        (b.role === 'progressive' ? 1 : 0) - (a.role === 'progressive' ? 1 : 0) ||
+        captures.get(b.id)!.packets.length - captures.get(a.id)!.packets.length,
+    )[0];
     if (best === undefined) continue;
-    const throttlingStartUs = best.throttling === null ? null : (best.startedAtEpochMs + best.startup.durationMs) * 1000;
+    const throttlingStartUs =
+      best.throttling === null ? null : (best.startedAtEpochMs + best.startup.durationMs) * 1000;
     const sequence = timeSequenceOf(captures.get(best.id)!.packets, throttlingStartUs);
     sequences.push({ group: group.name, policy: group.policy, recordId: best.id, role: best.role, ...sequence });
   }
   return sequences;
 }
 
-async function executeRun(config: ExperimentConfig, run: PlannedRun, lab: Lab, workDir: string, table: ProgressiveTable, onPlaying: (fraction: number) => void): Promise<RunData> {
+async function executeRun(
+  config: ExperimentConfig,
+  run: PlannedRun,
+  lab: Lab,
+  workDir: string,
+  table: ProgressiveTable,
+  onPlaying: (fraction: number) => void,
+): Promise<RunData> {
   const originUrl = `http://${lab.address('origin')}:${originPort}`;
-  await lab.output('origin', ['sysctl', '-qw', `net.ipv4.tcp_slow_start_after_idle=${config.transport.slowStartAfterIdle ? 1 : 0}`]);
+  await lab.output('origin', [
+    'sysctl',
+    '-qw',
+    `net.ipv4.tcp_slow_start_after_idle=${config.transport.slowStartAfterIdle ? 1 : 0}`,
+  ]);
   const flowLog = join(workDir, 'flows.jsonl');
   const pcap = join(workDir, 'capture.pcap');
   await rm(flowLog, { force: true });
@@ -245,10 +324,16 @@ async function executeRun(config: ExperimentConfig, run: PlannedRun, lab: Lab, w
   const peers: Peer[] = [];
   try {
     const before = await bottleneckCounters(lab);
-    const capture = await startCapture(lab, pcap, { snaplenBytes: 96, filter: `tcp and src host ${lab.address('origin')} and src port ${originPort}` });
+    const capture = await startCapture(lab, pcap, {
+      snaplenBytes: 96,
+      filter: `tcp and src host ${lab.address('origin')} and src port ${originPort}`,
+    });
     const population = lab.state.population;
     // A population has no shared bottleneck to probe: each viewer's srtt is its own queue's measure.
-    const probe = config.load.probeIntervalMs > 0 && population === undefined ? startProbe(lab, { from: 'cross', intervalMs: config.load.probeIntervalMs }) : undefined;
+    const probe =
+      config.load.probeIntervalMs > 0 && population === undefined
+        ? startProbe(lab, { from: 'cross', intervalMs: config.load.probeIntervalMs })
+        : undefined;
     const sessionMs = config.sessionSeconds * 1000 + config.load.startSpreadSeconds * 1000;
     for (let i = 0; i < (population === undefined ? config.load.crossTrafficFlows : 0); i++) {
       const port = 7100 + i;
@@ -274,13 +359,28 @@ async function executeRun(config: ExperimentConfig, run: PlannedRun, lab: Lab, w
         cmcd: config.load.cmcd,
         maxBufferSec: config.load.maxBufferSeconds,
         progressiveTable: table,
-        localAddresses: population?.links.slice(0, config.load.progressive + config.load.dash).map((link) => link.address),
+        localAddresses: population?.links
+          .slice(0, config.load.progressive + config.load.dash)
+          .map((link) => link.address),
       };
-      const viewerRun = config.load.progressive + config.load.dash > 0 ? startViewers(lab, plan).reports : Promise.resolve([]);
+      const viewerRun =
+        config.load.progressive + config.load.dash > 0 ? startViewers(lab, plan).reports : Promise.resolve([]);
       // dash.js has no BBA rule: browsers then use its default (dynamic).
       const browserRun = Promise.all(
         Array.from({ length: config.load.browsers }, (_, i) =>
-          playSession(i, { url: `${originUrl}${assetPath(config.asset, 'dashjs')}`, player: 'dashjs', seconds: config.sessionSeconds, namespace: lab.namespace(population === undefined ? 'player' : { viewer: config.load.progressive + config.load.dash + i }), abr: config.load.abr === 'bba' ? undefined : config.load.abr }, 1),
+          playSession(
+            i,
+            {
+              url: `${originUrl}${assetPath(config.asset, 'dashjs')}`,
+              player: 'dashjs',
+              seconds: config.sessionSeconds,
+              namespace: lab.namespace(
+                population === undefined ? 'player' : { viewer: config.load.progressive + config.load.dash + i },
+              ),
+              abr: config.load.abr === 'bba' ? undefined : config.load.abr,
+            },
+            1,
+          ),
         ),
       );
       [viewers, browsers] = await Promise.all([viewerRun, browserRun]);
@@ -331,7 +431,13 @@ async function executeRun(config: ExperimentConfig, run: PlannedRun, lab: Lab, w
 }
 
 function machine(): ExperimentResults['machine'] {
-  return { hostname: hostname(), cpus: cpus()[0]?.model ?? 'unknown', cores: availableParallelism(), kernel: release(), node: process.version };
+  return {
+    hostname: hostname(),
+    cpus: cpus()[0]?.model ?? 'unknown',
+    cores: availableParallelism(),
+    kernel: release(),
+    node: process.version,
+  };
 }
 
 /**
@@ -347,15 +453,23 @@ export async function prepareOut(options: Pick<ExperimentOptions, 'config' | 'ou
     const { profiles: oldProfiles, ...oldRest } = existing.config;
     const { profiles: newProfiles, ...newRest } = options.config;
     if (JSON.stringify(oldRest) !== JSON.stringify(newRest)) {
-      throw new E2eError('E2E_ERR_EXPERIMENT', `${options.out} holds runs of a different experiment configuration (groups, load, seeds or transport changed); give another --out, or --fresh to discard them`);
+      throw new E2eError(
+        'E2E_ERR_EXPERIMENT',
+        `${options.out} holds runs of a different experiment configuration (groups, load, ` +
+          `seeds or transport changed); give another --out, or --fresh to discard them`,
+      );
     }
     for (const profile of newProfiles) {
       const old = oldProfiles.find((p) => p.name === profile.name);
-      if (old !== undefined && JSON.stringify(old) !== JSON.stringify(profile)) await rm(join(options.out, 'runs', profile.name), { recursive: true, force: true });
+      if (old !== undefined && JSON.stringify(old) !== JSON.stringify(profile))
+        await rm(join(options.out, 'runs', profile.name), { recursive: true, force: true });
     }
   }
   await mkdir(options.out, { recursive: true });
-  await writeFile(marker, `${JSON.stringify({ config: options.config, createdAt: new Date().toISOString() }, null, 2)}\n`);
+  await writeFile(
+    marker,
+    `${JSON.stringify({ config: options.config, createdAt: new Date().toISOString() }, null, 2)}\n`,
+  );
 }
 
 export async function runExperiment(options: ExperimentOptions): Promise<ExperimentResults> {
@@ -371,7 +485,14 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
   let lab: Lab | undefined;
   try {
     for (const [index, run] of runs.entries()) {
-      const report = (stage: ExperimentProgress['stage'], within: number) => options.onProgress?.({ fraction: (index + within) / runs.length, run, runIndex: index, runs: runs.length, stage });
+      const report = (stage: ExperimentProgress['stage'], within: number) =>
+        options.onProgress?.({
+          fraction: (index + within) / runs.length,
+          run,
+          runIndex: index,
+          runs: runs.length,
+          stage,
+        });
       if ((await readJson<RunData>(runFile(out, run)))?.version === runDataVersion) {
         report('resumed', 1);
         continue;
@@ -393,7 +514,11 @@ export async function runExperiment(options: ExperimentOptions): Promise<Experim
 }
 
 /** Analyses the runs on disk and writes results.json, the CSVs and report.html. */
-export async function writeResults(config: ExperimentConfig, out: string, options: { runs?: readonly PlannedRun[]; commandLine?: string | undefined } = {}): Promise<ExperimentResults> {
+export async function writeResults(
+  config: ExperimentConfig,
+  out: string,
+  options: { runs?: readonly PlannedRun[]; commandLine?: string | undefined } = {},
+): Promise<ExperimentResults> {
   const runs = options.runs ?? planRuns(config);
   const profiles: ExperimentResults['profiles'][number][] = [];
   const allRuns: RunData[] = [];
@@ -401,8 +526,15 @@ export async function writeResults(config: ExperimentConfig, out: string, option
     const data: RunData[] = [];
     for (const run of runs.filter((r) => r.profile === profile.name)) {
       const loaded = await readJson<RunData>(runFile(out, run));
-      if (loaded === undefined) throw new E2eError('E2E_ERR_EXPERIMENT', `run ${run.profile}/${run.id} has no results in ${out}`);
-      if (loaded.version !== runDataVersion) throw new E2eError('E2E_ERR_EXPERIMENT', `run ${run.profile}/${run.id} in ${out} was written by another version of trickle (format ${String(loaded.version ?? 1)}, this one reads ${runDataVersion}); run the experiment again with --fresh`);
+      if (loaded === undefined)
+        throw new E2eError('E2E_ERR_EXPERIMENT', `run ${run.profile}/${run.id} has no results in ${out}`);
+      if (loaded.version !== runDataVersion)
+        throw new E2eError(
+          'E2E_ERR_EXPERIMENT',
+          `run ${run.profile}/${run.id} in ${out} was written by another version of trickle ` +
+            `(format ${String(loaded.version ?? 1)}, this one reads ${runDataVersion}); run the ` +
+            `experiment again with --fresh`,
+        );
       data.push(loaded);
     }
     allRuns.push(...data);
@@ -410,13 +542,25 @@ export async function writeResults(config: ExperimentConfig, out: string, option
     const trickle = config.groups.find((g) => g.policy === 'trickle');
     const baseline = config.groups.find((g) => g.name === (config.baseline ?? config.groups[0]!.name))!;
     const compass: Record<string, ReturnType<typeof compassChecks>> = {};
-    if (trickle !== undefined && baseline.policy === 'app-pacing') for (const kind of summary.kinds) compass[kind.kind] = compassChecks(kind, trickle.name, baseline.name);
+    if (trickle !== undefined && baseline.policy === 'app-pacing')
+      for (const kind of summary.kinds) compass[kind.kind] = compassChecks(kind, trickle.name, baseline.name);
     profiles.push({ ...summary, link: data[0]!.link, compass });
   }
-  const results: ExperimentResults = { name: config.name, description: config.description, date: new Date().toISOString(), machine: machine(), config, profiles };
+  const results: ExperimentResults = {
+    name: config.name,
+    description: config.description,
+    date: new Date().toISOString(),
+    machine: machine(),
+    config,
+    profiles,
+  };
   await writeFile(join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   await writeTables(out, results, allRuns);
   await writeExperimentReport(join(out, 'report.html'), results);
-  await writeSummaryMarkdown(join(out, 'summary.md'), results, options.commandLine ?? `npx trickle experiment <${config.name} config> --out ${out}`);
+  await writeSummaryMarkdown(
+    join(out, 'summary.md'),
+    results,
+    options.commandLine ?? `npx trickle experiment <${config.name} config> --out ${out}`,
+  );
   return results;
 }

@@ -50,9 +50,14 @@ function resampler(seed: number): (count: number) => number {
  * `statistic` over all clusters, with a 95 % percentile interval from resampling the clusters.
  * Resamples whose statistic is not finite (e.g. a mean over no values) are left out.
  */
-export function bootstrap<T>(clusters: readonly T[], statistic: (sample: readonly T[]) => number, options: BootstrapOptions): Estimate {
+export function bootstrap<T>(
+  clusters: readonly T[],
+  statistic: (sample: readonly T[]) => number,
+  options: BootstrapOptions,
+): Estimate {
   const value = statistic(clusters);
-  if (clusters.length === 0 || !Number.isFinite(value)) return { value, low: Number.NaN, high: Number.NaN, n: clusters.length };
+  if (clusters.length === 0 || !Number.isFinite(value))
+    return { value, low: Number.NaN, high: Number.NaN, n: clusters.length };
   const pick = resampler(options.seed);
   const stats: number[] = [];
   const sample: T[] = new Array(clusters.length);
@@ -69,7 +74,12 @@ export function bootstrap<T>(clusters: readonly T[], statistic: (sample: readonl
  * A statistic comparing two independent groups (e.g. the relative improvement 1 - a/b), each
  * resampled by its clusters.
  */
-export function bootstrapComparison<T>(a: readonly T[], b: readonly T[], statistic: (sampleA: readonly T[], sampleB: readonly T[]) => number, options: BootstrapOptions): Estimate {
+export function bootstrapComparison<T>(
+  a: readonly T[],
+  b: readonly T[],
+  statistic: (sampleA: readonly T[], sampleB: readonly T[]) => number,
+  options: BootstrapOptions,
+): Estimate {
   const value = statistic(a, b);
   const n = Math.min(a.length, b.length);
   if (n === 0 || !Number.isFinite(value)) return { value, low: Number.NaN, high: Number.NaN, n };
@@ -89,7 +99,8 @@ export function bootstrapComparison<T>(a: readonly T[], b: readonly T[], statist
 
 /** Whether two estimates' intervals overlap (the A/A check: identical groups should). */
 export function intervalsOverlap(a: Estimate, b: Estimate): boolean {
-  if ([a.low, a.high, b.low, b.high].some((v) => Number.isNaN(v))) return a.value === b.value || (Number.isNaN(a.value) && Number.isNaN(b.value));
+  if ([a.low, a.high, b.low, b.high].some((v) => Number.isNaN(v)))
+    return a.value === b.value || (Number.isNaN(a.value) && Number.isNaN(b.value));
   return a.low <= b.high && b.low <= a.high;
 }
 
@@ -99,7 +110,8 @@ export function ecdfPoints(values: readonly number[], maxPoints = 200): { value:
   if (sorted.length === 0) return [];
   const step = Math.max(1, Math.ceil(sorted.length / maxPoints));
   const points: { value: number; fraction: number }[] = [];
-  for (let i = step - 1; i < sorted.length; i += step) points.push({ value: sorted[i]!, fraction: (i + 1) / sorted.length });
+  for (let i = step - 1; i < sorted.length; i += step)
+    points.push({ value: sorted[i]!, fraction: (i + 1) / sorted.length });
   if (points[points.length - 1]!.fraction < 1) points.push({ value: sorted[sorted.length - 1]!, fraction: 1 });
   return points;
 }

@@ -13,13 +13,19 @@ import { groupFromServerTiming, progressiveMediaFromTable, type ViewerPlan, type
 
 const plan = JSON.parse(process.argv[2] ?? '{}') as ViewerPlan;
 const generator = mersenne(plan.seed);
-const startOffsetsMs = Array.from({ length: plan.dash + plan.progressive }, () => uniformFloat64(generator) * plan.startSpreadMs);
+const startOffsetsMs = Array.from(
+  { length: plan.dash + plan.progressive },
+  () => uniformFloat64(generator) * plan.startSpreadMs,
+);
 
 function report(line: ViewerReport): void {
   process.stdout.write(`${JSON.stringify(line)}\n`);
 }
 
-function groupRecorder(): { onResponseHeaders: (headers: Record<string, string | string[] | undefined>) => void; group: () => string | null } {
+function groupRecorder(): {
+  onResponseHeaders: (headers: Record<string, string | string[] | undefined>) => void;
+  group: () => string | null;
+} {
   const seen = new Set<string>();
   return {
     onResponseHeaders: (headers) => {
@@ -31,7 +37,12 @@ function groupRecorder(): { onResponseHeaders: (headers: Record<string, string |
   };
 }
 
-async function viewer(kind: 'dash' | 'progressive', index: number, startOffsetMs: number, play: (recorder: ReturnType<typeof groupRecorder>) => Promise<SessionResult>): Promise<void> {
+async function viewer(
+  kind: 'dash' | 'progressive',
+  index: number,
+  startOffsetMs: number,
+  play: (recorder: ReturnType<typeof groupRecorder>) => Promise<SessionResult>,
+): Promise<void> {
   await realClock.sleep(startOffsetMs);
   const recorder = groupRecorder();
   try {
@@ -42,20 +53,39 @@ async function viewer(kind: 'dash' | 'progressive', index: number, startOffsetMs
   }
 }
 
-const media = plan.progressive > 0 && plan.progressiveTable !== undefined ? progressiveMediaFromTable(plan.progressiveTable) : undefined;
+const media =
+  plan.progressive > 0 && plan.progressiveTable !== undefined
+    ? progressiveMediaFromTable(plan.progressiveTable)
+    : undefined;
 const content = plan.dash > 0 ? await loadContent(`${plan.originUrl}${assetPath(plan.asset, 'dashjs')}`) : undefined;
 const viewers: Promise<void>[] = [];
 for (let i = 0; i < plan.progressive; i++) {
   viewers.push(
     viewer('progressive', i, startOffsetsMs[i]!, (recorder) =>
-      runProgressive({ url: `${plan.originUrl}${assetPath(plan.asset, 'native')}`, media: media!, clock: realClock, settings: { sessionSeconds: plan.sessionSeconds }, onResponseHeaders: recorder.onResponseHeaders, localAddress: plan.localAddresses?.[i] }),
+      runProgressive({
+        url: `${plan.originUrl}${assetPath(plan.asset, 'native')}`,
+        media: media!,
+        clock: realClock,
+        settings: { sessionSeconds: plan.sessionSeconds },
+        onResponseHeaders: recorder.onResponseHeaders,
+        localAddress: plan.localAddresses?.[i],
+      }),
     ),
   );
 }
 for (let i = 0; i < plan.dash; i++) {
   viewers.push(
     viewer('dash', i, startOffsetsMs[plan.progressive + i]!, (recorder) =>
-      playLiveSession(content!, plan.abr, { sessionSeconds: plan.sessionSeconds, maxBufferSec: plan.maxBufferSec }, { cmcd: plan.cmcd, onResponseHeaders: recorder.onResponseHeaders, localAddress: plan.localAddresses?.[plan.progressive + i] }),
+      playLiveSession(
+        content!,
+        plan.abr,
+        { sessionSeconds: plan.sessionSeconds, maxBufferSec: plan.maxBufferSec },
+        {
+          cmcd: plan.cmcd,
+          onResponseHeaders: recorder.onResponseHeaders,
+          localAddress: plan.localAddresses?.[plan.progressive + i],
+        },
+      ),
     ),
   );
 }

@@ -28,8 +28,20 @@ export interface ViewerPlan {
 }
 
 export type ViewerReport =
-  | { readonly kind: 'dash' | 'progressive'; readonly index: number; readonly startOffsetMs: number; readonly group: string | null; readonly result: SessionResult }
-  | { readonly kind: 'dash' | 'progressive'; readonly index: number; readonly startOffsetMs: number; readonly group: string | null; readonly error: string }
+  | {
+      readonly kind: 'dash' | 'progressive';
+      readonly index: number;
+      readonly startOffsetMs: number;
+      readonly group: string | null;
+      readonly result: SessionResult;
+    }
+  | {
+      readonly kind: 'dash' | 'progressive';
+      readonly index: number;
+      readonly startOffsetMs: number;
+      readonly group: string | null;
+      readonly error: string;
+    }
   | { readonly done: true };
 
 /** The A/B group named in a Server-Timing header (`ab;desc="<group>"`), if any. */

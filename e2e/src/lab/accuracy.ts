@@ -25,23 +25,42 @@ export async function measureIdleRttMs(lab: Lab, options: { samples?: number; tr
   return trimmedMean(await probe.stop(), options.trim ?? 0.1);
 }
 
-export async function measureBulkGoodputBps(lab: Lab, options: { durationMs?: number; fromMs?: number } = {}): Promise<number> {
+export async function measureBulkGoodputBps(
+  lab: Lab,
+  options: { durationMs?: number; fromMs?: number } = {},
+): Promise<number> {
   const durationMs = options.durationMs ?? 8000;
   const report = await bulkFlow(lab, durationMs, options.fromMs ?? 2000, durationMs - 500);
   return report.windowGoodputBps;
 }
 
 /** Sends `count` datagrams back to back from the origin; returns how many the player received. */
-export async function measureBurstDelivery(lab: Lab, count: number, sizeBytes = 1472, port = 7101): Promise<{ sent: number; received: number; dropsAtBottleneck: number }> {
+export async function measureBurstDelivery(
+  lab: Lab,
+  count: number,
+  sizeBytes = 1472,
+  port = 7101,
+): Promise<{ sent: number; received: number; dropsAtBottleneck: number; sendDurationUs: number }> {
   // Resolve ARP first: while it is pending the kernel queues only ~200 KB and drops the rest.
   await lab.exec('origin', ['ping', '-c', '1', '-W', '2', lab.address('player')], { stdio: 'ignore' });
   const before = (await lab.status()).bottleneck.down.drops;
   const sink = startPeer(lab, 'player', ['udp-sink', String(port), '1500']);
   await sink.message((m) => m.listening === true);
-  const source = startPeer(lab, 'origin', ['udp-burst', lab.address('player'), String(port), String(count), String(sizeBytes)]);
-  const { sent } = await source.message<{ sent: number }>((m) => 'sent' in m);
+  const source = startPeer(lab, 'origin', [
+    'udp-burst',
+    lab.address('player'),
+    String(port),
+    String(count),
+    String(sizeBytes),
+  ]);
+  const { sent, elapsedUs } = await source.message<{ sent: number; elapsedUs: number }>((m) => 'sent' in m);
   const { received } = await sink.message<{ received: number }>((m) => 'received' in m);
-  return { sent, received, dropsAtBottleneck: (await lab.status()).bottleneck.down.drops - before };
+  return {
+    sent,
+    received,
+    dropsAtBottleneck: (await lab.status()).bottleneck.down.drops - before,
+    sendDurationUs: elapsedUs,
+  };
 }
 
 /** Sends `count` spaced datagrams (well below the link rate); returns the share lost. */
@@ -51,18 +70,40 @@ export async function measureBurstDelivery(lab: Lab, count: number, sizeBytes = 
  * counters). The second is what the lab's accuracy is judged by: the first also counts losses that
  * are not the link's (a receiver that cannot keep up, as in an emulated guest kernel).
  */
-export async function measureRandomLoss(lab: Lab, count: number, spacingUs: number, port = 7102): Promise<{ sent: number; received: number; lossRate: number; link: { offered: number; dropped: number; lossRate: number } }> {
+export async function measureRandomLoss(
+  lab: Lab,
+  count: number,
+  spacingUs: number,
+  port = 7102,
+): Promise<{
+  sent: number;
+  received: number;
+  lossRate: number;
+  link: { offered: number; dropped: number; lossRate: number };
+}> {
   // Three quiet seconds end the count: far longer than any gap random loss makes at these spacings.
   const sink = startPeer(lab, 'player', ['udp-sink', String(port), '3000']);
   await sink.message((m) => m.listening === true);
   const before = await lab.randomLossCounters('down');
-  const source = startPeer(lab, 'origin', ['udp-burst', lab.address('player'), String(port), String(count), '200', String(spacingUs)]);
+  const source = startPeer(lab, 'origin', [
+    'udp-burst',
+    lab.address('player'),
+    String(port),
+    String(count),
+    '200',
+    String(spacingUs),
+  ]);
   const { sent } = await source.message<{ sent: number }>((m) => 'sent' in m);
   const { received } = await sink.message<{ received: number }>((m) => 'received' in m);
   const after = await lab.randomLossCounters('down');
   const offered = after.offered - before.offered;
   const dropped = after.dropped - before.dropped;
-  return { sent, received, lossRate: 1 - received / sent, link: { offered, dropped, lossRate: offered > 0 ? dropped / offered : Number.NaN } };
+  return {
+    sent,
+    received,
+    lossRate: 1 - received / sent,
+    link: { offered, dropped, lossRate: offered > 0 ? dropped / offered : Number.NaN },
+  };
 }
 
 /** Two-sided binomial interval (normal approximation) for `n` trials at probability `p`. */

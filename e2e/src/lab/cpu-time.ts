@@ -30,6 +30,24 @@ export interface MachineCpuSeconds {
 }
 
 export function machineCpuSeconds(): MachineCpuSeconds {
-  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map((ticks) => Number(ticks) / clockTicksPerSec);
-  return { user, nice, system, idle, iowait, irq, softirq, steal, total: user + nice + system + idle + iowait + irq + softirq + steal };
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = readFileSync(
+    '/proc/stat',
+    'utf8',
+  )
+    .split('\n', 1)[0]!
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map((ticks) => Number(ticks) / clockTicksPerSec);
+  return {
+    user,
+    nice,
+    system,
+    idle,
+    iowait,
+    irq,
+    softirq,
+    steal,
+    total: user + nice + system + idle + iowait + irq + softirq + steal,
+  };
 }

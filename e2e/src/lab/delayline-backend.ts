@@ -15,7 +15,11 @@ import type { DirectionSpec, LinkSpec } from './link-spec.js';
 
 /** The delay line runs with --if-a <origin side> --if-b <access side>: "ab" is the downlink. */
 function controlText(downMs: number, upMs: number, spec: LinkSpec): string {
-  return `delay-ab-us ${Math.round(downMs * 1000)}\ndelay-ba-us ${Math.round(upMs * 1000)}\nloss-ab ${spec.down.lossRate}\nloss-ba ${spec.up.lossRate}\n`;
+  return (
+    `delay-ab-us ${Math.round(downMs * 1000)}\ndelay-ba-us ` +
+    `${Math.round(upMs * 1000)}\nloss-ab ${spec.down.lossRate}\nloss-ba ` +
+    `${spec.up.lossRate}\n`
+  );
 }
 
 /**
@@ -30,8 +34,22 @@ export async function startDelayline(ports: RouterPorts, spec: LinkSpec, linksFi
   const command = [
     delaylinePath(),
     ...['--if-a', ports.originSide, '--if-b', ports.accessSide],
-    ...['--delay-ab-us', String(Math.round(spec.down.delayMs * 1000)), '--delay-ba-us', String(Math.round(spec.up.delayMs * 1000))],
-    ...['--loss-ab', String(spec.down.lossRate), '--loss-ba', String(spec.up.lossRate), '--seed', String(spec.seed), '--control', control],
+    ...[
+      '--delay-ab-us',
+      String(Math.round(spec.down.delayMs * 1000)),
+      '--delay-ba-us',
+      String(Math.round(spec.up.delayMs * 1000)),
+    ],
+    ...[
+      '--loss-ab',
+      String(spec.down.lossRate),
+      '--loss-ba',
+      String(spec.up.lossRate),
+      '--seed',
+      String(spec.seed),
+      '--control',
+      control,
+    ],
     ...(linksFile === undefined ? [] : ['--links', linksFile]),
   ];
   const inRouter = ports.routerNs === null ? command : ['ip', 'netns', 'exec', ports.routerNs, ...command];
@@ -45,21 +63,38 @@ export async function startDelayline(ports: RouterPorts, spec: LinkSpec, linksFi
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   const text = await readFile(join(ports.stateDir, 'delayline.log'), 'utf8').catch(() => '');
-  throw new E2eError('E2E_ERR_LAB', `the delay line did not start: ${text.trim() || `is ${delaylinePath()} built? (npm ci builds it)`}`);
+  throw new E2eError(
+    'E2E_ERR_LAB',
+    `the delay line did not start: ${text.trim() || `is ${delaylinePath()} built? (npm ci builds it)`}`,
+  );
 }
 
 export class DelaylineBackend implements LinkBackend {
   readonly name = 'delayline';
 
   async apply(ports: RouterPorts, spec: LinkSpec): Promise<number[]> {
-    if (ports.forwarding === 'routed') throw new E2eError('E2E_ERR_LAB', 'the delay line forwards frames between two interfaces of one subnet (bridge forwarding); for routed forwarding the router gives it an inner veth pair (routed-line.ts)');
+    if (ports.forwarding === 'routed')
+      throw new E2eError(
+        'E2E_ERR_LAB',
+        'the delay line forwards frames between two interfaces of one subnet (bridge ' +
+          'forwarding); for routed forwarding the router gives it an inner veth pair ' +
+          '(routed-line.ts)',
+      );
     inNs(ports.routerNs, ['tc', 'qdisc', 'replace', 'dev', ports.accessSide, 'root', ...tbfArgs(spec.down)]);
     inNs(ports.routerNs, ['tc', 'qdisc', 'replace', 'dev', ports.originSide, 'root', ...tbfArgs(spec.up)]);
     return [await startDelayline(ports, spec)];
   }
 
   setRate(ports: RouterPorts, direction: 'down' | 'up', spec: DirectionSpec): void {
-    inNs(ports.routerNs, ['tc', 'qdisc', 'change', 'dev', direction === 'down' ? ports.accessSide : ports.originSide, 'root', ...tbfArgs(spec)]);
+    inNs(ports.routerNs, [
+      'tc',
+      'qdisc',
+      'change',
+      'dev',
+      direction === 'down' ? ports.accessSide : ports.originSide,
+      'root',
+      ...tbfArgs(spec),
+    ]);
   }
 
   async setDelay(ports: RouterPorts, downMs: number, upMs: number, spec: LinkSpec): Promise<void> {
@@ -77,7 +112,11 @@ export class DelaylineBackend implements LinkBackend {
     for (let i = 0; i < 50; i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
       const text = await readFile(logPath, 'utf8');
-      const fresh = text.slice(before).trim().split('\n').filter((line) => line.startsWith('{"ab"'));
+      const fresh = text
+        .slice(before)
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('{"ab"'));
       if (fresh.length > 0) {
         const raw = JSON.parse(fresh[fresh.length - 1]!) as Record<string, unknown>;
         return { down: raw.ab, up: raw.ba, ...(raw.links === undefined ? {} : { links: raw.links }) };
@@ -87,14 +126,25 @@ export class DelaylineBackend implements LinkBackend {
   }
 
   /** The delay line's own counters: frames it read in that direction, and the ones its seeded random loss dropped. */
-  async randomLossCounters(ports: RouterPorts, direction: 'down' | 'up'): Promise<{ offered: number; dropped: number }> {
-    const counters = (await this.forwardingStats(ports))?.[direction] as { received?: number; droppedLoss?: number } | undefined;
-    if (counters === undefined) throw new E2eError('E2E_ERR_LAB', `the delay line of ${ports.stateDir} did not report its counters (is it running?)`);
+  async randomLossCounters(
+    ports: RouterPorts,
+    direction: 'down' | 'up',
+  ): Promise<{ offered: number; dropped: number }> {
+    const counters = (await this.forwardingStats(ports))?.[direction] as
+      | { received?: number; droppedLoss?: number }
+      | undefined;
+    if (counters === undefined)
+      throw new E2eError(
+        'E2E_ERR_LAB',
+        `the delay line of ${ports.stateDir} did not report its counters (is it running?)`,
+      );
     return { offered: counters.received ?? 0, dropped: counters.droppedLoss ?? 0 };
   }
 
   private async pid(ports: RouterPorts): Promise<number | undefined> {
-    const state = JSON.parse(await readFile(join(ports.stateDir, 'state.json'), 'utf8').catch(() => '{}')) as { pids?: { delayline?: number } };
+    const state = JSON.parse(await readFile(join(ports.stateDir, 'state.json'), 'utf8').catch(() => '{}')) as {
+      pids?: { delayline?: number };
+    };
     return state.pids?.delayline;
   }
 }

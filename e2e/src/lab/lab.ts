@@ -28,7 +28,11 @@ export interface ViewerHost {
 /** Where a command of the lab can run. */
 export type LabPlace = LabHost | 'router' | ViewerHost;
 
-export const labAddresses: Readonly<Record<LabHost, string>> = { origin: '10.73.0.1', player: '10.73.0.2', cross: '10.73.0.3' };
+export const labAddresses: Readonly<Record<LabHost, string>> = {
+  origin: '10.73.0.1',
+  player: '10.73.0.2',
+  cross: '10.73.0.3',
+};
 export const labRoot = process.env.TRICKLE_LAB_DIR ?? '/run/trickle/lab';
 
 export interface LabOptions {
@@ -53,7 +57,10 @@ export interface LabState {
   readonly ports: RouterPorts;
   readonly pids: { delayline?: number; replay?: number };
   readonly createdAt: string;
-  /** A population lab (population-lab.ts): one access link per viewer address; `spec` is then the link of everything else. */
+  /**
+   * A population lab (population-lab.ts): one access link per viewer address; `spec` is then the link of everything
+   * else.
+   */
   readonly population?: LinkPopulation;
   /** Viewers of the population with a network namespace of their own (a browser's host), by viewer. */
   readonly viewerNamespaces?: Readonly<Record<number, string>>;
@@ -78,15 +85,24 @@ export interface LabStatus {
 const namePattern = /^[a-z][a-z0-9]{0,5}$/;
 
 export function checkName(name: string): void {
-  if (!namePattern.test(name)) throw new E2eError('E2E_ERR_LAB', `lab name "${name}" must be 1-6 lowercase letters or digits, starting with a letter (it prefixes interface names)`);
+  if (!namePattern.test(name))
+    throw new E2eError(
+      'E2E_ERR_LAB',
+      `lab name "${name}" must be 1-6 lowercase letters or digits, starting with a letter ` +
+        `(it prefixes interface names)`,
+    );
 }
 
 export function requireLabPrivileges(): void {
   if (process.platform !== 'linux') throw new E2eError('E2E_ERR_PRIVILEGE', 'the lab needs Linux network namespaces');
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
-    throw new E2eError('E2E_ERR_PRIVILEGE', 'the lab needs root: it creates network namespaces, veth pairs and qdiscs (run it as root, e.g. with sudo)');
+    throw new E2eError(
+      'E2E_ERR_PRIVILEGE',
+      'the lab needs root: it creates network namespaces, veth pairs and qdiscs (run it as root, e.g. with sudo)',
+    );
   }
-  if (spawnSync('ip', ['-V']).status !== 0) throw new E2eError('E2E_ERR_PRIVILEGE', 'the lab needs iproute2 (apt-get install iproute2)');
+  if (spawnSync('ip', ['-V']).status !== 0)
+    throw new E2eError('E2E_ERR_PRIVILEGE', 'the lab needs iproute2 (apt-get install iproute2)');
 }
 
 export function stateDir(name: string): string {
@@ -94,7 +110,13 @@ export function stateDir(name: string): string {
 }
 
 export function namespaceNames(name: string): LabState['namespaces'] {
-  return { origin: `trickle-${name}-origin`, router: `trickle-${name}-router`, switch: `trickle-${name}-switch`, player: `trickle-${name}-player`, cross: `trickle-${name}-cross` };
+  return {
+    origin: `trickle-${name}-origin`,
+    router: `trickle-${name}-router`,
+    switch: `trickle-${name}-switch`,
+    player: `trickle-${name}-player`,
+    cross: `trickle-${name}-cross`,
+  };
 }
 
 export async function readLabState(name: string): Promise<LabState | undefined> {
@@ -107,7 +129,10 @@ export async function readLabState(name: string): Promise<LabState | undefined> 
 }
 
 function existingNamespaces(): string[] {
-  return run(['ip', 'netns', 'list']).stdout.split('\n').map((line) => line.split(' ')[0]!).filter(Boolean);
+  return run(['ip', 'netns', 'list'])
+    .stdout.split('\n')
+    .map((line) => line.split(' ')[0]!)
+    .filter(Boolean);
 }
 
 function killNamespaceProcesses(ns: string): void {
@@ -150,7 +175,11 @@ function chooseBackend(requested: LabOptions['backend']): LinkBackendName {
   if (requested !== undefined && requested !== 'auto') {
     if (requested === 'netem') {
       const netem = netemAvailable();
-      if (!netem.available) throw new E2eError('E2E_ERR_LAB', `the netem backend is not available on this kernel (${netem.reason}); use --backend delayline`);
+      if (!netem.available)
+        throw new E2eError(
+          'E2E_ERR_LAB',
+          `the netem backend is not available on this kernel (${netem.reason}); use --backend delayline`,
+        );
     }
     return requested;
   }
@@ -162,15 +191,79 @@ function chooseBackend(requested: LabOptions['backend']): LinkBackendName {
  * switch <-> player (and cross). Offloads off everywhere: forwarded frames must be MTU-sized with
  * complete checksums.
  */
-export function wireLab(name: string, namespaces: LabState['namespaces'], ports: RouterPorts, options: { cross: boolean; prefixLength: number }): void {
+export function wireLab(
+  name: string,
+  namespaces: LabState['namespaces'],
+  ports: RouterPorts,
+  options: { cross: boolean; prefixLength: number },
+): void {
   const cross = options.cross;
   const hosts: LabHost[] = cross ? ['origin', 'player', 'cross'] : ['origin', 'player'];
-  for (const ns of [namespaces.router, namespaces.switch, ...hosts.map((h) => namespaces[h])]) run(['ip', 'netns', 'add', ns]);
-  run(['ip', 'link', 'add', `${name}o0`, 'netns', namespaces.origin, 'type', 'veth', 'peer', 'name', ports.originSide, 'netns', namespaces.router]);
-  run(['ip', 'link', 'add', ports.accessSide, 'netns', namespaces.router, 'type', 'veth', 'peer', 'name', `${name}sr`, 'netns', namespaces.switch]);
-  run(['ip', 'link', 'add', `${name}p0`, 'netns', namespaces.player, 'type', 'veth', 'peer', 'name', `${name}sp`, 'netns', namespaces.switch]);
-  if (cross) run(['ip', 'link', 'add', `${name}c0`, 'netns', namespaces.cross, 'type', 'veth', 'peer', 'name', `${name}sc`, 'netns', namespaces.switch]);
-  for (const ns of [namespaces.router, namespaces.switch]) inNs(ns, ['sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
+  for (const ns of [namespaces.router, namespaces.switch, ...hosts.map((h) => namespaces[h])])
+    run(['ip', 'netns', 'add', ns]);
+  run([
+    'ip',
+    'link',
+    'add',
+    `${name}o0`,
+    'netns',
+    namespaces.origin,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    ports.originSide,
+    'netns',
+    namespaces.router,
+  ]);
+  run([
+    'ip',
+    'link',
+    'add',
+    ports.accessSide,
+    'netns',
+    namespaces.router,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    `${name}sr`,
+    'netns',
+    namespaces.switch,
+  ]);
+  run([
+    'ip',
+    'link',
+    'add',
+    `${name}p0`,
+    'netns',
+    namespaces.player,
+    'type',
+    'veth',
+    'peer',
+    'name',
+    `${name}sp`,
+    'netns',
+    namespaces.switch,
+  ]);
+  if (cross)
+    run([
+      'ip',
+      'link',
+      'add',
+      `${name}c0`,
+      'netns',
+      namespaces.cross,
+      'type',
+      'veth',
+      'peer',
+      'name',
+      `${name}sc`,
+      'netns',
+      namespaces.switch,
+    ]);
+  for (const ns of [namespaces.router, namespaces.switch])
+    inNs(ns, ['sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
   inNs(namespaces.switch, ['ip', 'link', 'add', 'br0', 'type', 'bridge']);
   const devices: [string, string, string | undefined][] = [
     [namespaces.origin, `${name}o0`, labAddresses.origin],
@@ -179,7 +272,12 @@ export function wireLab(name: string, namespaces: LabState['namespaces'], ports:
     [namespaces.router, ports.accessSide, undefined],
     [namespaces.switch, `${name}sr`, undefined],
     [namespaces.switch, `${name}sp`, undefined],
-    ...(cross ? ([[namespaces.cross, `${name}c0`, labAddresses.cross], [namespaces.switch, `${name}sc`, undefined]] as [string, string, string | undefined][]) : []),
+    ...(cross
+      ? ([
+          [namespaces.cross, `${name}c0`, labAddresses.cross],
+          [namespaces.switch, `${name}sc`, undefined],
+        ] as [string, string, string | undefined][])
+      : []),
   ];
   for (const [ns, dev, address] of devices) {
     inNs(ns, ['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
@@ -205,7 +303,10 @@ function running(pid: number, program: string): boolean {
 /** Whether the processes a lab's link runs on are all alive. */
 export function labProcessesAlive(state: LabState): boolean {
   const { delayline, replay } = state.pids;
-  return (delayline === undefined || running(delayline, 'delayline')) && (replay === undefined || running(replay, 'replay-main'));
+  return (
+    (delayline === undefined || running(delayline, 'delayline')) &&
+    (replay === undefined || running(replay, 'replay-main'))
+  );
 }
 
 export async function labUp(name: string, spec: LinkSpec, options: LabOptions = {}): Promise<Lab> {
@@ -214,17 +315,32 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
   const cross = options.cross === true;
   const existing = await readLabState(name);
   const namespaces = namespaceNames(name);
-  if (existing !== undefined && options.shape !== false && sameSpec(existing.spec, spec) && existing.cross === cross && (options.backend === undefined || options.backend === 'auto' || options.backend === existing.backend)) {
+  if (
+    existing !== undefined &&
+    options.shape !== false &&
+    sameSpec(existing.spec, spec) &&
+    existing.cross === cross &&
+    (options.backend === undefined || options.backend === 'auto' || options.backend === existing.backend)
+  ) {
     const present = existingNamespaces();
     // Reused only whole: its namespaces there and the processes that make the link (the delay line,
     // a trace's replayer) alive; a run killed midway leaves a lab that would forward nothing.
-    if ([namespaces.origin, namespaces.router, namespaces.player].every((ns) => present.includes(ns)) && labProcessesAlive(existing)) return new Lab(existing);
+    if (
+      [namespaces.origin, namespaces.router, namespaces.player].every((ns) => present.includes(ns)) &&
+      labProcessesAlive(existing)
+    )
+      return new Lab(existing);
   }
   await labDown(name);
   const backendName = chooseBackend(options.backend);
   const dir = stateDir(name);
   await mkdir(dir, { recursive: true });
-  const ports: RouterPorts = { routerNs: namespaces.router, originSide: `${name}ro`, accessSide: `${name}ra`, stateDir: dir };
+  const ports: RouterPorts = {
+    routerNs: namespaces.router,
+    originSide: `${name}ro`,
+    accessSide: `${name}ra`,
+    stateDir: dir,
+  };
   try {
     wireLab(name, namespaces, ports, { cross, prefixLength: 24 });
     const pids = options.shape === false ? [] : await linkBackends[backendName]().apply(ports, spec);
@@ -241,7 +357,10 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
     };
     await writeFile(join(dir, 'state.json'), JSON.stringify(state, null, 2));
     if (spec.trace !== undefined && options.shape !== false) {
-      const replay = spawn(process.execPath, [fileURLToPath(new URL('./replay-main.js', import.meta.url)), name], { detached: true, stdio: 'ignore' });
+      const replay = spawn(process.execPath, [fileURLToPath(new URL('./replay-main.js', import.meta.url)), name], {
+        detached: true,
+        stdio: 'ignore',
+      });
       replay.unref();
       const withReplay: LabState = { ...state, pids: { ...state.pids, replay: replay.pid! } };
       await writeFile(join(dir, 'state.json'), JSON.stringify(withReplay, null, 2));
@@ -256,14 +375,29 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
 
 export async function openLab(name: string): Promise<Lab> {
   const state = await readLabState(name);
-  if (state === undefined) throw new E2eError('E2E_ERR_LAB', `no lab named "${name}" is up (start it with "trickle lab up ${name} --profile dsl-6mbit")`);
+  if (state === undefined)
+    throw new E2eError(
+      'E2E_ERR_LAB',
+      `no lab named "${name}" is up (start it with "trickle lab up ${name} --profile dsl-6mbit")`,
+    );
   return new Lab(state);
 }
 
 function parseQdiscStats(json: string): QdiscStats {
-  const entries = JSON.parse(json) as { kind: string; bytes?: number; packets?: number; drops?: number; backlog?: number }[];
+  const entries = JSON.parse(json) as {
+    kind: string;
+    bytes?: number;
+    packets?: number;
+    drops?: number;
+    backlog?: number;
+  }[];
   const tbf = entries.find((entry) => entry.kind === 'tbf') ?? entries[0];
-  return { sentBytes: tbf?.bytes ?? 0, sentPackets: tbf?.packets ?? 0, drops: tbf?.drops ?? 0, backlogBytes: tbf?.backlog ?? 0 };
+  return {
+    sentBytes: tbf?.bytes ?? 0,
+    sentPackets: tbf?.packets ?? 0,
+    drops: tbf?.drops ?? 0,
+    backlogBytes: tbf?.backlog ?? 0,
+  };
 }
 
 export class Lab {
@@ -275,10 +409,12 @@ export class Lab {
 
   namespace(host: LabPlace): string {
     if (typeof host === 'object') {
-      if (this.state.population?.links[host.viewer] === undefined) throw new E2eError('E2E_ERR_LAB', `lab "${this.name}" has no viewer ${host.viewer}`);
+      if (this.state.population?.links[host.viewer] === undefined)
+        throw new E2eError('E2E_ERR_LAB', `lab "${this.name}" has no viewer ${host.viewer}`);
       return this.state.viewerNamespaces?.[host.viewer] ?? this.state.namespaces.player;
     }
-    if (host === 'cross' && !this.state.cross) throw new E2eError('E2E_ERR_LAB', `lab "${this.name}" has no cross host (bring it up with --cross)`);
+    if (host === 'cross' && !this.state.cross)
+      throw new E2eError('E2E_ERR_LAB', `lab "${this.name}" has no cross host (bring it up with --cross)`);
     return this.state.namespaces[host];
   }
 
@@ -306,14 +442,26 @@ export class Lab {
     let code = 0;
     for (let attempt = 0; attempt < attempts; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 1000));
-      code = await this.exec(options.from ?? 'player', ['curl', '-sf', '-o', '/dev/null', '--connect-timeout', '2', url], { stdio: 'ignore' });
+      code = await this.exec(
+        options.from ?? 'player',
+        ['curl', '-sf', '-o', '/dev/null', '--connect-timeout', '2', url],
+        { stdio: 'ignore' },
+      );
       if (code === 0) return;
     }
-    throw new E2eError('E2E_ERR_LAB', `${url} did not answer from the ${String(options.from ?? 'player')} side of lab "${this.name}" after ${attempts} tries (last curl exit ${code})`);
+    throw new E2eError(
+      'E2E_ERR_LAB',
+      `${url} did not answer from the ${String(options.from ?? 'player')} side of lab ` +
+        `"${this.name}" after ${attempts} tries (last curl exit ${code})`,
+    );
   }
 
   /** Runs a command on a host of the lab and resolves to its standard output (stderr passes through). */
-  output(host: LabPlace, command: readonly string[], options: { okExitCodes?: readonly number[] } = {}): Promise<string> {
+  output(
+    host: LabPlace,
+    command: readonly string[],
+    options: { okExitCodes?: readonly number[] } = {},
+  ): Promise<string> {
     const okExitCodes = options.okExitCodes ?? [0];
     const child = this.spawn(host, command, { stdio: ['ignore', 'pipe', 'inherit'] });
     const chunks: Buffer[] = [];
@@ -322,7 +470,13 @@ export class Lab {
       child.on('error', reject);
       child.on('exit', (code) => {
         if (code !== null && okExitCodes.includes(code)) resolve(Buffer.concat(chunks).toString());
-        else reject(new E2eError('E2E_ERR_LAB', `${command.join(' ')} exited with ${code ?? 'a signal'} in ${this.namespace(host)}`));
+        else
+          reject(
+            new E2eError(
+              'E2E_ERR_LAB',
+              `${command.join(' ')} exited with ${code ?? 'a signal'} in ${this.namespace(host)}`,
+            ),
+          );
       });
     });
   }
@@ -342,7 +496,8 @@ export class Lab {
   }
 
   async status(): Promise<LabStatus> {
-    const stats = (dev: string) => parseQdiscStats(inNs(this.state.namespaces.router, ['tc', '-s', '-j', 'qdisc', 'show', 'dev', dev]).stdout);
+    const stats = (dev: string) =>
+      parseQdiscStats(inNs(this.state.namespaces.router, ['tc', '-s', '-j', 'qdisc', 'show', 'dev', dev]).stdout);
     return {
       name: this.name,
       backend: this.state.backend,

@@ -43,5 +43,13 @@ export function tbfBurstBytes(rateBps: number): number {
 }
 
 export function tbfArgs(spec: DirectionSpec): string[] {
-  return ['tbf', 'rate', `${Math.round(spec.rateBps)}bit`, 'burst', String(tbfBurstBytes(spec.rateBps)), 'limit', String(Math.max(spec.bufferBytes, tbfBurstBytes(spec.rateBps)))];
+  return [
+    'tbf',
+    'rate',
+    `${Math.round(spec.rateBps)}bit`,
+    'burst',
+    String(tbfBurstBytes(spec.rateBps)),
+    'limit',
+    String(Math.max(spec.bufferBytes, tbfBurstBytes(spec.rateBps))),
+  ];
 }

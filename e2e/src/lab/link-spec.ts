@@ -93,13 +93,22 @@ export interface SymmetricLinkOptions {
 
 /** The common case: RTT split evenly between the directions, loss on the downlink only. */
 export function symmetricLink(options: SymmetricLinkOptions): LinkSpec {
-  if (options.bufferBdp !== undefined && options.bufferBytes !== undefined) fail('give the buffer in BDP multiples or in bytes, not both');
+  if (options.bufferBdp !== undefined && options.bufferBytes !== undefined)
+    fail('give the buffer in BDP multiples or in bytes, not both');
   if (!(options.rttMs >= 0)) fail('rtt must be >= 0');
   const bufferFor = (rateBps: number) =>
-    Math.max(minimumBufferBytes, Math.round(options.bufferBytes ?? (options.bufferBdp ?? 2) * bdpBytes(rateBps, options.rttMs)));
+    Math.max(
+      minimumBufferBytes,
+      Math.round(options.bufferBytes ?? (options.bufferBdp ?? 2) * bdpBytes(rateBps, options.rttMs)),
+    );
   const upRateBps = options.upRateBps ?? options.rateBps;
   return {
-    down: { rateBps: options.rateBps, delayMs: options.rttMs / 2, lossRate: options.lossRate ?? 0, bufferBytes: bufferFor(options.rateBps) },
+    down: {
+      rateBps: options.rateBps,
+      delayMs: options.rttMs / 2,
+      lossRate: options.lossRate ?? 0,
+      bufferBytes: bufferFor(options.rateBps),
+    },
     up: { rateBps: upRateBps, delayMs: options.rttMs / 2, lossRate: 0, bufferBytes: bufferFor(upRateBps) },
     seed: options.seed ?? 1,
     trace: options.trace,

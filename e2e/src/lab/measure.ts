@@ -18,13 +18,36 @@ export interface Capture {
   stop(): Promise<{ packets: TcpPacket[]; flows: FlowAnalysis[] }>;
 }
 
-export async function startCapture(lab: Lab, file: string, options: { snaplenBytes?: number; filter?: string } = {}): Promise<Capture> {
-  const child = lab.spawn('router', ['tcpdump', '-i', lab.state.ports.originSide, '-n', '-U', '-s', String(options.snaplenBytes ?? 128), '-w', file, options.filter ?? 'tcp'], { stdio: ['ignore', 'ignore', 'pipe'] });
+export async function startCapture(
+  lab: Lab,
+  file: string,
+  options: { snaplenBytes?: number; filter?: string } = {},
+): Promise<Capture> {
+  const child = lab.spawn(
+    'router',
+    [
+      'tcpdump',
+      '-i',
+      lab.state.ports.originSide,
+      '-n',
+      '-U',
+      '-s',
+      String(options.snaplenBytes ?? 128),
+      '-w',
+      file,
+      options.filter ?? 'tcp',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   // tcpdump says "listening on ..." once the capture is armed.
   for (let i = 0; i < 100 && !stderr.includes('listening on'); i++) {
-    if (child.exitCode !== null) throw new E2eError('E2E_ERR_CAPTURE', `tcpdump failed: ${stderr.trim() || 'is tcpdump installed? (apt-get install tcpdump)'}`);
+    if (child.exitCode !== null)
+      throw new E2eError(
+        'E2E_ERR_CAPTURE',
+        `tcpdump failed: ${stderr.trim() || 'is tcpdump installed? (apt-get install tcpdump)'}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return {
@@ -56,7 +79,9 @@ export interface Probe {
 export function startProbe(lab: Lab, options: { from?: LabHost; intervalMs?: number } = {}): Probe {
   const from = options.from ?? (lab.state.cross ? 'cross' : 'player');
   const intervalSec = ((options.intervalMs ?? 100) / 1000).toFixed(3);
-  const child = lab.spawn(from, ['ping', '-D', '-n', '-i', intervalSec, lab.address('origin')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = lab.spawn(from, ['ping', '-D', '-n', '-i', intervalSec, lab.address('origin')], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const samples: ProbeSample[] = [];
   createInterface({ input: child.stdout! }).on('line', (line) => {
     const match = /^\[(\d+\.\d+)\].*time=([\d.]+) ms/.exec(line);

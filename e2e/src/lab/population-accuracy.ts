@@ -29,7 +29,9 @@ export interface LinkAccuracy {
   readonly measuredRttMs: number;
   /** Every echo's RTT as ping printed it (whole milliseconds from 100 ms on), in the order they came back. */
   readonly echoRttsMs: readonly number[];
-  /** What the viewer's downlink queue sent over the window (frames with their headers) under its flood: the link's rate. */
+  /**
+   * What the viewer's downlink queue sent over the window (frames with their headers) under its flood: the link's rate.
+   */
   readonly linkRateBps: number;
   /** The queue held a backlog at both ends of the window (the flood kept it busy). */
   readonly backlogged: boolean;
@@ -38,7 +40,10 @@ export interface LinkAccuracy {
    * (at its own address): 1 when every datagram to it crossed its own link and nothing else did.
    */
   readonly queueFramesPerReceived: number;
-  /** The burst: datagrams sent, received, dropped at this viewer's queue, and at the queues of viewers outside its batch. */
+  /**
+   * The burst: datagrams sent, received, dropped at this viewer's queue, and at the queues of viewers outside its
+   * batch.
+   */
   readonly burst: {
     readonly sent: number;
     readonly received: number;
@@ -55,7 +60,10 @@ export interface PopulationAccuracy {
   readonly links: readonly LinkAccuracy[];
   /** Viewers loaded at once: the population / rounds. */
   readonly loadedViewers: number;
-  /** Share of one core the delay line used while a round's viewers were loaded (its sends carry the frames through the veths and queues). */
+  /**
+   * Share of one core the delay line used while a round's viewers were loaded (its sends carry the frames through the
+   * veths and queues).
+   */
   readonly delaylineCoreShare: number;
   /** Share of the whole machine busy (all cores) meanwhile: origin and viewers' TCP, the delay line, the queues. */
   readonly machineBusyShare: number;
@@ -103,8 +111,14 @@ export function parsePingOutput(text: string): PingResult {
   const echoesMs = [...text.matchAll(/ time=([\d.]+) ms(?! \(DUP!\))/g)].map((match) => Number(match[1]));
   const received = /(\d+) received/.exec(text);
   const summary = /= ([\d.]+)\/([\d.]+)\/([\d.]+)\//.exec(text);
-  if (received === null || summary === null || Number(received[1]) === 0) return { trimmedMeanMs: Number.NaN, echoesMs };
-  const [count, minMs, meanMs, maxMs] = [Number(received[1]), Number(summary[1]), Number(summary[2]), Number(summary[3])];
+  if (received === null || summary === null || Number(received[1]) === 0)
+    return { trimmedMeanMs: Number.NaN, echoesMs };
+  const [count, minMs, meanMs, maxMs] = [
+    Number(received[1]),
+    Number(summary[1]),
+    Number(summary[2]),
+    Number(summary[3]),
+  ];
   if (count < 3) return { trimmedMeanMs: meanMs, echoesMs };
   // Without every echo's line (ping -q) only the exact min and max can be left out.
   const perSide = echoesMs.length === count ? Math.max(1, Math.floor(count * trimShare)) : 1;
@@ -115,7 +129,13 @@ export function parsePingOutput(text: string): PingResult {
 }
 
 async function pingFromViewer(lab: Lab, link: AccessLink, count: number): Promise<PingResult> {
-  return parsePingOutput(await lab.output({ viewer: link.viewer }, ['ping', '-n', '-I', link.address, '-c', String(count), '-i', '0.2', '-W', '5', lab.address('origin')], { okExitCodes: [0, 1] }));
+  return parsePingOutput(
+    await lab.output(
+      { viewer: link.viewer },
+      ['ping', '-n', '-I', link.address, '-c', String(count), '-i', '0.2', '-W', '5', lab.address('origin')],
+      { okExitCodes: [0, 1] },
+    ),
+  );
 }
 
 function byViewer(statuses: readonly ViewerLinkStatus[]): Map<number, ViewerLinkStatus> {
@@ -135,34 +155,58 @@ interface RoundResult {
 
 const floodDatagramBytes = 1472;
 
-async function loadRound(lab: Lab, loaded: readonly AccessLink[], idle: readonly AccessLink[], options: { durationMs: number; fromMs: number; pings: number }, port: number): Promise<RoundResult> {
+async function loadRound(
+  lab: Lab,
+  loaded: readonly AccessLink[],
+  idle: readonly AccessLink[],
+  options: { durationMs: number; fromMs: number; pings: number },
+  port: number,
+): Promise<RoundResult> {
   const toMs = options.durationMs - 500;
-  // One sink per namespace the loaded viewers live in (the shared player namespace, own hosts), a socket per viewer's address.
+  // One sink per namespace the loaded viewers live in (the shared player namespace, own hosts), a socket per viewer's
+  // address.
   const byNamespace = new Map<string, AccessLink[]>();
   for (const link of loaded) {
     const ns = lab.namespace({ viewer: link.viewer });
     byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), link]);
   }
-  const sinks = [...byNamespace.values()].map((links) => startPeer(lab, { viewer: links[0]!.viewer }, ['udp-sinks', String(port), '1500', links.map((l) => l.address).join(',')]));
+  const sinks = [...byNamespace.values()].map((links) =>
+    startPeer(lab, { viewer: links[0]!.viewer }, [
+      'udp-sinks',
+      String(port),
+      '1500',
+      links.map((l) => l.address).join(','),
+    ]),
+  );
   for (const sink of sinks) await sink.message((m) => m.listening === true);
   const before = byViewer(await populationStatus(lab));
   const pid = lab.state.pids.delayline!;
   const cpuBefore = processCpuSeconds(pid);
   const machineBefore = machineCpuSeconds();
   const startedMs = performance.now();
-  const flood = startPeer(lab, 'origin', ['udp-floods', String(port), String(options.durationMs), String(floodDatagramBytes), loaded.map((l) => `${l.address}=${Math.round(l.down.rateBps * 1.1)}`).join(',')]);
-  const until = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - (performance.now() - startedMs))));
+  const flood = startPeer(lab, 'origin', [
+    'udp-floods',
+    String(port),
+    String(options.durationMs),
+    String(floodDatagramBytes),
+    loaded.map((l) => `${l.address}=${Math.round(l.down.rateBps * 1.1)}`).join(','),
+  ]);
+  const until = (ms: number) =>
+    new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - (performance.now() - startedMs))));
   await until(options.fromMs);
   const windowStart = { status: byViewer(await populationStatus(lab)), atMs: performance.now() };
   const pingResults = new Map<string, PingResult>();
-  const pings = Promise.all(idle.map(async (link) => pingResults.set(link.address, await pingFromViewer(lab, link, options.pings))));
+  const pings = Promise.all(
+    idle.map(async (link) => pingResults.set(link.address, await pingFromViewer(lab, link, options.pings))),
+  );
   await until(toMs);
   const windowEnd = { status: byViewer(await populationStatus(lab)), atMs: performance.now() };
   await pings;
   await until(options.durationMs);
   const coreShare = (processCpuSeconds(pid) - cpuBefore) / ((performance.now() - startedMs) / 1000);
   const machineAfter = machineCpuSeconds();
-  const machineShare = (busySeconds(machineAfter) - busySeconds(machineBefore)) / (machineAfter.total - machineBefore.total);
+  const machineShare =
+    (busySeconds(machineAfter) - busySeconds(machineBefore)) / (machineAfter.total - machineBefore.total);
   await flood.exited;
   const received = new Map<string, number>();
   for (const sink of sinks) {
@@ -171,30 +215,62 @@ async function loadRound(lab: Lab, loaded: readonly AccessLink[], idle: readonly
   }
   const after = byViewer(await populationStatus(lab));
   const windowSec = (windowEnd.atMs - windowStart.atMs) / 1000;
-  const linkRateBps = new Map(loaded.map((link) => [link.viewer, ((windowEnd.status.get(link.viewer)!.down.sentBytes - windowStart.status.get(link.viewer)!.down.sentBytes) * 8) / windowSec]));
-  const backlogged = new Map(loaded.map((link) => [link.viewer, windowStart.status.get(link.viewer)!.down.backlogBytes > 0 && windowEnd.status.get(link.viewer)!.down.backlogBytes > 0]));
+  const linkRateBps = new Map(
+    loaded.map((link) => [
+      link.viewer,
+      ((windowEnd.status.get(link.viewer)!.down.sentBytes - windowStart.status.get(link.viewer)!.down.sentBytes) * 8) /
+        windowSec,
+    ]),
+  );
+  const backlogged = new Map(
+    loaded.map((link) => [
+      link.viewer,
+      windowStart.status.get(link.viewer)!.down.backlogBytes > 0 &&
+        windowEnd.status.get(link.viewer)!.down.backlogBytes > 0,
+    ]),
+  );
   return { received, linkRateBps, backlogged, pings: pingResults, before, after, coreShare, machineShare };
 }
 
-/** How many datagrams of `datagramBytes` a queue of `bufferBytes` behind a bucket of `burstBytes` lets through from one burst. */
+/**
+ * How many datagrams of `datagramBytes` a queue of `bufferBytes` behind a bucket of `burstBytes` lets through from one
+ * burst.
+ */
 function burstCapacity(bufferBytes: number, rateBps: number, frameBytes: number): number {
   return Math.floor((Math.max(bufferBytes, tbfBurstBytes(rateBps)) + tbfBurstBytes(rateBps)) / frameBytes);
 }
 
 /** The datagrams of a viewer's burst: twice what its queue holds, and 20 more. */
-const burstDatagrams = (link: AccessLink, frameBytes: number) => 2 * burstCapacity(link.down.bufferBytes, link.down.rateBps, frameBytes) + 20;
+const burstDatagrams = (link: AccessLink, frameBytes: number) =>
+  2 * burstCapacity(link.down.bufferBytes, link.down.rateBps, frameBytes) + 20;
 
-export async function measurePopulationAccuracy(lab: Lab, options: PopulationAccuracyOptions = {}): Promise<PopulationAccuracy> {
+export async function measurePopulationAccuracy(
+  lab: Lab,
+  options: PopulationAccuracyOptions = {},
+): Promise<PopulationAccuracy> {
   const population = lab.state.population;
   if (population === undefined) throw new E2eError('E2E_ERR_LAB', `lab "${lab.name}" is not a population lab`);
-  const settings = { durationMs: options.durationMs ?? 8000, fromMs: options.fromMs ?? 2000, pings: options.pings ?? 20 };
+  const settings = {
+    durationMs: options.durationMs ?? 8000,
+    fromMs: options.fromMs ?? 2000,
+    pings: options.pings ?? 20,
+  };
   const rounds = options.rounds ?? 2;
-  if (!Number.isInteger(rounds) || rounds < 2 || rounds > population.links.length) throw new E2eError('E2E_ERR_LAB', `rounds must be 2..${population.links.length} (got ${rounds})`);
+  if (!Number.isInteger(rounds) || rounds < 2 || rounds > population.links.length)
+    throw new E2eError('E2E_ERR_LAB', `rounds must be 2..${population.links.length} (got ${rounds})`);
   const progress = options.onProgress ?? (() => undefined);
   const links = population.links;
   // Neighbour entries both ways before anything is timed: a first echo waits for ARP.
   progress(`resolving ${links.length} viewers' addresses`);
-  await Promise.all(links.map((link) => lab.exec({ viewer: link.viewer }, ['ping', '-q', '-c', '1', '-W', '5', '-I', link.address, lab.address('origin')], { stdio: 'ignore' })));
+  await Promise.all(
+    links.map((link) =>
+      lab.exec(
+        { viewer: link.viewer },
+        ['ping', '-q', '-c', '1', '-W', '5', '-I', link.address, lab.address('origin')],
+        { stdio: 'ignore' },
+      ),
+    ),
+  );
   const groups = Array.from({ length: rounds }, (_, r) => links.filter((l) => l.viewer % rounds === r));
   const roundResults: RoundResult[] = [];
   for (let r = 0; r < rounds; r++) {
@@ -221,7 +297,9 @@ export async function measurePopulationAccuracy(lab: Lab, options: PopulationAcc
     }
   }
   for (const [index, batch] of batches.entries()) {
-    progress(`bursts into the buffers of viewers ${batch.map((l) => l.viewer).join(', ')} (${index + 1}/${batches.length})`);
+    progress(
+      `bursts into the buffers of viewers ${batch.map((l) => l.viewer).join(', ')} (${index + 1}/${batches.length})`,
+    );
     const statusBefore = byViewer(await populationStatus(lab));
     const received = await Promise.all(
       batch.map(async (link, slot) => {
@@ -231,12 +309,17 @@ export async function measurePopulationAccuracy(lab: Lab, options: PopulationAcc
         await sink.message((m) => m.listening === true);
         const burst = startPeer(lab, 'origin', ['udp-burst', link.address, port, String(sent), String(datagramBytes)]);
         const { elapsedUs } = await burst.message<{ elapsedUs: number }>((m) => 'sent' in m);
-        return { link, sent, elapsedUs, received: (await sink.message<{ received: number }>((m) => 'received' in m)).received };
+        return {
+          link,
+          sent,
+          elapsedUs,
+          received: (await sink.message<{ received: number }>((m) => 'received' in m)).received,
+        };
       }),
     ).then((bursts) => {
       // The batch's bursts share the delay line, which interleaves their frames: each arrives at its
       // link over the longest sender's time, plus 5 ms of the line's own work for a few hundred frames.
-      const arrivalSec = (Math.max(...bursts.map((b) => b.elapsedUs)) / 1e6) + 0.005;
+      const arrivalSec = Math.max(...bursts.map((b) => b.elapsedUs)) / 1e6 + 0.005;
       return bursts.map(({ link, sent, received }) => {
         const fits = burstCapacity(link.down.bufferBytes, link.down.rateBps, frameBytes);
         // What fits: the buffer and the bucket; at most that and what the link sends while the burst arrives.
@@ -245,7 +328,12 @@ export async function measurePopulationAccuracy(lab: Lab, options: PopulationAcc
     });
     const statusAfter = byViewer(await populationStatus(lab));
     const inBatch = new Set(batch.map((l) => l.viewer));
-    const dropsOutside = links.filter((other) => !inBatch.has(other.viewer)).reduce((sum, other) => sum + statusAfter.get(other.viewer)!.down.drops - statusBefore.get(other.viewer)!.down.drops, 0);
+    const dropsOutside = links
+      .filter((other) => !inBatch.has(other.viewer))
+      .reduce(
+        (sum, other) => sum + statusAfter.get(other.viewer)!.down.drops - statusBefore.get(other.viewer)!.down.drops,
+        0,
+      );
     for (const [slot, link] of batch.entries()) {
       bursts.set(link.viewer, {
         ...received[slot]!,
@@ -257,9 +345,10 @@ export async function measurePopulationAccuracy(lab: Lab, options: PopulationAcc
   const results: LinkAccuracy[] = links.map((link) => {
     const loadedIn = roundResults[link.viewer % rounds]!;
     // Viewers of group g are pinged in the round before theirs.
-    const pingedIn = roundResults[(link.viewer % rounds + rounds - 1) % rounds]!;
+    const pingedIn = roundResults[((link.viewer % rounds) + rounds - 1) % rounds]!;
     const received = loadedIn.received.get(link.address) ?? 0;
-    const framesHere = loadedIn.after.get(link.viewer)!.down.sentPackets - loadedIn.before.get(link.viewer)!.down.sentPackets;
+    const framesHere =
+      loadedIn.after.get(link.viewer)!.down.sentPackets - loadedIn.before.get(link.viewer)!.down.sentPackets;
     return {
       viewer: link.viewer,
       address: link.address,
@@ -274,7 +363,8 @@ export async function measurePopulationAccuracy(lab: Lab, options: PopulationAcc
       burst: bursts.get(link.viewer)!,
     };
   });
-  const meanOver = (pick: (round: RoundResult) => number) => roundResults.reduce((sum, round) => sum + pick(round), 0) / rounds;
+  const meanOver = (pick: (round: RoundResult) => number) =>
+    roundResults.reduce((sum, round) => sum + pick(round), 0) / rounds;
   return {
     links: results,
     loadedViewers: Math.round(links.length / rounds),

@@ -20,7 +20,14 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64';
 import { mersenne } from 'pure-rand/generator/mersenne';
 import { E2eError } from '../errors.js';
-import { minimumBufferBytes, parseBytes, parseDurationMs, parseLoss, parseRate, type DirectionSpec } from './link-spec.js';
+import {
+  minimumBufferBytes,
+  parseBytes,
+  parseDurationMs,
+  parseLoss,
+  parseRate,
+  type DirectionSpec,
+} from './link-spec.js';
 
 /** One viewer's access link as drawn: downlink rate, propagation RTT, downlink buffer, random loss. */
 export interface LinkDraw {
@@ -57,7 +64,12 @@ interface LinkDistribution {
   readonly description: string;
   readonly rateBuckets: readonly Bucket[];
   readonly rtt: { readonly medianMs: number; readonly sigma: number; readonly minMs: number; readonly maxMs: number };
-  readonly bufferTime: { readonly medianMs: number; readonly sigma: number; readonly minMs: number; readonly maxMs: number };
+  readonly bufferTime: {
+    readonly medianMs: number;
+    readonly sigma: number;
+    readonly minMs: number;
+    readonly maxMs: number;
+  };
 }
 
 const mbit = 1e6;
@@ -100,7 +112,8 @@ export const maxViewers = 200 * 254;
 
 /** Viewer i's address on the access network (10.73.0.0/16). */
 export function viewerAddress(viewer: number): string {
-  if (!Number.isInteger(viewer) || viewer < 0 || viewer >= maxViewers) fail(`viewer ${viewer} is outside 0..${maxViewers - 1}`);
+  if (!Number.isInteger(viewer) || viewer < 0 || viewer >= maxViewers)
+    fail(`viewer ${viewer} is outside 0..${maxViewers - 1}`);
   return `10.73.${1 + Math.floor(viewer / 254)}.${1 + (viewer % 254)}`;
 }
 
@@ -117,17 +130,37 @@ function clamp(value: number, min: number, max: number): number {
 /** `count` links drawn from a named distribution; the same seed gives the same links. */
 export function drawLinks(distribution: string, count: number, seed: number): LinkDraw[] {
   const shape = linkDistributions[distribution];
-  if (shape === undefined) fail(`no link distribution "${distribution}"; known: ${Object.keys(linkDistributions).join(', ')} (or a CSV file)`);
-  if (!Number.isInteger(count) || count < 1 || count > maxViewers) fail(`a population needs 1..${maxViewers} viewers, not ${count}`);
+  if (shape === undefined)
+    fail(`no link distribution "${distribution}"; known: ${Object.keys(linkDistributions).join(', ')} (or a CSV file)`);
+  if (!Number.isInteger(count) || count < 1 || count > maxViewers)
+    fail(`a population needs 1..${maxViewers} viewers, not ${count}`);
   const generator = mersenne(seed);
   const uniform = () => uniformFloat64(generator);
   return Array.from({ length: count }, () => {
-    let pick = uniform();
-    const bucket = shape.rateBuckets.find((b) => (pick -= b.share) < 0) ?? shape.rateBuckets[shape.rateBuckets.length - 1]!;
-    const rateBps = Math.round(bucket.lowBps * Math.pow(bucket.highBps / bucket.lowBps, uniform()));
-    const rttMs = clamp(shape.rtt.medianMs * Math.exp(shape.rtt.sigma * normal(uniform)), shape.rtt.minMs, shape.rtt.maxMs);
-    const bufferMs = clamp(shape.bufferTime.medianMs * Math.exp(shape.bufferTime.sigma * normal(uniform)), shape.bufferTime.minMs, shape.bufferTime.maxMs);
-    return { rateBps, rttMs: Math.round(rttMs * 10) / 10, bufferBytes: Math.max(minimumBufferBytes, Math.round((rateBps / 8) * (bufferMs / 1000))), lossRate: 0 };
+    const pick = uniform();
+    let cumulativeShare = 0;
+    const bucket =
+      shape.rateBuckets.find((b) => {
+        cumulativeShare += b.share;
+        return pick < cumulativeShare;
+      }) ?? shape.rateBuckets[shape.rateBuckets.length - 1]!;
+    const rateBps = Math.round(bucket.lowBps * (bucket.highBps / bucket.lowBps) ** uniform());
+    const rttMs = clamp(
+      shape.rtt.medianMs * Math.exp(shape.rtt.sigma * normal(uniform)),
+      shape.rtt.minMs,
+      shape.rtt.maxMs,
+    );
+    const bufferMs = clamp(
+      shape.bufferTime.medianMs * Math.exp(shape.bufferTime.sigma * normal(uniform)),
+      shape.bufferTime.minMs,
+      shape.bufferTime.maxMs,
+    );
+    return {
+      rateBps,
+      rttMs: Math.round(rttMs * 10) / 10,
+      bufferBytes: Math.max(minimumBufferBytes, Math.round((rateBps / 8) * (bufferMs / 1000))),
+      lossRate: 0,
+    };
   });
 }
 
@@ -138,16 +171,28 @@ export function drawLinks(distribution: string, count: number, seed: number): Li
 export function parseLinksCsv(text: string, source = 'CSV'): LinkDraw[] {
   let rows: Record<string, string>[];
   try {
-    rows = parseCsv(text, { columns: (header: string[]) => header.map((name) => name.trim().toLowerCase()), skip_empty_lines: true, trim: true, comment: '#' }) as Record<string, string>[];
+    rows = parseCsv(text, {
+      columns: (header: string[]) => header.map((name) => name.trim().toLowerCase()),
+      skip_empty_lines: true,
+      trim: true,
+      comment: '#',
+    }) as Record<string, string>[];
   } catch (error) {
     fail(`${source} is not CSV: ${(error as Error).message}`);
   }
   if (rows.length === 0) fail(`${source} has no link rows (a header "rate,rtt,buffer[,loss]" and one row per viewer)`);
   return rows.map((row, index) => {
     const at = `${source} row ${index + 1}`;
-    for (const column of ['rate', 'rtt', 'buffer']) if (row[column] === undefined || row[column] === '') fail(`${at} has no "${column}" (the header must name rate, rtt, buffer and optionally loss)`);
+    for (const column of ['rate', 'rtt', 'buffer'])
+      if (row[column] === undefined || row[column] === '')
+        fail(`${at} has no "${column}" (the header must name rate, rtt, buffer and optionally loss)`);
     try {
-      return { rateBps: parseRate(row.rate!), rttMs: parseDurationMs(row.rtt!), bufferBytes: Math.max(minimumBufferBytes, parseBytes(row.buffer!)), lossRate: row.loss === undefined || row.loss === '' ? 0 : parseLoss(row.loss) };
+      return {
+        rateBps: parseRate(row.rate!),
+        rttMs: parseDurationMs(row.rtt!),
+        bufferBytes: Math.max(minimumBufferBytes, parseBytes(row.buffer!)),
+        lossRate: row.loss === undefined || row.loss === '' ? 0 : parseLoss(row.loss),
+      };
     } catch (error) {
       fail(`${at}: ${(error as Error).message}`);
     }
@@ -158,7 +203,12 @@ export function parseLinksCsv(text: string, source = 'CSV'): LinkDraw[] {
 function uplinkOf(draw: LinkDraw): DirectionSpec {
   const rateBps = Math.max(256_000, draw.rateBps / 4);
   const bufferTimeSec = draw.bufferBytes / (draw.rateBps / 8);
-  return { rateBps, delayMs: draw.rttMs / 2, lossRate: 0, bufferBytes: Math.max(minimumBufferBytes, Math.round((rateBps / 8) * bufferTimeSec)) };
+  return {
+    rateBps,
+    delayMs: draw.rttMs / 2,
+    lossRate: 0,
+    bufferBytes: Math.max(minimumBufferBytes, Math.round((rateBps / 8) * bufferTimeSec)),
+  };
 }
 
 export interface PopulationOptions {
@@ -170,7 +220,8 @@ export interface PopulationOptions {
 
 /** Viewer i gets draws[i] on address viewerAddress(i); the RTT is split evenly, loss on the downlink. */
 export function linkPopulation(draws: readonly LinkDraw[], options: PopulationOptions): LinkPopulation {
-  if (draws.length === 0 || draws.length > maxViewers) fail(`a population needs 1..${maxViewers} viewers, not ${draws.length}`);
+  if (draws.length === 0 || draws.length > maxViewers)
+    fail(`a population needs 1..${maxViewers} viewers, not ${draws.length}`);
   return {
     source: options.source,
     seed: options.seed,
@@ -192,7 +243,8 @@ export function describePopulation(population: LinkPopulation): string {
   };
   const links = population.links;
   return (
-    `${links.length} viewers from ${population.source} (seed ${population.seed}): median ${(median(links.map((l) => l.down.rateBps)) / 1e6).toFixed(2)} Mbit/s, ` +
+    `${links.length} viewers from ${population.source} (seed ${population.seed}): ` +
+    `median ${(median(links.map((l) => l.down.rateBps)) / 1e6).toFixed(2)} Mbit/s, ` +
     `${median(links.map((l) => l.down.delayMs + l.up.delayMs)).toFixed(0)} ms RTT, ` +
     `${median(links.map((l) => (l.down.bufferBytes * 8 * 1000) / l.down.rateBps)).toFixed(0)} ms buffer`
   );

@@ -12,7 +12,9 @@ export interface Profile {
 export const profiles: Readonly<Record<string, Profile>> = {
   'lan-1gbit': {
     name: 'lan-1gbit',
-    description: '1 Gbit/s both ways, 2 ms RTT, 2x BDP buffer (unconstrained: the smoke tests and `trickle e2e --asset` without --link)',
+    description:
+      '1 Gbit/s both ways, 2 ms RTT, 2x BDP buffer (unconstrained: the smoke tests and ' +
+      '`trickle e2e --asset` without --link)',
     link: () => symmetricLink({ rateBps: 1e9, rttMs: 2, bufferBdp: 2 }),
   },
   'dsl-6mbit': {
@@ -32,18 +34,27 @@ export const profiles: Readonly<Record<string, Profile>> = {
   },
   'lte-trace': {
     name: 'lte-trace',
-    description: 'LTE-like random walk around 12 Mbit/s (1-40 Mbit/s, 500 ms steps, seeded), 50 ms RTT, 2x BDP of the mean',
-    link: () => ({ ...symmetricLink({ rateBps: 12e6, upRateBps: 5e6, rttMs: 50, bufferBdp: 2 }), trace: lteLikeTrace(1) }),
+    description:
+      'LTE-like random walk around 12 Mbit/s (1-40 Mbit/s, 500 ms steps, seeded), 50 ms RTT, 2x BDP of the mean',
+    link: () => ({
+      ...symmetricLink({ rateBps: 12e6, upRateBps: 5e6, rttMs: 50, bufferBdp: 2 }),
+      trace: lteLikeTrace(1),
+    }),
   },
   '3g-trace': {
     name: '3g-trace',
-    description: '3G-like random walk around 1.2 Mbit/s (0.15-3 Mbit/s, 1 s steps, seeded), 150 ms RTT, 2x BDP of the mean',
-    link: () => ({ ...symmetricLink({ rateBps: 1.2e6, upRateBps: 0.5e6, rttMs: 150, bufferBdp: 2 }), trace: threeGLikeTrace(1) }),
+    description:
+      '3G-like random walk around 1.2 Mbit/s (0.15-3 Mbit/s, 1 s steps, seeded), 150 ms RTT, 2x BDP of the mean',
+    link: () => ({
+      ...symmetricLink({ rateBps: 1.2e6, upRateBps: 0.5e6, rttMs: 150, bufferBdp: 2 }),
+      trace: threeGLikeTrace(1),
+    }),
   },
 };
 
 export function profileLink(name: string): LinkSpec {
   const profile = profiles[name];
-  if (profile === undefined) throw new E2eError('E2E_ERR_LINK_SPEC', `no link profile "${name}"; known: ${Object.keys(profiles).join(', ')}`);
+  if (profile === undefined)
+    throw new E2eError('E2E_ERR_LINK_SPEC', `no link profile "${name}"; known: ${Object.keys(profiles).join(', ')}`);
   return profile.link();
 }

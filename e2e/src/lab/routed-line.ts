@@ -62,14 +62,19 @@ export function routeThroughLine(accessSide: string): RoutedLine {
     run(['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
   }
   // `ip route show dev X` leaves out "dev X": each route is its destination and the rest.
-  for (const route of routes) inNs(null, ['ip', 'route', 'replace', route.destination, ...route.rest, 'dev', routeEnd], { allowFailure: true });
+  for (const route of routes)
+    inNs(null, ['ip', 'route', 'replace', route.destination, ...route.rest, 'dev', routeEnd], { allowFailure: true });
   return {
     lineEnd,
     remove() {
       inNs(null, ['ip', 'link', 'del', routeEnd], { allowFailure: true });
       inNs(null, ['ip', 'link', 'set', accessSide, 'arp', 'on'], { allowFailure: true });
-      for (const address of addresses) inNs(null, ['ip', 'addr', 'add', address, 'dev', accessSide], { allowFailure: true });
-      for (const route of routes) inNs(null, ['ip', 'route', 'replace', route.destination, ...route.rest, 'dev', accessSide], { allowFailure: true });
+      for (const address of addresses)
+        inNs(null, ['ip', 'addr', 'add', address, 'dev', accessSide], { allowFailure: true });
+      for (const route of routes)
+        inNs(null, ['ip', 'route', 'replace', route.destination, ...route.rest, 'dev', accessSide], {
+          allowFailure: true,
+        });
     },
   };
 }

@@ -19,7 +19,10 @@ export interface RouterOptions {
   readonly accessSide: string;
   readonly forwarding: 'bridge' | 'routed';
   readonly spec: LinkSpec;
-  /** `auto`: netem where this kernel has it, else the delay line (routed through an inner veth pair, see routed-line.ts). */
+  /**
+   * `auto`: netem where this kernel has it, else the delay line (routed through an inner veth pair, see
+   * routed-line.ts).
+   */
   readonly backend?: 'auto' | LinkBackendName;
   readonly stateDir: string;
 }
@@ -34,30 +37,41 @@ export interface RunningRouter {
 function chooseBackend(options: RouterOptions): LinkBackendName {
   const requested = options.backend ?? 'auto';
   const netem = requested === 'delayline' ? { available: false } : netemAvailableHere();
-  if (requested === 'netem' && !netem.available) throw new E2eError('E2E_ERR_LAB', `the netem backend is not available here (${netem.reason ?? 'unknown'}); on a Docker host load sch_netem (modprobe sch_netem)`);
+  if (requested === 'netem' && !netem.available)
+    throw new E2eError(
+      'E2E_ERR_LAB',
+      `the netem backend is not available here (${netem.reason ?? 'unknown'}); on a ` +
+        `Docker host load sch_netem (modprobe sch_netem)`,
+    );
   return netem.available ? 'netem' : 'delayline';
 }
 
 function checkInterface(name: string): void {
-  if (!/^[A-Za-z0-9_.@-]{1,15}$/.test(name) || !run(['ip', 'link', 'show', name], { allowFailure: true }).ok) throw new E2eError('E2E_ERR_LAB', `no network interface "${name}" here`);
+  if (!/^[A-Za-z0-9_.@-]{1,15}$/.test(name) || !run(['ip', 'link', 'show', name], { allowFailure: true }).ok)
+    throw new E2eError('E2E_ERR_LAB', `no network interface "${name}" here`);
 }
 
 export async function startRouter(options: RouterOptions): Promise<RunningRouter> {
   checkInterface(options.originSide);
   checkInterface(options.accessSide);
-  if (options.originSide === options.accessSide) throw new E2eError('E2E_ERR_LAB', 'the origin side and the access side must be two interfaces');
+  if (options.originSide === options.accessSide)
+    throw new E2eError('E2E_ERR_LAB', 'the origin side and the access side must be two interfaces');
   const backendName = chooseBackend(options);
   const backend: LinkBackend = linkBackends[backendName]();
   await mkdir(options.stateDir, { recursive: true });
   // Offloads off, as in the lab: shaped and forwarded frames must be MTU-sized with complete checksums.
-  for (const dev of [options.originSide, options.accessSide]) run(['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
+  for (const dev of [options.originSide, options.accessSide])
+    run(['ethtool', '-K', dev, 'tx', 'off', 'tso', 'off', 'gso', 'off', 'gro', 'off'], { allowFailure: true });
   // The delay line bridges frames: routed, it bridges an inner veth end to the access side.
-  const routedLine = options.forwarding === 'routed' && backendName === 'delayline' ? routeThroughLine(options.accessSide) : null;
+  const routedLine =
+    options.forwarding === 'routed' && backendName === 'delayline' ? routeThroughLine(options.accessSide) : null;
   const ports: RouterPorts = {
     routerNs: null,
     accessSide: options.accessSide,
     stateDir: options.stateDir,
-    ...(routedLine === null ? { forwarding: options.forwarding, originSide: options.originSide } : { forwarding: 'bridge' as const, originSide: routedLine.lineEnd }),
+    ...(routedLine === null
+      ? { forwarding: options.forwarding, originSide: options.originSide }
+      : { forwarding: 'bridge' as const, originSide: routedLine.lineEnd }),
   };
   let pids: number[];
   try {
@@ -66,7 +80,10 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
     routedLine?.remove();
     throw error;
   }
-  await writeFile(`${options.stateDir}/state.json`, JSON.stringify({ pids: { ...(pids[0] === undefined ? {} : { delayline: pids[0] }) } }));
+  await writeFile(
+    `${options.stateDir}/state.json`,
+    JSON.stringify({ pids: { ...(pids[0] === undefined ? {} : { delayline: pids[0] }) } }),
+  );
   const trace = options.spec.trace;
   const stopReplay =
     trace === undefined
@@ -87,8 +104,10 @@ export async function startRouter(options: RouterOptions): Promise<RunningRouter
           // already gone
         }
       }
-      for (const dev of [ports.originSide, ports.accessSide]) inNs(null, ['tc', 'qdisc', 'del', 'dev', dev, 'root'], { allowFailure: true });
-      if (options.forwarding === 'bridge' && backendName === 'netem') inNs(null, ['ip', 'link', 'del', 'br0'], { allowFailure: true });
+      for (const dev of [ports.originSide, ports.accessSide])
+        inNs(null, ['tc', 'qdisc', 'del', 'dev', dev, 'root'], { allowFailure: true });
+      if (options.forwarding === 'bridge' && backendName === 'netem')
+        inNs(null, ['ip', 'link', 'del', 'br0'], { allowFailure: true });
       routedLine?.remove();
     },
   };

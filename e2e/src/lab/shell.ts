@@ -2,7 +2,10 @@
 import { spawnSync } from 'node:child_process';
 import { E2eError } from '../errors.js';
 
-export function run(args: readonly string[], options: { allowFailure?: boolean } = {}): { ok: boolean; stdout: string; stderr: string } {
+export function run(
+  args: readonly string[],
+  options: { allowFailure?: boolean } = {},
+): { ok: boolean; stdout: string; stderr: string } {
   const result = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
   const ok = result.status === 0;
   if (!ok && options.allowFailure !== true) {
@@ -26,7 +29,14 @@ export function runBatch(ns: string | null, tool: 'ip' | 'tc', lines: readonly s
   const args = [...(ns === null ? [] : ['ip', 'netns', 'exec', ns]), tool, '-batch', '-'];
   const result = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8', input: `${lines.join('\n')}\n` });
   if (result.status !== 0) {
-    const detail = (result.stderr || result.error?.message || `exit ${result.status}`).trim().split('\n').slice(0, 3).join('; ');
-    throw new E2eError('E2E_ERR_LAB', `${tool} -batch (${lines.length} commands${ns === null ? '' : ` in ${ns}`}) failed: ${detail}`);
+    const detail = (result.stderr || result.error?.message || `exit ${result.status}`)
+      .trim()
+      .split('\n')
+      .slice(0, 3)
+      .join('; ');
+    throw new E2eError(
+      'E2E_ERR_LAB',
+      `${tool} -batch (${lines.length} commands${ns === null ? '' : ` in ${ns}`}) failed: ${detail}`,
+    );
   }
 }

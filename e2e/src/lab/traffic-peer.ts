@@ -39,7 +39,11 @@ if (role === 'tcp-sink') {
       if (atMs >= fromMs && atMs < toMs) windowBytes += chunk.length;
     });
     socket.on('close', () => {
-      out({ windowGoodputBps: (windowBytes * 8 * 1000) / (toMs - fromMs), binsBps: Array.from(bins, (b) => ((b ?? 0) * 8 * 1000) / binMs), startedAtEpochMs });
+      out({
+        windowGoodputBps: (windowBytes * 8 * 1000) / (toMs - fromMs),
+        binsBps: Array.from(bins, (b) => ((b ?? 0) * 8 * 1000) / binMs),
+        startedAtEpochMs,
+      });
       server.close();
     });
     socket.on('error', () => undefined);
@@ -150,7 +154,9 @@ if (role === 'tcp-sink') {
       count.bytes += message.length;
       quiet?.refresh();
     });
-    return new Promise<ReturnType<typeof createSocket>>((resolve) => socket.bind(Number(port), address, () => resolve(socket)));
+    return new Promise<ReturnType<typeof createSocket>>((resolve) =>
+      socket.bind(Number(port), address, () => resolve(socket)),
+    );
   });
   const bound = await Promise.all(sockets);
   out({ listening: true });

@@ -37,18 +37,32 @@ export function startPeer(lab: Lab, host: LabPlace, args: readonly string[]): Pe
       if (found !== undefined) return Promise.resolve(found as T);
       return new Promise<T>((resolve, reject) => {
         waiters.push({ predicate, resolve: resolve as (m: unknown) => void });
-        void exited.then(() => setTimeout(() => reject(new Error(`traffic peer ${args[0]} exited without the expected report`)), 100));
+        void exited.then(() =>
+          setTimeout(() => reject(new Error(`traffic peer ${args[0]} exited without the expected report`)), 100),
+        );
       });
     },
   };
 }
 
-/** One bulk TCP flow origin -> player; the player's goodput over [fromMs, toMs) and per bin from the connection's start (epoch ms). */
-export async function bulkFlow(lab: Lab, durationMs: number, fromMs: number, toMs: number, binMs = 250, port = 7001): Promise<{ windowGoodputBps: number; binsBps: number[]; startedAtEpochMs: number }> {
+/**
+ * One bulk TCP flow origin -> player; the player's goodput over [fromMs, toMs) and per bin from the connection's start
+ * (epoch ms).
+ */
+export async function bulkFlow(
+  lab: Lab,
+  durationMs: number,
+  fromMs: number,
+  toMs: number,
+  binMs = 250,
+  port = 7001,
+): Promise<{ windowGoodputBps: number; binsBps: number[]; startedAtEpochMs: number }> {
   const sink = startPeer(lab, 'player', ['tcp-sink', String(port), String(fromMs), String(toMs), String(binMs)]);
   await sink.message((m) => m.listening === true);
   const source = startPeer(lab, 'origin', ['tcp-source', lab.address('player'), String(port), String(durationMs)]);
-  const report = await sink.message<{ windowGoodputBps: number; binsBps: number[]; startedAtEpochMs: number }>((m) => 'windowGoodputBps' in m);
+  const report = await sink.message<{ windowGoodputBps: number; binsBps: number[]; startedAtEpochMs: number }>(
+    (m) => 'windowGoodputBps' in m,
+  );
   await source.exited;
   return report;
 }

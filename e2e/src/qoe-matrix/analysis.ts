@@ -6,13 +6,24 @@
  * dash.js on identical links. Below `minimumSessions` a cell's verdicts say "too few". Pure.
  */
 import type { SessionResult } from '@trickle/player-sim';
-import { bootstrap, bootstrapComparison, intervalsOverlap, mean, percentile, wilsonInterval, type Estimate } from '../experiment/statistics.js';
+import {
+  bootstrap,
+  bootstrapComparison,
+  intervalsOverlap,
+  mean,
+  percentile,
+  wilsonInterval,
+  type Estimate,
+} from '../experiment/statistics.js';
 import type { MatrixCell } from './config.js';
 
 /** One viewer's session, in the simulator's terms (browser sessions converted). */
 export interface MatrixSession {
   readonly result: SessionResult;
-  /** Media responses the origin saw abandoned before the session's end (null where viewers share a link and cannot be told apart). */
+  /**
+   * Media responses the origin saw abandoned before the session's end (null where viewers share a link and cannot be
+   * told apart).
+   */
   readonly abandonedRequests: number | null;
   readonly errors: readonly string[];
 }
@@ -63,7 +74,15 @@ const resamples = 2000;
 
 function pooledP95(runs: readonly MatrixRunData[], pick: (n: RunNetwork) => readonly number[], seed: number): Estimate {
   const withSamples = runs.filter((r) => pick(r.network).length > 0);
-  return bootstrap(withSamples, (sample) => percentile(sample.flatMap((r) => pick(r.network)), 95), { resamples, seed });
+  return bootstrap(
+    withSamples,
+    (sample) =>
+      percentile(
+        sample.flatMap((r) => pick(r.network)),
+        95,
+      ),
+    { resamples, seed },
+  );
 }
 
 export function summarizeCell(cell: MatrixCell, runs: readonly MatrixRunData[], seed = 1): CellSummary {
@@ -79,23 +98,39 @@ export function summarizeCell(cell: MatrixCell, runs: readonly MatrixRunData[], 
     sessions: sessions.length,
     tooFew: sessions.length < minimumSessions,
     meanBitrateMbps: bootstrap(started, (s) => mean(s.map((x) => x.result.meanBitrateBps / 1e6)), options),
-    switchesPerMinute: bootstrap(started, (s) => {
-      const playedSec = s.reduce((sum, x) => sum + x.result.playedSec, 0);
-      return playedSec > 0 ? (60 * s.reduce((sum, x) => sum + x.result.switches, 0)) / playedSec : Number.NaN;
-    }, options),
+    switchesPerMinute: bootstrap(
+      started,
+      (s) => {
+        const playedSec = s.reduce((sum, x) => sum + x.result.playedSec, 0);
+        return playedSec > 0 ? (60 * s.reduce((sum, x) => sum + x.result.switches, 0)) / playedSec : Number.NaN;
+      },
+      options,
+    ),
     startupMs: bootstrap(started, (s) => mean(s.map((x) => x.result.startupDelayMs!)), options),
     neverStarted: sessions.length - started.length,
     failedSessions: sessions.filter((s) => s.errors.length > 0).length,
     rebufferChancePercent: { value: 100 * chance.value, low: 100 * chance.low, high: 100 * chance.high, n: chance.n },
-    rebufferPerMinute: bootstrap(sessions, (s) => {
-      const sessionSec = s.reduce((sum, x) => sum + x.result.sessionSec, 0);
-      return sessionSec > 0 ? (60 * s.reduce((sum, x) => sum + x.result.rebuffers.length, 0)) / sessionSec : Number.NaN;
-    }, options),
+    rebufferPerMinute: bootstrap(
+      sessions,
+      (s) => {
+        const sessionSec = s.reduce((sum, x) => sum + x.result.sessionSec, 0);
+        return sessionSec > 0
+          ? (60 * s.reduce((sum, x) => sum + x.result.rebuffers.length, 0)) / sessionSec
+          : Number.NaN;
+      },
+      options,
+    ),
     abandonedPerSession: bootstrap(abandoned, (s) => mean(s.map((x) => x.abandonedRequests!)), options),
-    throttledRetransmissionPercent: bootstrap(runs.filter((r) => r.network.throttledDataSegments > 0), (s) => {
-      const segments = s.reduce((sum, r) => sum + r.network.throttledDataSegments, 0);
-      return segments > 0 ? (100 * s.reduce((sum, r) => sum + r.network.throttledRetransmittedSegments, 0)) / segments : Number.NaN;
-    }, options),
+    throttledRetransmissionPercent: bootstrap(
+      runs.filter((r) => r.network.throttledDataSegments > 0),
+      (s) => {
+        const segments = s.reduce((sum, r) => sum + r.network.throttledDataSegments, 0);
+        return segments > 0
+          ? (100 * s.reduce((sum, r) => sum + r.network.throttledRetransmittedSegments, 0)) / segments
+          : Number.NaN;
+      },
+      options,
+    ),
     queueingP95Ms: pooledP95(runs, (n) => n.queueingMs, seed),
     queueingP95AfterStartupMs: pooledP95(runs, (n) => n.queueingAfterStartupMs, seed),
   };
@@ -110,7 +145,11 @@ export interface GoalCheck {
   readonly verdict: Verdict;
 }
 
-const fmt = (e: Estimate, digits = 2) => (Number.isFinite(e.value) ? `${e.value.toFixed(digits)}${Number.isFinite(e.low) ? ` [${e.low.toFixed(digits)}, ${e.high.toFixed(digits)}]` : ''}` : '-');
+const fmt = (e: Estimate, digits = 2) =>
+  Number.isFinite(e.value)
+    ? `${e.value.toFixed(digits)}` +
+      `${Number.isFinite(e.low) ? ` [${e.low.toFixed(digits)}, ${e.high.toFixed(digits)}]` : ''}`
+    : '-';
 
 function verdictOf(cells: readonly (CellSummary | undefined)[], value: number, ok: boolean): Verdict {
   if (cells.some((c) => c === undefined || c.sessions === 0) || !Number.isFinite(value)) return 'no data';
@@ -120,8 +159,14 @@ function verdictOf(cells: readonly (CellSummary | undefined)[], value: number, o
 
 /** Mean bitrate of `a` over `b`'s, with a bootstrap interval over both cells' sessions. */
 export function bitrateRatio(a: readonly MatrixRunData[], b: readonly MatrixRunData[], seed = 1): Estimate {
-  const sessions = (runs: readonly MatrixRunData[]) => runs.flatMap((r) => r.sessions).filter((s) => s.result.startupDelayMs !== null);
-  return bootstrapComparison(sessions(a), sessions(b), (x, y) => mean(x.map((s) => s.result.meanBitrateBps)) / mean(y.map((s) => s.result.meanBitrateBps)), { resamples, seed });
+  const sessions = (runs: readonly MatrixRunData[]) =>
+    runs.flatMap((r) => r.sessions).filter((s) => s.result.startupDelayMs !== null);
+  return bootstrapComparison(
+    sessions(a),
+    sessions(b),
+    (x, y) => mean(x.map((s) => s.result.meanBitrateBps)) / mean(y.map((s) => s.result.meanBitrateBps)),
+    { resamples, seed },
+  );
 }
 
 export interface MatrixData {
@@ -132,7 +177,10 @@ export interface MatrixData {
 /** The issue's goals, for `defaultPolicy` (the segment default) against bulk and application pacing. */
 export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[] {
   const checks: GoalCheck[] = [];
-  const find = (link: string, policy: string, player: string, cmcd: boolean) => data.cells.find((c) => c.cell.link === link && c.cell.policy.label === policy && c.cell.player === player && c.cell.cmcd === cmcd);
+  const find = (link: string, policy: string, player: string, cmcd: boolean) =>
+    data.cells.find(
+      (c) => c.cell.link === link && c.cell.policy.label === policy && c.cell.player === player && c.cell.cmcd === cmcd,
+    );
   const runs = (cell: CellSummary | undefined) => (cell === undefined ? [] : (data.runsByCell.get(cell.cell.id) ?? []));
   const links = [...new Set(data.cells.map((c) => c.cell.link))];
   for (const link of links) {
@@ -143,10 +191,22 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
         if (mine === undefined || bulk === undefined) continue;
         const scope = `${link}, ${player}${cmcd ? ', CMCD on' : ''}`;
         const ratio = bitrateRatio(runs(mine), runs(bulk));
-        checks.push({ goal: `${defaultPolicy} mean bitrate >= 95 % of bulk's`, scope, measured: `${fmt({ ...ratio, value: 100 * ratio.value, low: 100 * ratio.low, high: 100 * ratio.high }, 1)} % (${fmt(mine.meanBitrateMbps)} vs ${fmt(bulk.meanBitrateMbps)} Mbit/s)`, verdict: verdictOf([mine, bulk], ratio.value, ratio.value >= 0.95) });
+        checks.push({
+          goal: `${defaultPolicy} mean bitrate >= 95 % of bulk's`,
+          scope,
+          measured:
+            `${fmt({ ...ratio, value: 100 * ratio.value, low: 100 * ratio.low, high: 100 * ratio.high }, 1)} ` +
+            `% (${fmt(mine.meanBitrateMbps)} vs ${fmt(bulk.meanBitrateMbps)} Mbit/s)`,
+          verdict: verdictOf([mine, bulk], ratio.value, ratio.value >= 0.95),
+        });
         const a = mine.rebufferChancePercent;
         const b = bulk.rebufferChancePercent;
-        checks.push({ goal: `${defaultPolicy} rebuffering chance not worse than bulk's`, scope, measured: `${fmt(a, 1)} % vs ${fmt(b, 1)} %`, verdict: verdictOf([mine, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)) });
+        checks.push({
+          goal: `${defaultPolicy} rebuffering chance not worse than bulk's`,
+          scope,
+          measured: `${fmt(a, 1)} % vs ${fmt(b, 1)} %`,
+          verdict: verdictOf([mine, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)),
+        });
       }
     }
     for (const player of ['dashjs', 'hlsjs', 'sim'] as const) {
@@ -155,7 +215,12 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
       if (cmcdOff !== undefined && bulk !== undefined) {
         const a = cmcdOff.startupMs;
         const b = bulk.startupMs;
-        checks.push({ goal: 'cmcd without CMCD no worse than bulk on startup', scope: `${link}, ${player}`, measured: `${fmt(a, 0)} ms vs ${fmt(b, 0)} ms`, verdict: verdictOf([cmcdOff, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)) });
+        checks.push({
+          goal: 'cmcd without CMCD no worse than bulk on startup',
+          scope: `${link}, ${player}`,
+          measured: `${fmt(a, 0)} ms vs ${fmt(b, 0)} ms`,
+          verdict: verdictOf([cmcdOff, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)),
+        });
       }
     }
   }
@@ -163,9 +228,17 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
     const mine = find('fast-20mbit', defaultPolicy, player, false);
     const app = find('fast-20mbit', 'app-pacing', player, false);
     if (mine !== undefined && app !== undefined) {
-      for (const [label, pick] of [['whole session', (c: CellSummary) => c.queueingP95Ms], ['after the startup window', (c: CellSummary) => c.queueingP95AfterStartupMs]] as const) {
+      for (const [label, pick] of [
+        ['whole session', (c: CellSummary) => c.queueingP95Ms],
+        ['after the startup window', (c: CellSummary) => c.queueingP95AfterStartupMs],
+      ] as const) {
         const ratio = pick(mine).value / pick(app).value;
-        checks.push({ goal: `${defaultPolicy} probe queueing p95 <= 25 % of app-pacing's (${label})`, scope: `fast-20mbit, ${player}`, measured: `${fmt(pick(mine), 1)} ms vs ${fmt(pick(app), 1)} ms (${(100 * ratio).toFixed(0)} %)`, verdict: verdictOf([mine, app], ratio, ratio <= 0.25) });
+        checks.push({
+          goal: `${defaultPolicy} probe queueing p95 <= 25 % of app-pacing's (${label})`,
+          scope: `fast-20mbit, ${player}`,
+          measured: `${fmt(pick(mine), 1)} ms vs ${fmt(pick(app), 1)} ms (${(100 * ratio).toFixed(0)} %)`,
+          verdict: verdictOf([mine, app], ratio, ratio <= 0.25),
+        });
       }
     }
     const pacing = find('shallow-100mbit', 'pacing', player, false);
@@ -173,7 +246,14 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
     if (pacing !== undefined && bulk !== undefined) {
       const a = pacing.rebufferChancePercent;
       const b = bulk.rebufferChancePercent;
-      checks.push({ goal: 'pacing no more rebuffering than bulk on the shallow buffer', scope: `shallow-100mbit, ${player}`, measured: `${fmt(a, 1)} % vs ${fmt(b, 1)} % of sessions; ${fmt(pacing.rebufferPerMinute, 3)} vs ${fmt(bulk.rebufferPerMinute, 3)} per minute`, verdict: verdictOf([pacing, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)) });
+      checks.push({
+        goal: 'pacing no more rebuffering than bulk on the shallow buffer',
+        scope: `shallow-100mbit, ${player}`,
+        measured:
+          `${fmt(a, 1)} % vs ${fmt(b, 1)} % of sessions; ${fmt(pacing.rebufferPerMinute, 3)} ` +
+          `vs ${fmt(bulk.rebufferPerMinute, 3)} per minute`,
+        verdict: verdictOf([pacing, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)),
+      });
     }
   }
   return checks;
@@ -198,7 +278,13 @@ export interface Agreement {
 export function agreements(cells: readonly CellSummary[]): Agreement[] {
   const out: Agreement[] = [];
   for (const sim of cells.filter((c) => c.cell.player === 'sim')) {
-    const other = cells.find((c) => c.cell.player === 'dashjs' && c.cell.link === sim.cell.link && c.cell.policy.label === sim.cell.policy.label && c.cell.cmcd === sim.cell.cmcd);
+    const other = cells.find(
+      (c) =>
+        c.cell.player === 'dashjs' &&
+        c.cell.link === sim.cell.link &&
+        c.cell.policy.label === sim.cell.policy.label &&
+        c.cell.cmcd === sim.cell.cmcd,
+    );
     if (other === undefined || other.sessions === 0 || sim.sessions === 0) continue;
     const diff = sim.rebufferChancePercent.value - other.rebufferChancePercent.value;
     const ratio = sim.meanBitrateMbps.value / other.meanBitrateMbps.value;

@@ -25,17 +25,34 @@ export interface MatrixLink {
 }
 
 export const matrixLinks: Readonly<Record<string, MatrixLink>> = {
-  'dsl-6mbit': { name: 'dsl-6mbit', description: '6 Mbit/s down, 1 up, 40 ms RTT, 2x BDP buffer', viewers: 1, spec: () => profileLink('dsl-6mbit') },
+  'dsl-6mbit': {
+    name: 'dsl-6mbit',
+    description: '6 Mbit/s down, 1 up, 40 ms RTT, 2x BDP buffer',
+    viewers: 1,
+    spec: () => profileLink('dsl-6mbit'),
+  },
   '3g-trace': {
     name: '3g-trace',
-    description: '3G-like random walk around 1.2 Mbit/s (0.15-3, 1 s steps; one seeded draw per session), 150 ms RTT, 2x BDP of the mean',
+    description:
+      '3G-like random walk around 1.2 Mbit/s (0.15-3, 1 s steps; one seeded draw per ' +
+      'session), 150 ms RTT, 2x BDP of the mean',
     viewers: 1,
-    spec: (index) => ({ ...symmetricLink({ rateBps: 1.2e6, upRateBps: 0.5e6, rttMs: 150, bufferBdp: 2 }), trace: threeGLikeTrace(index + 1) }),
+    spec: (index) => ({
+      ...symmetricLink({ rateBps: 1.2e6, upRateBps: 0.5e6, rttMs: 150, bufferBdp: 2 }),
+      trace: threeGLikeTrace(index + 1),
+    }),
   },
-  'fast-20mbit': { name: 'fast-20mbit', description: '20 Mbit/s down, 5 up, 20 ms RTT, 2x BDP buffer', viewers: 1, spec: () => profileLink('fast-20mbit') },
+  'fast-20mbit': {
+    name: 'fast-20mbit',
+    description: '20 Mbit/s down, 5 up, 20 ms RTT, 2x BDP buffer',
+    viewers: 1,
+    spec: () => profileLink('fast-20mbit'),
+  },
   'shallow-100mbit': {
     name: 'shallow-100mbit',
-    description: '100 Mbit/s down, 10 up, 40 ms RTT, a 50 kB buffer (0.1x BDP: a 64 kB block does not fit), shared by 16 viewers (the A/B experiment\'s shallow link)',
+    description:
+      '100 Mbit/s down, 10 up, 40 ms RTT, a 50 kB buffer (0.1x BDP: a 64 kB block does ' +
+      "not fit), shared by 16 viewers (the A/B experiment's shallow link)",
     viewers: 16,
     spec: () => symmetricLink({ rateBps: 100e6, upRateBps: 10e6, rttMs: 40, bufferBdp: 0.1 }),
   },
@@ -50,8 +67,13 @@ export interface MatrixPolicy {
 
 export function parseMatrixPolicy(text: string): MatrixPolicy {
   const [name, congestionControl] = text.split('@') as [string, string | undefined];
-  if (!isPolicyName(name)) throw new E2eError('E2E_ERR_OPTIONS', `no policy "${name}" (in "${text}"); known: ${Object.keys(policyCatalogue).join(', ')}`);
-  if (congestionControl !== undefined && !/^[a-z0-9_-]{1,15}$/.test(congestionControl)) throw new E2eError('E2E_ERR_OPTIONS', `"${text}": a congestion control name like cubic or bbr after @`);
+  if (!isPolicyName(name))
+    throw new E2eError(
+      'E2E_ERR_OPTIONS',
+      `no policy "${name}" (in "${text}"); known: ${Object.keys(policyCatalogue).join(', ')}`,
+    );
+  if (congestionControl !== undefined && !/^[a-z0-9_-]{1,15}$/.test(congestionControl))
+    throw new E2eError('E2E_ERR_OPTIONS', `"${text}": a congestion control name like cubic or bbr after @`);
   return { label: text, policy: name, congestionControl };
 }
 
@@ -91,7 +113,9 @@ export function readsCmcd(policy: PolicyName): boolean {
 }
 
 export function cellsOf(options: MatrixOptions): MatrixCell[] {
-  for (const link of options.links) if (matrixLinks[link] === undefined) throw new E2eError('E2E_ERR_OPTIONS', `no matrix link "${link}"; known: ${Object.keys(matrixLinks).join(', ')}`);
+  for (const link of options.links)
+    if (matrixLinks[link] === undefined)
+      throw new E2eError('E2E_ERR_OPTIONS', `no matrix link "${link}"; known: ${Object.keys(matrixLinks).join(', ')}`);
   const cells: MatrixCell[] = [];
   for (const link of options.links) {
     for (const policy of options.policies) {
@@ -99,7 +123,13 @@ export function cellsOf(options: MatrixOptions): MatrixCell[] {
         for (const cmcd of options.cmcd) {
           // CMCD on is a cell of its own only where the rate rule reads it.
           if (cmcd === 'on' && !readsCmcd(policy.policy)) continue;
-          cells.push({ id: `${link}/${policy.label}/${player}${cmcd === 'on' ? '+cmcd' : ''}`, link, policy, player, cmcd: cmcd === 'on' });
+          cells.push({
+            id: `${link}/${policy.label}/${player}${cmcd === 'on' ? '+cmcd' : ''}`,
+            link,
+            policy,
+            player,
+            cmcd: cmcd === 'on',
+          });
         }
       }
     }

@@ -10,16 +10,36 @@ import type { Estimate } from '../experiment/statistics.js';
 import { agreements, goalChecks, minimumSessions, type CellSummary, type MatrixData } from './analysis.js';
 import { matrixLinks } from './config.js';
 
-const est = (e: Estimate, digits = 2) => (Number.isFinite(e.value) ? `${e.value.toFixed(digits)}${Number.isFinite(e.low) ? ` [${e.low.toFixed(digits)}, ${e.high.toFixed(digits)}]` : ''}` : '-');
+const est = (e: Estimate, digits = 2) =>
+  Number.isFinite(e.value)
+    ? `${e.value.toFixed(digits)}` +
+      `${Number.isFinite(e.low) ? ` [${e.low.toFixed(digits)}, ${e.high.toFixed(digits)}]` : ''}`
+    : '-';
 
-const columns = ['policy', 'player', 'CMCD', 'sessions', 'mean bitrate (Mbit/s)', 'switches/min', 'startup (ms)', 'rebuffering chance (%)', 'rebuffers/min', 'abandoned/session', 'throttled retrans. (%)', 'probe queueing p95 (ms)', 'p95 after startup (ms)'];
+const columns = [
+  'policy',
+  'player',
+  'CMCD',
+  'sessions',
+  'mean bitrate (Mbit/s)',
+  'switches/min',
+  'startup (ms)',
+  'rebuffering chance (%)',
+  'rebuffers/min',
+  'abandoned/session',
+  'throttled retrans. (%)',
+  'probe queueing p95 (ms)',
+  'p95 after startup (ms)',
+];
 
 function row(c: CellSummary): string[] {
   return [
     c.cell.policy.label,
     c.cell.player,
     c.cell.cmcd ? 'on' : 'off',
-    `${c.sessions}${c.tooFew ? ' (too few)' : ''}${c.neverStarted > 0 ? `, ${c.neverStarted} never started` : ''}${c.failedSessions > 0 ? `, ${c.failedSessions} failed` : ''}`,
+    `${c.sessions}${c.tooFew ? ' (too few)' : ''}` +
+      `${c.neverStarted > 0 ? `, ${c.neverStarted} never started` : ''}` +
+      `${c.failedSessions > 0 ? `, ${c.failedSessions} failed` : ''}`,
     est(c.meanBitrateMbps),
     est(c.switchesPerMinute, 1),
     est(c.startupMs, 0),
@@ -37,7 +57,10 @@ export interface MatrixReport {
   readonly sections: ReportSection[];
 }
 
-export function matrixReport(data: MatrixData, options: { readonly defaultPolicy: string; readonly sessionSeconds: number; readonly commandLine: string }): MatrixReport {
+export function matrixReport(
+  data: MatrixData,
+  options: { readonly defaultPolicy: string; readonly sessionSeconds: number; readonly commandLine: string },
+): MatrixReport {
   const links = [...new Set(data.cells.map((c) => c.cell.link))];
   const goals = goalChecks(data, options.defaultPolicy);
   const agree = agreements(data.cells);
@@ -45,7 +68,17 @@ export function matrixReport(data: MatrixData, options: { readonly defaultPolicy
     '',
     `Command: \`${options.commandLine}\``,
     '',
-    `Each session is ${options.sessionSeconds} s on a fresh lab of its own; session i of every cell has the same link draw. Intervals are 95 %: bootstrap over sessions (bitrate, switches, startup, rebuffers per minute, abandoned requests) or over sessions' runs (retransmissions, probe queueing), Wilson for rebuffering chance. Cells with fewer than ${minimumSessions} sessions say "too few" instead of a verdict. Mean bitrate is what each player reports rendering (dash.js: the video rung's declared bitrate; hls.js: the variant's BANDWIDTH, video and audio; the simulator: the video rung's), so compare within a player. Probe: ping from a host beside the viewer through the same bottleneck, every 100 ms; "after startup" leaves out the time before the first request for a segment past the first 35 s of the presentation (full speed under every policy).`,
+    `Each session is ${options.sessionSeconds} s on a fresh lab of its own; session i ` +
+      `of every cell has the same link draw. Intervals are 95 %: bootstrap over sessions ` +
+      `(bitrate, switches, startup, rebuffers per minute, abandoned requests) or over ` +
+      `sessions' runs (retransmissions, probe queueing), Wilson for rebuffering chance. ` +
+      `Cells with fewer than ${minimumSessions} sessions say "too few" instead of a ` +
+      `verdict. Mean bitrate is what each player reports rendering (dash.js: the video ` +
+      `rung's declared bitrate; hls.js: the variant's BANDWIDTH, video and audio; the ` +
+      `simulator: the video rung's), so compare within a player. Probe: ping from a host ` +
+      `beside the viewer through the same bottleneck, every 100 ms; "after startup" leaves ` +
+      `out the time before the first request for a segment past the first 35 s of the ` +
+      `presentation (full speed under every policy).`,
     '',
     '## Goals',
     '',
@@ -54,15 +87,47 @@ export function matrixReport(data: MatrixData, options: { readonly defaultPolicy
     ...goals.map((g) => `| ${g.goal} | ${g.scope} | ${g.measured} | ${g.verdict} |`),
   ];
   const sections: ReportSection[] = [
-    { heading: 'Goals', text: 'Each goal of the issue, where it was measured, the figure with its interval, and the verdict ("too few" below the stated sample size).', table: { columns: ['goal', 'where', 'measured', 'verdict'], rows: goals.map((g) => [g.goal, g.scope, g.measured, g.verdict]) } },
+    {
+      heading: 'Goals',
+      text:
+        'Each goal of the issue, where it was measured, the figure with its interval, and ' +
+        'the verdict ("too few" below the stated sample size).',
+      table: {
+        columns: ['goal', 'where', 'measured', 'verdict'],
+        rows: goals.map((g) => [g.goal, g.scope, g.measured, g.verdict]),
+      },
+    },
   ];
   for (const link of links) {
     const cells = data.cells.filter((c) => c.cell.link === link);
-    md.push('', `## ${link}`, '', matrixLinks[link]?.description ?? '', '', `| ${columns.join(' | ')} |`, `| ${columns.map(() => '---').join(' | ')} |`, ...cells.map((c) => `| ${row(c).join(' | ')} |`));
-    const points = cells.filter((c) => Number.isFinite(c.meanBitrateMbps.value) && Number.isFinite(c.queueingP95AfterStartupMs.value)).map((c) => ({ policy: c.cell.policy.label + (c.cell.cmcd ? ' +CMCD' : ''), player: c.cell.player, bitrate: c.meanBitrateMbps.value, bitrateLow: c.meanBitrateMbps.low, bitrateHigh: c.meanBitrateMbps.high, queueing: c.queueingP95AfterStartupMs.value, rebuffer: c.rebufferChancePercent.value }));
+    md.push(
+      '',
+      `## ${link}`,
+      '',
+      matrixLinks[link]?.description ?? '',
+      '',
+      `| ${columns.join(' | ')} |`,
+      `| ${columns.map(() => '---').join(' | ')} |`,
+      ...cells.map((c) => `| ${row(c).join(' | ')} |`),
+    );
+    const points = cells
+      .filter((c) => Number.isFinite(c.meanBitrateMbps.value) && Number.isFinite(c.queueingP95AfterStartupMs.value))
+      .map((c) => ({
+        policy: c.cell.policy.label + (c.cell.cmcd ? ' +CMCD' : ''),
+        player: c.cell.player,
+        bitrate: c.meanBitrateMbps.value,
+        bitrateLow: c.meanBitrateMbps.low,
+        bitrateHigh: c.meanBitrateMbps.high,
+        queueing: c.queueingP95AfterStartupMs.value,
+        rebuffer: c.rebufferChancePercent.value,
+      }));
     sections.push({
       heading: `${link}: what viewers saw against what the network saw`,
-      text: `${matrixLinks[link]?.description ?? ''}. Each mark is a cell: its mean bitrate (with its interval) against the probe's p95 queueing delay after startup. Up and to the left is better: the viewer keeps its bitrate while an interactive flow beside it waits less.`,
+      text:
+        `${matrixLinks[link]?.description ?? ''}. Each mark is a cell: its mean bitrate ` +
+        `(with its interval) against the probe's p95 queueing delay after startup. Up and to ` +
+        `the left is better: the viewer keeps its bitrate while an interactive flow beside ` +
+        `it waits less.`,
       chart: {
         $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
         width: 520,
@@ -73,14 +138,27 @@ export function matrixReport(data: MatrixData, options: { readonly defaultPolicy
           width: 300,
           height: 260,
           layer: [
-            { mark: { type: 'rule' }, encoding: { x: { field: 'queueing', type: 'quantitative' }, y: { field: 'bitrateLow', type: 'quantitative' }, y2: { field: 'bitrateHigh' }, color: { field: 'policy', type: 'nominal' } } },
+            {
+              mark: { type: 'rule' },
+              encoding: {
+                x: { field: 'queueing', type: 'quantitative' },
+                y: { field: 'bitrateLow', type: 'quantitative' },
+                y2: { field: 'bitrateHigh' },
+                color: { field: 'policy', type: 'nominal' },
+              },
+            },
             {
               mark: { type: 'point', filled: true, size: 80 },
               encoding: {
                 x: { field: 'queueing', type: 'quantitative', title: 'probe queueing p95 after startup (ms)' },
                 y: { field: 'bitrate', type: 'quantitative', title: 'mean bitrate (Mbit/s)', scale: { zero: false } },
                 color: { field: 'policy', type: 'nominal' },
-                tooltip: [{ field: 'policy' }, { field: 'bitrate', format: '.2f' }, { field: 'queueing', format: '.1f' }, { field: 'rebuffer', title: 'rebuffering chance %', format: '.0f' }],
+                tooltip: [
+                  { field: 'policy' },
+                  { field: 'bitrate', format: '.2f' },
+                  { field: 'queueing', format: '.1f' },
+                  { field: 'rebuffer', title: 'rebuffering chance %', format: '.0f' },
+                ],
               },
             },
           ],
@@ -88,7 +166,13 @@ export function matrixReport(data: MatrixData, options: { readonly defaultPolicy
       },
     });
     sections.push({ heading: `${link}: every cell`, table: { columns, rows: cells.map(row) } });
-    const bars = cells.map((c) => ({ cell: `${c.cell.policy.label}${c.cell.cmcd ? ' +CMCD' : ''}`, player: c.cell.player, chance: c.rebufferChancePercent.value, low: c.rebufferChancePercent.low, high: c.rebufferChancePercent.high }));
+    const bars = cells.map((c) => ({
+      cell: `${c.cell.policy.label}${c.cell.cmcd ? ' +CMCD' : ''}`,
+      player: c.cell.player,
+      chance: c.rebufferChancePercent.value,
+      low: c.rebufferChancePercent.low,
+      high: c.rebufferChancePercent.high,
+    }));
     sections.push({
       heading: `${link}: rebuffering chance`,
       text: 'Share of sessions with at least one rebuffer, with its Wilson interval.',
@@ -100,17 +184,70 @@ export function matrixReport(data: MatrixData, options: { readonly defaultPolicy
           width: 260,
           height: 200,
           layer: [
-            { mark: 'bar', encoding: { x: { field: 'cell', type: 'nominal', title: null }, y: { field: 'chance', type: 'quantitative', title: 'rebuffering chance (%)', scale: { domain: [0, 100] } } } },
-            { mark: 'rule', encoding: { x: { field: 'cell', type: 'nominal' }, y: { field: 'low', type: 'quantitative' }, y2: { field: 'high' } } },
+            {
+              mark: 'bar',
+              encoding: {
+                x: { field: 'cell', type: 'nominal', title: null },
+                y: {
+                  field: 'chance',
+                  type: 'quantitative',
+                  title: 'rebuffering chance (%)',
+                  scale: { domain: [0, 100] },
+                },
+              },
+            },
+            {
+              mark: 'rule',
+              encoding: {
+                x: { field: 'cell', type: 'nominal' },
+                y: { field: 'low', type: 'quantitative' },
+                y2: { field: 'high' },
+              },
+            },
           ],
         },
       },
     });
   }
-  const agreeRows = agree.map((a) => [a.link, a.policy + (a.cmcd ? ' +CMCD' : ''), `${a.sessions.sim} / ${a.sessions.browser}`, `${a.rebufferChanceDiffPoints >= 0 ? '+' : ''}${a.rebufferChanceDiffPoints.toFixed(0)} points${a.within.rebufferChance ? '' : ' (beyond ±5)'}`, `${a.meanBitrateRatio.toFixed(2)}${a.within.meanBitrate ? '' : ' (beyond ±10 %)'}`, a.startupRatio.toFixed(2)]);
-  const agreeColumns = ['link', 'policy', 'sessions sim / dash.js', 'rebuffering chance, sim - dash.js', 'mean bitrate, sim / dash.js', 'startup, sim / dash.js'];
-  md.push('', '## The simulator against dash.js', '', `Same links, same policies. Within ±5 points of rebuffering chance: ${agree.filter((a) => a.within.rebufferChance).length} of ${agree.length} cells; within ±10 % of mean bitrate: ${agree.filter((a) => a.within.meanBitrate).length} of ${agree.length}.`, '', `| ${agreeColumns.join(' | ')} |`, `| ${agreeColumns.map(() => '---').join(' | ')} |`, ...agreeRows.map((r) => `| ${r.join(' | ')} |`));
-  sections.push({ heading: 'The simulator against dash.js', text: `Same links, same policies: how far player-sim's live players agree with dash.js in Chromium (within ±5 points of rebuffering chance in ${agree.filter((a) => a.within.rebufferChance).length} of ${agree.length} cells, ±10 % of mean bitrate in ${agree.filter((a) => a.within.meanBitrate).length}).`, table: { columns: agreeColumns, rows: agreeRows } });
+  const agreeRows = agree.map((a) => [
+    a.link,
+    a.policy + (a.cmcd ? ' +CMCD' : ''),
+    `${a.sessions.sim} / ${a.sessions.browser}`,
+    `${a.rebufferChanceDiffPoints >= 0 ? '+' : ''}${a.rebufferChanceDiffPoints.toFixed(0)} ` +
+      `points${a.within.rebufferChance ? '' : ' (beyond ±5)'}`,
+    `${a.meanBitrateRatio.toFixed(2)}${a.within.meanBitrate ? '' : ' (beyond ±10 %)'}`,
+    a.startupRatio.toFixed(2),
+  ]);
+  const agreeColumns = [
+    'link',
+    'policy',
+    'sessions sim / dash.js',
+    'rebuffering chance, sim - dash.js',
+    'mean bitrate, sim / dash.js',
+    'startup, sim / dash.js',
+  ];
+  md.push(
+    '',
+    '## The simulator against dash.js',
+    '',
+    `Same links, same policies. Within ±5 points of rebuffering ` +
+      `chance: ${agree.filter((a) => a.within.rebufferChance).length} of ${agree.length} ` +
+      `cells; within ±10 % of mean ` +
+      `bitrate: ${agree.filter((a) => a.within.meanBitrate).length} of ${agree.length}.`,
+    '',
+    `| ${agreeColumns.join(' | ')} |`,
+    `| ${agreeColumns.map(() => '---').join(' | ')} |`,
+    ...agreeRows.map((r) => `| ${r.join(' | ')} |`),
+  );
+  sections.push({
+    heading: 'The simulator against dash.js',
+    text:
+      `Same links, same policies: how far player-sim's live players agree with dash.js in ` +
+      `Chromium (within ±5 points of rebuffering chance ` +
+      `in ${agree.filter((a) => a.within.rebufferChance).length} of ${agree.length} cells, ` +
+      `±10 % of mean bitrate in ${agree.filter((a) => a.within.meanBitrate).length}).`,
+    table: { columns: agreeColumns, rows: agreeRows },
+  });
   return { markdown: md, sections };
 }
 

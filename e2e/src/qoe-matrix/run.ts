@@ -49,7 +49,8 @@ export interface MatrixRunnerOptions extends MatrixOptions {
 
 const startupSecOf = (options: MatrixOptions) => options.startupSec ?? defaultDeliveryConfig.startupSec;
 
-const runFile = (work: string, run: MatrixRun) => join(work, 'runs', run.cell.id.replaceAll('/', '_').replaceAll('+', '-'), `${run.index}.json`);
+const runFile = (work: string, run: MatrixRun) =>
+  join(work, 'runs', run.cell.id.replaceAll('/', '_').replaceAll('+', '-'), `${run.index}.json`);
 
 async function readRun(path: string): Promise<MatrixRunData | undefined> {
   try {
@@ -60,19 +61,28 @@ async function readRun(path: string): Promise<MatrixRunData | undefined> {
   }
 }
 
-/** When the session's startup window ended: the first request for a segment past the first `startupSec` of the presentation. */
+/**
+ * When the session's startup window ended: the first request for a segment past the first `startupSec` of the
+ * presentation.
+ */
 function startupWindowEndMs(records: readonly FlowRecord[], index: AssetIndex, startupSec: number): number {
   let end = Number.POSITIVE_INFINITY;
   for (const record of records) {
     const rendition = index.renditions.find((r) => r.id === record.rendition);
     const segment = rendition?.segments.find((s) => s.number === record.segmentNumber);
     if (rendition === undefined || segment === undefined) continue;
-    if (segment.startSec - (rendition.segments[0]?.startSec ?? 0) >= startupSec) end = Math.min(end, record.startedAtEpochMs);
+    if (segment.startSec - (rendition.segments[0]?.startSec ?? 0) >= startupSec)
+      end = Math.min(end, record.startedAtEpochMs);
   }
   return end;
 }
 
-function networkOf(records: readonly FlowRecord[], probe: readonly { atEpochMs: number; rttMs: number }[], startupEndMs: number, bottleneckDrops: number): RunNetwork {
+function networkOf(
+  records: readonly FlowRecord[],
+  probe: readonly { atEpochMs: number; rttMs: number }[],
+  startupEndMs: number,
+  bottleneckDrops: number,
+): RunNetwork {
   const throttled = records.filter((r) => r.throttling !== null && r.throttling.dataSegmentsOut !== null);
   const delays = queueingDelaysMs(probe.map((s) => s.rttMs));
   const round = (ms: number) => Math.round(ms * 10) / 10;
@@ -92,7 +102,14 @@ function abandonedBefore(records: readonly FlowRecord[], sessionEndEpochMs: numb
   return records.filter((r) => !r.completed && r.startedAtEpochMs + r.durationMs < sessionEndEpochMs - 1000).length;
 }
 
-async function executeRun(options: MatrixRunnerOptions, run: MatrixRun, lab: Lab, workDir: string, index: AssetIndex, evidence: string): Promise<MatrixRunData> {
+async function executeRun(
+  options: MatrixRunnerOptions,
+  run: MatrixRun,
+  lab: Lab,
+  workDir: string,
+  index: AssetIndex,
+  evidence: string,
+): Promise<MatrixRunData> {
   const { cell } = run;
   const link = matrixLinks[cell.link]!;
   const originUrl = `http://${lab.address('origin')}:${originPort}`;
@@ -102,7 +119,11 @@ async function executeRun(options: MatrixRunnerOptions, run: MatrixRun, lab: Lab
     media: resolve(options.media),
     logLevel: 'warn',
     flows: { log: flowLog, keep: 0 },
-    delivery: { policy: cell.policy.policy, startupSec: startupSecOf(options), transport: { congestionControl: cell.policy.congestionControl ?? options.congestionControl } },
+    delivery: {
+      policy: cell.policy.policy,
+      startupSec: startupSecOf(options),
+      transport: { congestionControl: cell.policy.congestionControl ?? options.congestionControl },
+    },
   });
   try {
     const before = (await lab.status()).bottleneck.down.drops;
@@ -112,12 +133,34 @@ async function executeRun(options: MatrixRunnerOptions, run: MatrixRun, lab: Lab
     const simulated = cell.player === 'sim' ? link.viewers : link.viewers - 1;
     const viewers =
       simulated > 0
-        ? startViewers(lab, { originUrl, asset: options.asset, dash: simulated, progressive: 0, sessionSeconds: options.sessionSeconds, startSpreadMs: simulated > 1 ? 5000 : 0, seed: run.index + 1, abr: 'dynamic', cmcd: cell.cmcd, maxBufferSec: 30, progressiveTable: undefined }).reports
+        ? startViewers(lab, {
+            originUrl,
+            asset: options.asset,
+            dash: simulated,
+            progressive: 0,
+            sessionSeconds: options.sessionSeconds,
+            startSpreadMs: simulated > 1 ? 5000 : 0,
+            seed: run.index + 1,
+            abr: 'dynamic',
+            cmcd: cell.cmcd,
+            maxBufferSec: 30,
+            progressiveTable: undefined,
+          }).reports
         : Promise.resolve([]);
     const browser =
       cell.player === 'sim'
         ? Promise.resolve(undefined)
-        : playSession(run.index, { url: `${originUrl}${assetPath(options.asset, cell.player)}`, player: cell.player, seconds: options.sessionSeconds, namespace: lab.namespace('player'), cmcd: cell.cmcd }, 1);
+        : playSession(
+            run.index,
+            {
+              url: `${originUrl}${assetPath(options.asset, cell.player)}`,
+              player: cell.player,
+              seconds: options.sessionSeconds,
+              namespace: lab.namespace('player'),
+              cmcd: cell.cmcd,
+            },
+            1,
+          );
     const [simReports, browserRecord] = await Promise.all([viewers, browser]);
     const sessionEndEpochMs = Date.now();
     await probe.stop();
@@ -131,10 +174,23 @@ async function executeRun(options: MatrixRunnerOptions, run: MatrixRun, lab: Lab
     // One viewer on the link: every response is its own. Several: they cannot be told apart by address.
     const alone = link.viewers === 1;
     const sessions: MatrixSession[] = [];
-    if (browserRecord !== undefined) sessions.push({ result: asSessionResult(browserRecord), abandonedRequests: alone ? abandonedBefore(records, sessionEndEpochMs) : null, errors: browserRecord.errors });
+    if (browserRecord !== undefined)
+      sessions.push({
+        result: asSessionResult(browserRecord),
+        abandonedRequests: alone ? abandonedBefore(records, sessionEndEpochMs) : null,
+        errors: browserRecord.errors,
+      });
     if (cell.player === 'sim') {
       for (const report of simReports) {
-        sessions.push('result' in report ? { result: report.result, abandonedRequests: alone ? abandonedBefore(records, sessionEndEpochMs) : null, errors: [] } : { result: failedSession(options.sessionSeconds), abandonedRequests: null, errors: [report.error] });
+        sessions.push(
+          'result' in report
+            ? {
+                result: report.result,
+                abandonedRequests: alone ? abandonedBefore(records, sessionEndEpochMs) : null,
+                errors: [],
+              }
+            : { result: failedSession(options.sessionSeconds), abandonedRequests: null, errors: [report.error] },
+        );
       }
     }
     return {
@@ -154,7 +210,19 @@ async function executeRun(options: MatrixRunnerOptions, run: MatrixRun, lab: Lab
 
 /** A simulated viewer whose session failed (the origin did not answer): it never started. */
 function failedSession(sessionSec: number): MatrixSession['result'] {
-  return { startupDelayMs: null, rebuffers: [], sessionSec, playedSec: 0, stalledSec: 0, meanBitrateBps: 0, switches: 0, bytesDownloaded: 0, bytesWasted: 0, abandoned: true, segments: 0 };
+  return {
+    startupDelayMs: null,
+    rebuffers: [],
+    sessionSec,
+    playedSec: 0,
+    stalledSec: 0,
+    meanBitrateBps: 0,
+    switches: 0,
+    bytesDownloaded: 0,
+    bytesWasted: 0,
+    abandoned: true,
+    segments: 0,
+  };
 }
 
 /** The runs on disk, by cell. */
@@ -163,7 +231,9 @@ export async function readMatrixRuns(work: string): Promise<Map<string, MatrixRu
   const root = join(work, 'runs');
   const dirs = await readdir(root).catch(() => [] as string[]);
   for (const dir of dirs) {
-    for (const file of (await readdir(join(root, dir)).catch(() => [] as string[])).filter((name) => /^\d+\.json$/.test(name))) {
+    for (const file of (await readdir(join(root, dir)).catch(() => [] as string[])).filter((name) =>
+      /^\d+\.json$/.test(name),
+    )) {
       const data = await readRun(join(root, dir, file));
       if (data === undefined) continue;
       byCell.set(data.cell.id, [...(byCell.get(data.cell.id) ?? []), data]);
@@ -174,23 +244,45 @@ export async function readMatrixRuns(work: string): Promise<Map<string, MatrixRu
 }
 
 export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixData> {
-  if (!Number.isInteger(options.sessions) || options.sessions < 1) throw new E2eError('E2E_ERR_OPTIONS', `sessions must be a positive integer, not ${options.sessions}`);
-  if (!Number.isInteger(options.parallel) || options.parallel < 1 || options.parallel > 9) throw new E2eError('E2E_ERR_OPTIONS', `parallel must be an integer from 1 to 9, not ${options.parallel}`);
+  if (!Number.isInteger(options.sessions) || options.sessions < 1)
+    throw new E2eError('E2E_ERR_OPTIONS', `sessions must be a positive integer, not ${options.sessions}`);
+  if (!Number.isInteger(options.parallel) || options.parallel < 1 || options.parallel > 9)
+    throw new E2eError('E2E_ERR_OPTIONS', `parallel must be an integer from 1 to 9, not ${options.parallel}`);
   const cells = cellsOf(options);
   const runs = runsOf(cells, options.sessions);
   if (options.fresh === true) await rm(join(options.work, 'runs'), { recursive: true, force: true });
   await mkdir(options.work, { recursive: true });
   // Sessions of one work directory are comparable only under the same session setup.
-  const setup = { sessionSeconds: options.sessionSeconds, startupSec: startupSecOf(options), congestionControl: options.congestionControl, probeIntervalMs: options.probeIntervalMs, asset: options.asset };
+  const setup = {
+    sessionSeconds: options.sessionSeconds,
+    startupSec: startupSecOf(options),
+    congestionControl: options.congestionControl,
+    probeIntervalMs: options.probeIntervalMs,
+    asset: options.asset,
+  };
   const marker = join(options.work, 'matrix.json');
-  const existing = await readFile(marker, 'utf8').then((text) => JSON.parse(text) as unknown, () => undefined);
+  const existing = await readFile(marker, 'utf8').then(
+    (text) => JSON.parse(text) as unknown,
+    () => undefined,
+  );
   if (existing !== undefined && options.fresh !== true && JSON.stringify(existing) !== JSON.stringify(setup)) {
-    throw new E2eError('E2E_ERR_OPTIONS', `${options.work} holds sessions of another setup (${JSON.stringify(existing)}); give another --work, or --fresh to discard them`);
+    throw new E2eError(
+      'E2E_ERR_OPTIONS',
+      `${options.work} holds sessions of another setup (${JSON.stringify(existing)}); ` +
+        `give another --work, or --fresh to discard them`,
+    );
   }
   await writeFile(marker, `${JSON.stringify(setup)}\n`);
   const assetDir = join(resolve(options.media), options.asset);
-  const index = await buildAssetIndex(options.asset, assetDir, { mpdFiles: ['manifest.mpd'], playlistFiles: ['master.m3u8'], mp4Files: ['progressive.mp4'] }).catch((error: unknown) => {
-    throw new E2eError('E2E_ERR_OPTIONS', `cannot index ${assetDir} (make the demo with "npx trickle media demo"): ${(error as Error).message}`);
+  const index = await buildAssetIndex(options.asset, assetDir, {
+    mpdFiles: ['manifest.mpd'],
+    playlistFiles: ['master.m3u8'],
+    mp4Files: ['progressive.mp4'],
+  }).catch((error: unknown) => {
+    throw new E2eError(
+      'E2E_ERR_OPTIONS',
+      `cannot index ${assetDir} (make the demo with "npx trickle media demo"): ${(error as Error).message}`,
+    );
   });
   let done = 0;
   const pending: MatrixRun[] = [];
@@ -218,8 +310,16 @@ export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixDat
           options.onProgress?.({ done, total: runs.length, key: runKey(run), stage: 'finished' });
           break;
         } catch (error) {
-          const harness = error instanceof E2eError && ['E2E_ERR_HARNESS', 'E2E_ERR_BROWSER_LAUNCH', 'E2E_ERR_LAB', 'E2E_ERR_EXPERIMENT'].includes(error.code);
-          options.onProgress?.({ done, total: runs.length, key: runKey(run), stage: 'failed', error: (error as Error).message });
+          const harness =
+            error instanceof E2eError &&
+            ['E2E_ERR_HARNESS', 'E2E_ERR_BROWSER_LAUNCH', 'E2E_ERR_LAB', 'E2E_ERR_EXPERIMENT'].includes(error.code);
+          options.onProgress?.({
+            done,
+            total: runs.length,
+            key: runKey(run),
+            stage: 'failed',
+            error: (error as Error).message,
+          });
           if (!harness || attempt >= (options.retries ?? 2)) throw error;
         } finally {
           if (lab !== undefined) await labDown(labName);
@@ -227,11 +327,15 @@ export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixDat
       }
     }
   };
-  if (options.reportOnly !== true) await Promise.all(Array.from({ length: Math.min(options.parallel, Math.max(1, pending.length)) }, (_, i) => slot(i)));
+  if (options.reportOnly !== true)
+    await Promise.all(
+      Array.from({ length: Math.min(options.parallel, Math.max(1, pending.length)) }, (_, i) => slot(i)),
+    );
   const byCell = await readMatrixRuns(options.work);
   const wanted = new Set(cells.map((c) => c.id));
   const runsByCell = new Map([...byCell].filter(([id]) => wanted.has(id)));
-  // A report of what a work directory holds (several partial runs of one setup) leaves out the cells it holds nothing of.
+  // A report of what a work directory holds (several partial runs of one setup) leaves out the cells it holds nothing
+  // of.
   const reported = options.reportOnly === true ? cells.filter((cell) => runsByCell.has(cell.id)) : cells;
   return { cells: reported.map((cell) => summarizeCell(cell, runsByCell.get(cell.id) ?? [])), runsByCell };
 }

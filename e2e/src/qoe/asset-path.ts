@@ -1,4 +1,7 @@
-/** Where an origin serves an asset to a player: DASH for dash.js, HLS for hls.js, the progressive MP4 for a plain <video>. */
+/**
+ * Where an origin serves an asset to a player: DASH for dash.js, HLS for hls.js, the progressive MP4 for a plain
+ * <video>.
+ */
 import type { PlayerKind } from './session-record.js';
 
 export function assetPath(asset: string, player: PlayerKind): string {

@@ -4,5 +4,8 @@
  */
 import { loadConfig, startOrigin } from '@trickle/origin';
 
-const config = await loadConfig({ env: process.env, flags: JSON.parse(process.argv[2] ?? '{}') as Record<string, unknown> });
+const config = await loadConfig({
+  env: process.env,
+  flags: JSON.parse(process.argv[2] ?? '{}') as Record<string, unknown>,
+});
 await startOrigin(config, { handleSignals: true });

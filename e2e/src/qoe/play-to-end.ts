@@ -21,20 +21,38 @@ export interface PlayedSession {
   bodiesChecked: number;
 }
 
-async function checkBody(assetDir: string, asset: string, url: string, status: number, contentRange: string | undefined, body: Buffer, aliases: ReadonlyMap<string, string>): Promise<string | undefined> {
+async function checkBody(
+  assetDir: string,
+  asset: string,
+  url: string,
+  status: number,
+  contentRange: string | undefined,
+  body: Buffer,
+  aliases: ReadonlyMap<string, string>,
+): Promise<string | undefined> {
   const name = decodeURIComponent(new URL(url).pathname.slice(`/media/${asset}/`.length));
   const file = await readFile(join(assetDir, aliases.get(name) ?? name));
   const range = /^bytes (\d+)-(\d+)\//.exec(contentRange ?? '');
   const expected = status === 206 && range !== null ? file.subarray(Number(range[1]), Number(range[2]) + 1) : file;
   const digest = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex').slice(0, 16);
-  return digest(body) === digest(expected) ? undefined : `${name}: ${body.length} B received differ from the file's ${expected.length} B (sha256 ${digest(body)} vs ${digest(expected)})`;
+  return digest(body) === digest(expected)
+    ? undefined
+    : `${name}: ${body.length} B received differ from the file's ${expected.length} B ` +
+        `(sha256 ${digest(body)} vs ${digest(expected)})`;
 }
 
 /**
  * Plays `${base}/player/?asset=${asset}&${query}`; `assetDir` holds the asset's files (`aliases`: the
  * names the origin serves from another file, as its index says).
  */
-export async function playToEnd(context: BrowserContext, base: string, asset: string, assetDir: string, query: string, aliases: ReadonlyMap<string, string> = new Map()): Promise<PlayedSession> {
+export async function playToEnd(
+  context: BrowserContext,
+  base: string,
+  asset: string,
+  assetDir: string,
+  query: string,
+  aliases: ReadonlyMap<string, string> = new Map(),
+): Promise<PlayedSession> {
   const page = await context.newPage();
   const pageErrors: string[] = [];
   const bodyChecks: Promise<string | undefined>[] = [];
@@ -49,11 +67,32 @@ export async function playToEnd(context: BrowserContext, base: string, asset: st
   page.on('requestfinished', (request) => {
     if (isMedia(request.url())) requests.push(`${Date.now() - startedMs} ms ${name(request.url())} done`);
   });
-  page.on('requestfailed', (request) => requests.push(`${Date.now() - startedMs} ms ${name(request.url())} failed: ${request.failure()?.errorText}`));
+  page.on('requestfailed', (request) =>
+    requests.push(`${Date.now() - startedMs} ms ${name(request.url())} failed: ${request.failure()?.errorText}`),
+  );
   page.on('response', (response) => {
-    if (!isMedia(response.url()) || !/\.(m4s|mp4|ts|m4a|cmfv|cmfa)$/.test(new URL(response.url()).pathname) || response.status() >= 300) return;
+    if (
+      !isMedia(response.url()) ||
+      !/\.(m4s|mp4|ts|m4a|cmfv|cmfa)$/.test(new URL(response.url()).pathname) ||
+      response.status() >= 300
+    )
+      return;
     // An abandoned request has no body to check.
-    bodyChecks.push(response.body().then((body) => checkBody(assetDir, asset, response.url(), response.status(), response.headers()['content-range'], body, aliases), () => undefined));
+    bodyChecks.push(
+      response.body().then(
+        (body) =>
+          checkBody(
+            assetDir,
+            asset,
+            response.url(),
+            response.status(),
+            response.headers()['content-range'],
+            body,
+            aliases,
+          ),
+        () => undefined,
+      ),
+    );
   });
   try {
     await page.goto(`${base}/player/?asset=${asset}&${query}`);
@@ -68,13 +107,36 @@ export async function playToEnd(context: BrowserContext, base: string, asset: st
         undefined,
         { timeout: 90_000, polling: 500 },
       )
-      .then(() => true, () => false);
-    const snapshot = await page.evaluate(() => (window as unknown as { trickle: Omit<PlayedSession, 'corrupt' | 'bodiesChecked'> & { playedSeconds?: number } }).trickle);
-    const corrupt = (await Promise.all(bodyChecks.map((check) => Promise.race([check, new Promise<undefined>((done) => setTimeout(() => done(undefined), 5_000))])))).filter((problem) => problem !== undefined);
-    const errors = [...snapshot.errors, ...pageErrors, ...(ended ? [] : [`did not end within 90 s (played to ${snapshot.playedSeconds ?? '?'} s)`])];
+      .then(
+        () => true,
+        () => false,
+      );
+    const snapshot = await page.evaluate(
+      () =>
+        (
+          window as unknown as {
+            trickle: Omit<PlayedSession, 'corrupt' | 'bodiesChecked'> & { playedSeconds?: number };
+          }
+        ).trickle,
+    );
+    const corrupt = (
+      await Promise.all(
+        bodyChecks.map((check) =>
+          Promise.race([check, new Promise<undefined>((done) => setTimeout(() => done(undefined), 5_000))]),
+        ),
+      )
+    ).filter((problem) => problem !== undefined);
+    const errors = [
+      ...snapshot.errors,
+      ...pageErrors,
+      ...(ended ? [] : [`did not end within 90 s (played to ${snapshot.playedSeconds ?? '?'} s)`]),
+    ];
     if (errors.length > 0) {
       const events = await page.evaluate(() => (window as unknown as { trickleEvents: unknown[] }).trickleEvents);
-      console.log(`# ${query}: ${errors.join('; ')}\n# media requests: ${requests.join(' | ')}\n# page events: ${JSON.stringify(events)}`);
+      console.log(
+        `# ${query}: ${errors.join('; ')}\n# media requests: ${requests.join(' | ')}\n# ` +
+          `page events: ${JSON.stringify(events)}`,
+      );
     }
     return { ...snapshot, errors, corrupt, bodiesChecked: bodyChecks.length };
   } finally {

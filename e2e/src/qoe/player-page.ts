@@ -23,7 +23,9 @@ export interface PageQuery {
   readonly cmcd?: boolean | undefined;
   readonly abr?: 'throughput' | 'bola' | 'dynamic' | undefined;
   readonly bufferSeconds?: number | undefined;
-  /** Once playback reaches `atSec`, jump to `toSec` (a seek test: progressive MP4 Range requests, a new startup phase). */
+  /**
+   * Once playback reaches `atSec`, jump to `toSec` (a seek test: progressive MP4 Range requests, a new startup phase).
+   */
   readonly seek?: { readonly atSec: number; readonly toSec: number } | undefined;
 }
 
@@ -41,13 +43,18 @@ export function playerPageUrl(query: PageQuery): string {
 
 export async function routePlayerPage(context: BrowserContext): Promise<void> {
   const paths = playerFiles();
-  if (paths.dashjs === undefined || paths.hlsjs === undefined) throw new E2eError('E2E_ERR_HARNESS', 'the browser harness plays with dash.js and hls.js: install them (npm install dashjs hls.js)');
+  if (paths.dashjs === undefined || paths.hlsjs === undefined)
+    throw new E2eError(
+      'E2E_ERR_HARNESS',
+      'the browser harness plays with dash.js and hls.js: install them (npm install dashjs hls.js)',
+    );
   // The origin's own table of the page's files: what /player/ serves, the harness serves.
   const files = await playerPageFiles(paths);
   await context.route(`${playerPageOrigin}/**`, async (route) => {
     const path = new URL(route.request().url()).pathname;
     const file = files.get(path.replace(/^\/player\//, ''));
-    if (file === undefined || 'missing' in file) return route.fulfill({ status: 404, contentType: 'text/plain', body: `no player file ${path}` });
+    if (file === undefined || 'missing' in file)
+      return route.fulfill({ status: 404, contentType: 'text/plain', body: `no player file ${path}` });
     return route.fulfill({ status: 200, contentType: file.type, body: file.body });
   });
 }

@@ -9,7 +9,7 @@
  *   lab's origin side and plays the asset's manifest (DASH for dash.js, HLS for hls.js, the
  *   progressive MP4 for a plain <video>). The lab is required; without `link` it is `lan-1gbit`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, freemem } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -61,16 +61,23 @@ export function defaultConcurrency(sessions: number): number {
 }
 
 function validate(options: E2eRunOptions): void {
-  if ((options.url === undefined) === (options.asset === undefined)) throw new E2eError('E2E_ERR_OPTIONS', 'give exactly one of --url <mpd|m3u8|mp4> or --asset <name>');
-  if (!Number.isInteger(options.sessions) || options.sessions < 1) throw new E2eError('E2E_ERR_OPTIONS', `--sessions must be a positive integer, not ${options.sessions}`);
-  if (options.seconds !== undefined && !(options.seconds > 0)) throw new E2eError('E2E_ERR_OPTIONS', `--seconds must be positive, not ${options.seconds}`);
-  if (options.concurrency !== undefined && (!Number.isInteger(options.concurrency) || options.concurrency < 1)) throw new E2eError('E2E_ERR_OPTIONS', `--concurrency must be a positive integer, not ${options.concurrency}`);
+  if ((options.url === undefined) === (options.asset === undefined))
+    throw new E2eError('E2E_ERR_OPTIONS', 'give exactly one of --url <mpd|m3u8|mp4> or --asset <name>');
+  if (!Number.isInteger(options.sessions) || options.sessions < 1)
+    throw new E2eError('E2E_ERR_OPTIONS', `--sessions must be a positive integer, not ${options.sessions}`);
+  if (options.seconds !== undefined && !(options.seconds > 0))
+    throw new E2eError('E2E_ERR_OPTIONS', `--seconds must be positive, not ${options.seconds}`);
+  if (options.concurrency !== undefined && (!Number.isInteger(options.concurrency) || options.concurrency < 1))
+    throw new E2eError('E2E_ERR_OPTIONS', `--concurrency must be a positive integer, not ${options.concurrency}`);
   if (options.url !== undefined) {
     try {
       const parsed = new URL(options.url);
       if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http(s)');
     } catch {
-      throw new E2eError('E2E_ERR_OPTIONS', `--url must be an http(s) URL of an MPD, M3U8 or MP4, not "${options.url}"`);
+      throw new E2eError(
+        'E2E_ERR_OPTIONS',
+        `--url must be an http(s) URL of an MPD, M3U8 or MP4, not "${options.url}"`,
+      );
     }
   }
 }
@@ -80,19 +87,53 @@ function validate(options: E2eRunOptions): void {
  * config's flag layer (host and port are the lab's); resolves once it answers /healthz from the player side.
  */
 export async function startLabOrigin(lab: Lab, flags: Record<string, unknown>): Promise<ChildProcess> {
-  const origin = lab.spawn('origin', [process.execPath, fileURLToPath(new URL('./origin-main.js', import.meta.url)), JSON.stringify({ ...flags, host: lab.address('origin'), port: originPort })], { stdio: ['ignore', 'inherit', 'inherit'] });
-  const exited = new Promise<never>((_resolve, reject) => origin.once('exit', (code) => reject(new E2eError('E2E_ERR_LAB', `the origin in the lab exited with ${code} before it was ready`))));
-  await Promise.race([lab.waitForHttp(`http://${lab.address('origin')}:${originPort}/healthz`, { attempts: 30 }), exited]);
+  const origin = lab.spawn(
+    'origin',
+    [
+      process.execPath,
+      fileURLToPath(new URL('./origin-main.js', import.meta.url)),
+      JSON.stringify({ ...flags, host: lab.address('origin'), port: originPort, publicOps: true }),
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  const exited = new Promise<never>((_resolve, reject) =>
+    origin.once('exit', (code) =>
+      reject(new E2eError('E2E_ERR_LAB', `the origin in the lab exited with ${code} before it was ready`)),
+    ),
+  );
+  await Promise.race([
+    lab.waitForHttp(`http://${lab.address('origin')}:${originPort}/healthz`, { attempts: 30 }),
+    exited,
+  ]);
   return origin;
 }
 
-/** Where the origin in the lab serves `asset` to `player`, from its catalog (the manifests it found, whatever they are named). */
+/**
+ * Where the origin in the lab serves `asset` to `player`, from its catalog (the manifests it found, whatever they are
+ * named).
+ */
 async function assetUrl(lab: Lab, base: string, asset: string, player: PlayerKind): Promise<string> {
-  const { assets } = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/assets`])) as { assets: { name: string; status: string; links: { dash: string | null; hls: string | null; progressive: string | null } }[] };
+  const { assets } = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/assets`])) as {
+    assets: {
+      name: string;
+      status: string;
+      links: { dash: string | null; hls: string | null; progressive: string | null };
+    }[];
+  };
   const entry = assets.find((a) => a.name === asset);
-  if (entry === undefined) throw new E2eError('E2E_ERR_OPTIONS', `no asset "${asset}" in the media folder (it has: ${assets.map((a) => a.name).join(', ') || 'none'})`);
+  if (entry === undefined)
+    throw new E2eError(
+      'E2E_ERR_OPTIONS',
+      `no asset "${asset}" in the media folder (it has: ${assets.map((a) => a.name).join(', ') || 'none'})`,
+    );
   const link = player === 'dashjs' ? entry.links.dash : player === 'hlsjs' ? entry.links.hls : entry.links.progressive;
-  if (link === null) throw new E2eError('E2E_ERR_OPTIONS', `asset "${asset}" has no ${player === 'dashjs' ? 'MPD' : player === 'hlsjs' ? 'HLS playlist' : 'progressive MP4'} for ${player} (status ${entry.status})`);
+  if (link === null)
+    throw new E2eError(
+      'E2E_ERR_OPTIONS',
+      `asset "${asset}" has ` +
+        `no ${player === 'dashjs' ? 'MPD' : player === 'hlsjs' ? 'HLS playlist' : 'progressive MP4'} ` +
+        `for ${player} (status ${entry.status})`,
+    );
   return `${base}/${link}`;
 }
 
@@ -111,9 +152,15 @@ export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
       lab = await labUp(labName, spec);
     }
     if (options.asset !== undefined) {
-      origin = await startLabOrigin(lab!, { media: resolve(options.media ?? 'media'), logLevel: 'warn', delivery: { ...(options.policy === undefined ? {} : { policy: options.policy }) } });
+      origin = await startLabOrigin(lab!, {
+        media: resolve(options.media ?? 'media'),
+        logLevel: 'warn',
+        delivery: { ...(options.policy === undefined ? {} : { policy: options.policy }) },
+      });
     }
-    const url = options.url ?? (await assetUrl(lab!, `http://${lab!.address('origin')}:${originPort}`, options.asset!, options.player));
+    const url =
+      options.url ??
+      (await assetUrl(lab!, `http://${lab!.address('origin')}:${originPort}`, options.asset!, options.player));
     const concurrency = options.concurrency ?? defaultConcurrency(options.sessions);
     const sessionOptions: SessionOptions = {
       url,
@@ -139,7 +186,9 @@ export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
             records[index] = await playSession(index, sessionOptions, attempt);
             break;
           } catch (error) {
-            const harnessFailure = error instanceof E2eError && (error.code === 'E2E_ERR_HARNESS' || error.code === 'E2E_ERR_BROWSER_LAUNCH');
+            const harnessFailure =
+              error instanceof E2eError &&
+              (error.code === 'E2E_ERR_HARNESS' || error.code === 'E2E_ERR_BROWSER_LAUNCH');
             if (!harnessFailure || attempt > retries) throw error;
             options.onRetry?.(index, error);
           }
@@ -149,7 +198,13 @@ export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, options.sessions) }, worker));
-    const result: E2eRunResult = { aggregates: aggregateSessions(records), sessions: records, url, link: linkName, concurrency };
+    const result: E2eRunResult = {
+      aggregates: aggregateSessions(records),
+      sessions: records,
+      url,
+      link: linkName,
+      concurrency,
+    };
     if (options.out !== undefined) await writeRun(options.out, options, result);
     return result;
   } finally {
@@ -160,7 +215,11 @@ export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
 
 async function writeRun(out: string, options: E2eRunOptions, result: E2eRunResult): Promise<void> {
   await mkdir(join(out, 'sessions'), { recursive: true });
-  for (const record of result.sessions) await writeFile(join(out, 'sessions', `${String(record.index).padStart(3, '0')}.json`), `${JSON.stringify(record, null, 2)}\n`);
+  for (const record of result.sessions)
+    await writeFile(
+      join(out, 'sessions', `${String(record.index).padStart(3, '0')}.json`),
+      `${JSON.stringify(record, null, 2)}\n`,
+    );
   const run: RunDescription & Record<string, unknown> = {
     date: new Date().toISOString(),
     url: result.url,

@@ -53,12 +53,19 @@ export interface SessionRecord {
   readonly attempts: number;
   readonly startupMs: number | null;
   /** Rebuffers with their durations; one still open when the session ended lasts until then. */
-  readonly rebuffers: readonly { readonly startMs: number; readonly durationMs: number; readonly confirmedByWatchdog: boolean }[];
+  readonly rebuffers: readonly {
+    readonly startMs: number;
+    readonly durationMs: number;
+    readonly confirmedByWatchdog: boolean;
+  }[];
   readonly stalls: readonly { readonly startMs: number; readonly durationMs: number }[];
   readonly videoFreezes: readonly { readonly startMs: number; readonly durationMs: number }[];
   readonly bitrateTimeline: PlayerSnapshot['bitrateTimeline'];
   readonly switches: number;
-  /** Wall-time-weighted bitrate of what was rendered from startup to the end, outside rebuffers; null without a bitrate (plain <video>). */
+  /**
+   * Wall-time-weighted bitrate of what was rendered from startup to the end, outside rebuffers; null without a bitrate
+   * (plain <video>).
+   */
   readonly meanBitrateBps: number | null;
   readonly playedSeconds: number;
   readonly totalFrames: number;
@@ -72,7 +79,12 @@ function closed(episodes: readonly Episode[], endMs: number): { startMs: number;
 }
 
 /** Time-weighted mean of a step function over [fromMs, toMs], leaving out the given gaps. */
-function meanBitrate(timeline: PlayerSnapshot['bitrateTimeline'], fromMs: number, toMs: number, gaps: readonly { startMs: number; durationMs: number }[]): number | null {
+function meanBitrate(
+  timeline: PlayerSnapshot['bitrateTimeline'],
+  fromMs: number,
+  toMs: number,
+  gaps: readonly { startMs: number; durationMs: number }[],
+): number | null {
   if (timeline.length === 0 || toMs <= fromMs) return null;
   let weighted = 0;
   let total = 0;
@@ -80,7 +92,10 @@ function meanBitrate(timeline: PlayerSnapshot['bitrateTimeline'], fromMs: number
     const start = Math.max(fromMs, i === 0 ? fromMs : timeline[i]!.atMs);
     const end = Math.min(toMs, timeline[i + 1]?.atMs ?? toMs);
     if (end <= start) continue;
-    const gapMs = gaps.reduce((sum, g) => sum + Math.max(0, Math.min(end, g.startMs + g.durationMs) - Math.max(start, g.startMs)), 0);
+    const gapMs = gaps.reduce(
+      (sum, g) => sum + Math.max(0, Math.min(end, g.startMs + g.durationMs) - Math.max(start, g.startMs)),
+      0,
+    );
     const ms = end - start - gapMs;
     weighted += ms * timeline[i]!.bitrateBps;
     total += ms;
@@ -97,7 +112,11 @@ export function sessionRecord(input: {
   attempts: number;
 }): SessionRecord {
   const { snapshot, sessionMs } = input;
-  const rebuffers = snapshot.rebuffers.map((r) => ({ startMs: r.startMs, durationMs: r.durationMs ?? Math.max(0, sessionMs - r.startMs), confirmedByWatchdog: r.confirmedByWatchdog }));
+  const rebuffers = snapshot.rebuffers.map((r) => ({
+    startMs: r.startMs,
+    durationMs: r.durationMs ?? Math.max(0, sessionMs - r.startMs),
+    confirmedByWatchdog: r.confirmedByWatchdog,
+  }));
   return {
     index: input.index,
     url: snapshot.url,
@@ -111,7 +130,10 @@ export function sessionRecord(input: {
     videoFreezes: closed(snapshot.videoFreezes, sessionMs),
     bitrateTimeline: snapshot.bitrateTimeline,
     switches: snapshot.switches.length,
-    meanBitrateBps: snapshot.startupMs === null ? null : meanBitrate(snapshot.bitrateTimeline, snapshot.startupMs, sessionMs, rebuffers),
+    meanBitrateBps:
+      snapshot.startupMs === null
+        ? null
+        : meanBitrate(snapshot.bitrateTimeline, snapshot.startupMs, sessionMs, rebuffers),
     playedSeconds: snapshot.playedSeconds,
     totalFrames: snapshot.totalFrames,
     droppedFrames: snapshot.droppedFrames,
@@ -120,7 +142,9 @@ export function sessionRecord(input: {
   };
 }
 
-/** A browser session in player-sim's terms. Bytes are not measured in the browser: they stay 0 and out of the figures. */
+/**
+ * A browser session in player-sim's terms. Bytes are not measured in the browser: they stay 0 and out of the figures.
+ */
 export function asSessionResult(record: SessionRecord): SessionResult {
   const stalledMs = record.rebuffers.reduce((sum, r) => sum + r.durationMs, 0);
   return {

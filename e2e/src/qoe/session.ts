@@ -44,7 +44,12 @@ export async function playSession(index: number, options: SessionOptions, attemp
  * One session in a browser context the caller owns and closes (a Playwright Test fixture's, with
  * the user's launch options, trace and video): one page with the instrumented player.
  */
-export async function playInContext(context: BrowserContext, index: number, options: Omit<SessionOptions, 'namespace' | 'executablePath'>, attempts = 1): Promise<SessionRecord> {
+export async function playInContext(
+  context: BrowserContext,
+  index: number,
+  options: Omit<SessionOptions, 'namespace' | 'executablePath'>,
+  attempts = 1,
+): Promise<SessionRecord> {
   await routePlayerPage(context);
   const page = await context.newPage();
   try {
@@ -60,13 +65,20 @@ export async function playInContext(context: BrowserContext, index: number, opti
     try {
       await page.goto(playerPageUrl(options), { timeout: pageUpTimeoutMs });
     } catch (error) {
-      throw new E2eError('E2E_ERR_HARNESS', `the player page did not load: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+      throw new E2eError(
+        'E2E_ERR_HARNESS',
+        `the player page did not load: ${(error as Error).message.split('\n')[0]}`,
+        { cause: error },
+      );
     }
     const timeoutMs = options.timeoutMs ?? (options.seconds === undefined ? 600_000 : options.seconds * 1000 + 60_000);
     const read = (): Promise<PageState> =>
       page.evaluate(() => {
         const snapshot = (window as unknown as { trickle?: PlayerSnapshot & { loadedAtMs: number } }).trickle;
-        return { snapshot: snapshot === undefined ? null : JSON.parse(JSON.stringify(snapshot)), sinceStartMs: snapshot === undefined ? 0 : performance.now() - snapshot.loadedAtMs };
+        return {
+          snapshot: snapshot === undefined ? null : JSON.parse(JSON.stringify(snapshot)),
+          sinceStartMs: snapshot === undefined ? 0 : performance.now() - snapshot.loadedAtMs,
+        };
       });
     const loadedAt = Date.now();
     let state: PageState;
@@ -76,11 +88,20 @@ export async function playInContext(context: BrowserContext, index: number, opti
       try {
         state = await read();
       } catch (error) {
-        throw new E2eError('E2E_ERR_HARNESS', `session ${index}: cannot read the player page: ${(error as Error).message.split('\n')[0]}`, { cause: error });
+        throw new E2eError(
+          'E2E_ERR_HARNESS',
+          `session ${index}: cannot read the player page: ${(error as Error).message.split('\n')[0]}`,
+          { cause: error },
+        );
       }
       const snapshot = state.snapshot;
       if (snapshot === null) {
-        if (Date.now() - loadedAt > pageUpTimeoutMs) throw new E2eError('E2E_ERR_HARNESS', `session ${index}: the player page never started a player${pageErrors.length > 0 ? ` (${pageErrors.join('; ')})` : ''}`);
+        if (Date.now() - loadedAt > pageUpTimeoutMs)
+          throw new E2eError(
+            'E2E_ERR_HARNESS',
+            `session ${index}: the player page never started a ` +
+              `player${pageErrors.length > 0 ? ` (${pageErrors.join('; ')})` : ''}`,
+          );
       } else if (snapshot.errors.length > 0) {
         endReason = 'error';
         break;
@@ -96,7 +117,8 @@ export async function playInContext(context: BrowserContext, index: number, opti
       }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
-    const events = (await page.evaluate(() => (window as unknown as { trickleEvents: PlayerEvent[] }).trickleEvents)) ?? [];
+    const events =
+      (await page.evaluate(() => (window as unknown as { trickleEvents: PlayerEvent[] }).trickleEvents)) ?? [];
     const snapshot = { ...state.snapshot!, errors: [...state.snapshot!.errors, ...pageErrors] };
     return sessionRecord({ index, snapshot, events, sessionMs: Math.round(state.sinceStartMs), endReason, attempts });
   } finally {

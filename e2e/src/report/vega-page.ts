@@ -39,7 +39,10 @@ export function escapeHtml(text: string): string {
 
 /** JSON inside a <script>: `</script>` and U+2028/9 must not end or break it. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replaceAll('<', '\\u003c').replaceAll('\u2028', '\\u2028').replaceAll('\u2029', '\\u2029');
+  return JSON.stringify(value)
+    .replaceAll('<', '\\u003c')
+    .replaceAll('\u2028', '\\u2028')
+    .replaceAll('\u2029', '\\u2029');
 }
 
 function cell(value: string | number | null): string {
@@ -49,7 +52,11 @@ function cell(value: string | number | null): string {
 }
 
 export async function renderReportPage(page: ReportPage): Promise<string> {
-  const [vega, vegaLite, vegaEmbed] = await Promise.all([library('vega', 'vega.min.js'), library('vega-lite', 'vega-lite.min.js'), library('vega-embed', 'vega-embed.min.js')]);
+  const [vega, vegaLite, vegaEmbed] = await Promise.all([
+    library('vega', 'vega.min.js'),
+    library('vega-lite', 'vega-lite.min.js'),
+    library('vega-embed', 'vega-embed.min.js'),
+  ]);
   const charts: { id: string; spec: Record<string, unknown> }[] = [];
   const body = page.sections
     .map((section, i) => {
@@ -93,7 +100,8 @@ ${body}
 <script>
 const charts = ${scriptJson(charts)};
 // Resolves (to nothing) once every chart is drawn: tests and screenshots wait for it.
-window.chartsRendered = Promise.all(charts.map((c) => vegaEmbed('#' + c.id, c.spec, { actions: false, renderer: 'svg' }))).then(() => undefined);
+const draw = (c) => vegaEmbed('#' + c.id, c.spec, { actions: false, renderer: 'svg' });
+window.chartsRendered = Promise.all(charts.map(draw)).then(() => undefined);
 </script>
 </body>
 </html>

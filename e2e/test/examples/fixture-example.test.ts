@@ -21,10 +21,18 @@ const skip = skipUnless('the fixture example', { chromium: true });
 const labSkip = skip === false ? skipUnless('the fixture example in a lab', { root: true, chromium: true }) : skip;
 
 /** Runs the example with its results in a temporary directory (handed to `check`, then removed). */
-async function runExample(extraArgs: readonly string[], env: NodeJS.ProcessEnv, check: (output: string, resultsDir: string) => void): Promise<void> {
+async function runExample(
+  extraArgs: readonly string[],
+  env: NodeJS.ProcessEnv,
+  check: (output: string, resultsDir: string) => void,
+): Promise<void> {
   const results = await mkdtemp(join(tmpdir(), 'trickle-example-results-'));
   try {
-    const result = spawnSync('npx', ['playwright', 'test', '-c', 'e2e/examples', '--reporter=line', '--output', results, ...extraArgs], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, TRICKLE_TEST_MEDIA: media, ...env }, timeout: 240_000 });
+    const result = spawnSync(
+      'npx',
+      ['playwright', 'test', '-c', 'e2e/examples', '--reporter=line', '--output', results, ...extraArgs],
+      { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, TRICKLE_TEST_MEDIA: media, ...env }, timeout: 240_000 },
+    );
     const output = `${result.stdout}${result.stderr}`;
     assert.equal(result.status, 0, output);
     check(output, results);
@@ -48,7 +56,11 @@ describe('the Playwright Test fixture example', { skip }, () => {
   it('passes against a plain URL, with the browser and tracing the Playwright config asks for', async () => {
     await runExample(['--trace', 'on'], {}, (output, results) => {
       assert.match(output, /2 passed/);
-      assert.equal(filesEnding(results, 'trace.zip').length, 2, 'one trace per test: the fixture\'s contexts are traced');
+      assert.equal(
+        filesEnding(results, 'trace.zip').length,
+        2,
+        "one trace per test: the fixture's contexts are traced",
+      );
     });
   });
 });

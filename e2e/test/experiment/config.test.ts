@@ -25,14 +25,18 @@ const minimal = {
 function refused(input: unknown, pattern: RegExp): void {
   assert.throws(
     () => parseExperimentConfig(input),
-    (error: unknown) => error instanceof E2eError && error.code === 'E2E_ERR_EXPERIMENT_CONFIG' && pattern.test(error.message),
+    (error: unknown) =>
+      error instanceof E2eError && error.code === 'E2E_ERR_EXPERIMENT_CONFIG' && pattern.test(error.message),
   );
 }
 
 describe('experiment config', () => {
   it('the checked-in experiments are valid, and the paper-size one plans its runs', async () => {
     const ab = await loadExperimentConfig(join(experiments, 'trickle-ab.yaml'));
-    assert.deepEqual(ab.groups.map((g) => g.name), ['baseline1', 'baseline2', 'trickle', 'shrunk-block', 'pacing', 'cmcd']);
+    assert.deepEqual(
+      ab.groups.map((g) => g.name),
+      ['baseline1', 'baseline2', 'trickle', 'shrunk-block', 'pacing', 'cmcd'],
+    );
     assert.deepEqual(ab.control, ['baseline1', 'baseline2']);
     const runs = planRuns(ab);
     // Alone, baseline2 would repeat baseline1: five isolated runs per profile that has them.
@@ -58,47 +62,129 @@ describe('experiment config', () => {
   });
 
   it('refuses bad input with the key and the reason', () => {
-    refused({ ...minimal, groups: [{ name: 'a', policy: 'app-pacing' }, { name: 'a', policy: 'trickle' }] }, /groups.*distinct/);
-    refused({ ...minimal, groups: [{ name: 'a', policy: 'magic' }, { name: 'b', policy: 'trickle' }] }, /groups\.0\.policy/);
+    refused(
+      {
+        ...minimal,
+        groups: [
+          { name: 'a', policy: 'app-pacing' },
+          { name: 'a', policy: 'trickle' },
+        ],
+      },
+      /groups.*distinct/,
+    );
+    refused(
+      {
+        ...minimal,
+        groups: [
+          { name: 'a', policy: 'magic' },
+          { name: 'b', policy: 'trickle' },
+        ],
+      },
+      /groups\.0\.policy/,
+    );
     refused({ ...minimal, control: ['baseline1', 'nobody'] }, /control: no group "nobody"/);
-    refused({ ...minimal, profiles: [{ name: 'p', link: { rate: 'fast', rtt: '20ms' } }] }, /profiles\.0\.link.*rate "fast"/s);
+    refused(
+      { ...minimal, profiles: [{ name: 'p', link: { rate: 'fast', rtt: '20ms' } }] },
+      /profiles\.0\.link.*rate "fast"/s,
+    );
     refused({ ...minimal, profiles: [{ name: 'p', link: { profile: 'moon' } }] }, /not a lab profile/);
     refused({ ...minimal, load: {} }, /no viewers/);
     refused({ ...minimal, extra: 1 }, /extra/);
   });
 
-  it('takes a population instead of a link: a distribution or a CSV, one of them, no cross traffic, a DASH twin per browser', () => {
-    const population = parseExperimentConfig({ ...minimal, profiles: [{ name: 'dc1', population: { distribution: 'dc1-like', uplinkRate: '500mbit' } }], load: { progressive: 3, dash: 2, browsers: 1 } });
-    assert.deepEqual(population.profiles[0]!.population, { distribution: 'dc1-like', seed: 1, uplinkRate: 500e6 });
-    refused({ ...minimal, profiles: [{ name: 'p', population: { distribution: 'dc9-like' } }] }, /profiles\.0\.population\.distribution: not a link distribution; known: dc1-like, dc2-like/);
-    refused({ ...minimal, profiles: [{ name: 'p', population: { distribution: 'dc1-like', csv: 'links.csv' } }] }, /one of them/);
-    refused({ ...minimal, profiles: [{ name: 'p', link: { rate: '20mbit', rtt: '20ms' }, population: { distribution: 'dc1-like' } }] }, /a link \(one shared by all viewers\) or a population/);
-    refused({ ...minimal, profiles: [{ name: 'p' }] }, /a link \(one shared by all viewers\) or a population/);
-    refused({ ...minimal, profiles: [{ name: 'p', population: { distribution: 'dc1-like' } }], load: { dash: 2, crossTrafficFlows: 1 } }, /crossTrafficFlows to 0/);
-    refused({ ...minimal, profiles: [{ name: 'p', population: { distribution: 'dc1-like' } }], load: { dash: 1, browsers: 2 } }, /load\.browsers/);
-  });
+  it(
+    'takes a population instead of a link: a distribution or a CSV, one of them, no ' +
+      'cross traffic, a DASH twin per browser',
+    () => {
+      const population = parseExperimentConfig({
+        ...minimal,
+        profiles: [{ name: 'dc1', population: { distribution: 'dc1-like', uplinkRate: '500mbit' } }],
+        load: { progressive: 3, dash: 2, browsers: 1 },
+      });
+      assert.deepEqual(population.profiles[0]!.population, { distribution: 'dc1-like', seed: 1, uplinkRate: 500e6 });
+      refused(
+        { ...minimal, profiles: [{ name: 'p', population: { distribution: 'dc9-like' } }] },
+        /profiles\.0\.population\.distribution: not a link distribution; known: dc1-like, dc2-like/,
+      );
+      refused(
+        { ...minimal, profiles: [{ name: 'p', population: { distribution: 'dc1-like', csv: 'links.csv' } }] },
+        /one of them/,
+      );
+      refused(
+        {
+          ...minimal,
+          profiles: [{ name: 'p', link: { rate: '20mbit', rtt: '20ms' }, population: { distribution: 'dc1-like' } }],
+        },
+        /a link \(one shared by all viewers\) or a population/,
+      );
+      refused({ ...minimal, profiles: [{ name: 'p' }] }, /a link \(one shared by all viewers\) or a population/);
+      refused(
+        {
+          ...minimal,
+          profiles: [{ name: 'p', population: { distribution: 'dc1-like' } }],
+          load: { dash: 2, crossTrafficFlows: 1 },
+        },
+        /crossTrafficFlows to 0/,
+      );
+      refused(
+        {
+          ...minimal,
+          profiles: [{ name: 'p', population: { distribution: 'dc1-like' } }],
+          load: { dash: 1, browsers: 2 },
+        },
+        /load\.browsers/,
+      );
+    },
+  );
 
-  it("draws each run's population from the profile's seed and the run's, browsers on their DASH twins' links", async () => {
-    const config = parseExperimentConfig({ ...minimal, profiles: [{ name: 'dc2', population: { distribution: 'dc2-like', seed: 4 } }], load: { progressive: 3, dash: 2, browsers: 2 } });
-    const first = await populationOfRun(config.profiles[0]!.population!, config.load, 1);
-    assert.equal(first.links.length, 7);
-    assert.deepEqual(first.links.map((l) => l.address), ['10.73.1.1', '10.73.1.2', '10.73.1.3', '10.73.1.4', '10.73.1.5', '10.73.1.6', '10.73.1.7']);
-    // Browsers 0 and 1 (viewers 5, 6) on copies of DASH players 0 and 1 (viewers 3, 4).
-    assert.deepEqual({ ...first.links[5]!, viewer: 0, address: '' }, { ...first.links[3]!, viewer: 0, address: '' });
-    assert.deepEqual({ ...first.links[6]!, viewer: 0, address: '' }, { ...first.links[4]!, viewer: 0, address: '' });
-    assert.deepEqual(await populationOfRun(config.profiles[0]!.population!, config.load, 1), first);
-    assert.notDeepEqual((await populationOfRun(config.profiles[0]!.population!, config.load, 2)).links, first.links);
-    const dir = await mkdtemp(join(tmpdir(), 'trickle-population-'));
-    const csv = join(dir, 'links.csv');
-    await writeFile(csv, 'rate,rtt,buffer\n6mbit,40ms,64kb\n1mbit,200ms,50kb\n');
-    const fromCsv = parseExperimentConfig({ ...minimal, profiles: [{ name: 'csv', population: { csv } }], load: { progressive: 1, dash: 1, browsers: 1 } });
-    const rows = await populationOfRun(fromCsv.profiles[0]!.population!, fromCsv.load, 1);
-    assert.deepEqual(rows.links.map((l) => l.down.rateBps), [6e6, 1e6, 1e6]);
-    const tooMany = parseExperimentConfig({ ...minimal, profiles: [{ name: 'csv', population: { csv } }], load: { progressive: 2, dash: 1 } });
-    await assert.rejects(populationOfRun(tooMany.profiles[0]!.population!, tooMany.load, 1), /has 2 links; the load has 3 simulated viewers/);
-  });
+  it(
+    "draws each run's population from the profile's seed and the run's, browsers on " + "their DASH twins' links",
+    async () => {
+      const config = parseExperimentConfig({
+        ...minimal,
+        profiles: [{ name: 'dc2', population: { distribution: 'dc2-like', seed: 4 } }],
+        load: { progressive: 3, dash: 2, browsers: 2 },
+      });
+      const first = await populationOfRun(config.profiles[0]!.population!, config.load, 1);
+      assert.equal(first.links.length, 7);
+      assert.deepEqual(
+        first.links.map((l) => l.address),
+        ['10.73.1.1', '10.73.1.2', '10.73.1.3', '10.73.1.4', '10.73.1.5', '10.73.1.6', '10.73.1.7'],
+      );
+      // Browsers 0 and 1 (viewers 5, 6) on copies of DASH players 0 and 1 (viewers 3, 4).
+      assert.deepEqual({ ...first.links[5]!, viewer: 0, address: '' }, { ...first.links[3]!, viewer: 0, address: '' });
+      assert.deepEqual({ ...first.links[6]!, viewer: 0, address: '' }, { ...first.links[4]!, viewer: 0, address: '' });
+      assert.deepEqual(await populationOfRun(config.profiles[0]!.population!, config.load, 1), first);
+      assert.notDeepEqual((await populationOfRun(config.profiles[0]!.population!, config.load, 2)).links, first.links);
+      const dir = await mkdtemp(join(tmpdir(), 'trickle-population-'));
+      const csv = join(dir, 'links.csv');
+      await writeFile(csv, 'rate,rtt,buffer\n6mbit,40ms,64kb\n1mbit,200ms,50kb\n');
+      const fromCsv = parseExperimentConfig({
+        ...minimal,
+        profiles: [{ name: 'csv', population: { csv } }],
+        load: { progressive: 1, dash: 1, browsers: 1 },
+      });
+      const rows = await populationOfRun(fromCsv.profiles[0]!.population!, fromCsv.load, 1);
+      assert.deepEqual(
+        rows.links.map((l) => l.down.rateBps),
+        [6e6, 1e6, 1e6],
+      );
+      const tooMany = parseExperimentConfig({
+        ...minimal,
+        profiles: [{ name: 'csv', population: { csv } }],
+        load: { progressive: 2, dash: 1 },
+      });
+      await assert.rejects(
+        populationOfRun(tooMany.profiles[0]!.population!, tooMany.load, 1),
+        /has 2 links; the load has 3 simulated viewers/,
+      );
+    },
+  );
 
   it('says which file is not YAML or cannot be read', async () => {
-    await assert.rejects(loadExperimentConfig('/nonexistent/experiment.yaml'), /cannot read \/nonexistent\/experiment.yaml/);
+    await assert.rejects(
+      loadExperimentConfig('/nonexistent/experiment.yaml'),
+      /cannot read \/nonexistent\/experiment.yaml/,
+    );
   });
 });

@@ -43,7 +43,11 @@ function kind(trickle: Partial<GroupRow>, baseline: Partial<GroupRow> = {}): Kin
   return {
     kind: 'progressive',
     rows: [row('baseline1', baseline), row('baseline2', {}), row('trickle', trickle)],
-    aa: { groups: ['baseline1', 'baseline2'], metrics: [{ metric: 'srtt', a: estimate(1, 0, 2), b: estimate(1, 0, 2), agree: true }], agree: true },
+    aa: {
+      groups: ['baseline1', 'baseline2'],
+      metrics: [{ metric: 'srtt', a: estimate(1, 0, 2), b: estimate(1, 0, 2), agree: true }],
+      agree: true,
+    },
     cdfs: { retransmissionRatePercent: [], srttThrottledMs: [], throttledBurstPackets: [], goodputToTarget: [] },
     lossPhases: [],
     unattributedSessions: 0,
@@ -58,7 +62,17 @@ describe("the paper's figures side by side", () => {
   });
 
   it("reads each estimate against the paper's figure by its interval", () => {
-    const rows = paperComparison(kind({ retransmissionImprovementPercent: estimate(60, 50, 70), srttImprovementPercent: estimate(20, 10, 35), burstsAtMost10Percent: 96 }), 'DC1', 'trickle', 'baseline1', null);
+    const rows = paperComparison(
+      kind({
+        retransmissionImprovementPercent: estimate(60, 50, 70),
+        srttImprovementPercent: estimate(20, 10, 35),
+        burstsAtMost10Percent: 96,
+      }),
+      'DC1',
+      'trickle',
+      'baseline1',
+      null,
+    );
     const byMetric = new Map(rows.map((r) => [r.metric.split(',')[0]!, r]));
     assert.equal(byMetric.get('retransmission rate')!.paper, '43 %');
     assert.match(byMetric.get('retransmission rate')!.reading, /^above the paper/);
@@ -66,19 +80,39 @@ describe("the paper's figures side by side", () => {
     assert.equal(byMetric.get("trickle's bursts of at most 10 packets")!.reading, 'at or above the paper');
     assert.match(byMetric.get('rebuffering chance')!.reading, /the same within the intervals/);
     assert.equal(byMetric.get('A/A control (baseline1 vs baseline2)')!.reading, 'as the paper');
-    const below = paperComparison(kind({ srttImprovementPercent: estimate(5, 1, 9) }), 'DC1', 'trickle', 'baseline1', null);
+    const below = paperComparison(
+      kind({ srttImprovementPercent: estimate(5, 1, 9) }),
+      'DC1',
+      'trickle',
+      'baseline1',
+      null,
+    );
     assert.match(below.find((r) => r.metric.startsWith('mean srtt'))!.reading, /^below the paper/);
   });
 
   it('says "too few" below ten connections or eight sessions a group', () => {
-    const rows = paperComparison(kind({ connections: 6, sessions: 5, retransmissionImprovementPercent: estimate(60, 50, 70) }), 'DC2', 'trickle', 'baseline1', null);
+    const rows = paperComparison(
+      kind({ connections: 6, sessions: 5, retransmissionImprovementPercent: estimate(60, 50, 70) }),
+      'DC2',
+      'trickle',
+      'baseline1',
+      null,
+    );
     assert.equal(rows.find((r) => r.metric.startsWith('retransmission'))!.reading, 'too few to decide');
     assert.equal(rows.find((r) => r.metric.startsWith('rebuffering chance'))!.reading, 'too few to decide');
   });
 
   it("adds Table 2's buckets with the paper's shares and improvements", () => {
-    const buckets: BucketRow[] = paperFigures.DC1.buckets.map((_, index) => ({ label: ['< 0.5', '0.5 - 1', '1 - 2', '2 - 4', '4 - 8', '>= 8'][index]!, flowsPercent: 100 / 6, trickleFlows: 12, baselineFlows: 11, improvementPercent: estimate(50, 40, 60) }));
-    const rows = paperComparison(kind({}), 'DC1', 'trickle', 'baseline1', buckets).filter((r) => r.metric.startsWith('Table 2'));
+    const buckets: BucketRow[] = paperFigures.DC1.buckets.map((_, index) => ({
+      label: ['< 0.5', '0.5 - 1', '1 - 2', '2 - 4', '4 - 8', '>= 8'][index]!,
+      flowsPercent: 100 / 6,
+      trickleFlows: 12,
+      baselineFlows: 11,
+      improvementPercent: estimate(50, 40, 60),
+    }));
+    const rows = paperComparison(kind({}), 'DC1', 'trickle', 'baseline1', buckets).filter((r) =>
+      r.metric.startsWith('Table 2'),
+    );
     assert.equal(rows.length, 6);
     assert.equal(rows[0]!.paper, '1 %; 5 %');
     assert.match(rows[0]!.reading, /^above the paper/);

@@ -21,7 +21,19 @@ function progressive(group: string, startupGoodputBps: number, retransmissionRat
 }
 
 function result(rebuffers: number, meanBitrateBps: number): SessionResult {
-  return { startupDelayMs: 800, rebuffers: Array.from({ length: rebuffers }, (_, i) => ({ startMs: i * 5000, durationMs: 500 })), sessionSec: 60, playedSec: 58, stalledSec: 0.5 * rebuffers, meanBitrateBps, switches: 1, bytesDownloaded: 0, bytesWasted: 0, abandoned: false, segments: 30 };
+  return {
+    startupDelayMs: 800,
+    rebuffers: Array.from({ length: rebuffers }, (_, i) => ({ startMs: i * 5000, durationMs: 500 })),
+    sessionSec: 60,
+    playedSec: 58,
+    stalledSec: 0.5 * rebuffers,
+    meanBitrateBps,
+    switches: 1,
+    bytesDownloaded: 0,
+    bytesWasted: 0,
+    abandoned: false,
+    segments: 30,
+  };
 }
 
 /** A dash.js session as the harness records it (the fields asSessionResult reads). */
@@ -46,14 +58,38 @@ const population = linkPopulation(
 );
 
 function run(id: string, records: FlowRecord[], viewers: RunData['viewers'], browsers: SessionRecord[]): RunData {
-  return { version: 2, id, profile: 'p', kind: 'mixed', seed: 1, group: null, link: { down: population.links[0]!.down, up: population.links[0]!.up, seed: 1 }, population, startedAt: '', durationMs: 60_000, records, captures: [], timeSequences: [], viewers, browsers, probe: [], bottleneck: { sentPackets: 0, drops: 0 } };
+  return {
+    version: 2,
+    id,
+    profile: 'p',
+    kind: 'mixed',
+    seed: 1,
+    group: null,
+    link: { down: population.links[0]!.down, up: population.links[0]!.up, seed: 1 },
+    population,
+    startedAt: '',
+    durationMs: 60_000,
+    records,
+    captures: [],
+    timeSequences: [],
+    viewers,
+    browsers,
+    probe: [],
+    bottleneck: { sentPackets: 0, drops: 0 },
+  };
 }
 
 describe('population analysis', () => {
   const runs = [
     run(
       'r1',
-      [progressive('trickle', 5e6, 0.01), progressive('baseline1', 5e6, 0.04), progressive('trickle', 0.3e6, 0.05), progressive('baseline1', 0.3e6, 0.05), progressive('baseline2', 5e6, 0.03)],
+      [
+        progressive('trickle', 5e6, 0.01),
+        progressive('baseline1', 5e6, 0.04),
+        progressive('trickle', 0.3e6, 0.05),
+        progressive('baseline1', 0.3e6, 0.05),
+        progressive('baseline2', 5e6, 0.03),
+      ],
       [
         { kind: 'dash', index: 0, startOffsetMs: 0, group: 'trickle', result: result(0, 2e6) },
         { kind: 'dash', index: 1, startOffsetMs: 0, group: 'trickle', result: result(2, 1e6) },
@@ -63,21 +99,25 @@ describe('population analysis', () => {
   ];
   const summary = summarizePopulation(runs, { resamples: 200, trickleGroup: 'trickle', baselineGroup: 'baseline1' })!;
 
-  it("buckets progressive flows by their startup goodput, the paper's BW, and compares trickle with the baseline in each", () => {
-    assert.equal(summary.source, 'dc1-like');
-    assert.equal(summary.viewersPerRun, 2);
-    // Medians of two: the means of 6 and 1 Mbit/s, 40 and 200 ms, 80 and 400 ms of buffer.
-    assert.deepEqual(summary.links, { count: 2, medianRateMbps: 3.5, medianRttMs: 120, medianBufferMs: 240 });
-    const byLabel = new Map(summary.buckets!.map((b) => [b.label, b]));
-    // 5 flows: 3 at 5 Mbit/s (4 - 8), 2 at 0.3 Mbit/s (< 0.5).
-    assert.equal(byLabel.get('4 - 8')!.flowsPercent, 60);
-    assert.equal(byLabel.get('< 0.5')!.flowsPercent, 40);
-    assert.equal(byLabel.get('1 - 2')!.flowsPercent, 0);
-    assert.ok(Math.abs(byLabel.get('4 - 8')!.improvementPercent.value - 75) < 1e-9, '1 - 1 % / 4 %');
-    assert.equal(byLabel.get('< 0.5')!.improvementPercent.value, 0);
-    assert.equal(byLabel.get('4 - 8')!.trickleFlows, 1);
-    assert.ok(!Number.isFinite(byLabel.get('1 - 2')!.improvementPercent.value), 'no flows, no figure');
-  });
+  it(
+    "buckets progressive flows by their startup goodput, the paper's BW, and compares " +
+      'trickle with the baseline in each',
+    () => {
+      assert.equal(summary.source, 'dc1-like');
+      assert.equal(summary.viewersPerRun, 2);
+      // Medians of two: the means of 6 and 1 Mbit/s, 40 and 200 ms, 80 and 400 ms of buffer.
+      assert.deepEqual(summary.links, { count: 2, medianRateMbps: 3.5, medianRttMs: 120, medianBufferMs: 240 });
+      const byLabel = new Map(summary.buckets!.map((b) => [b.label, b]));
+      // 5 flows: 3 at 5 Mbit/s (4 - 8), 2 at 0.3 Mbit/s (< 0.5).
+      assert.equal(byLabel.get('4 - 8')!.flowsPercent, 60);
+      assert.equal(byLabel.get('< 0.5')!.flowsPercent, 40);
+      assert.equal(byLabel.get('1 - 2')!.flowsPercent, 0);
+      assert.ok(Math.abs(byLabel.get('4 - 8')!.improvementPercent.value - 75) < 1e-9, '1 - 1 % / 4 %');
+      assert.equal(byLabel.get('< 0.5')!.improvementPercent.value, 0);
+      assert.equal(byLabel.get('4 - 8')!.trickleFlows, 1);
+      assert.ok(!Number.isFinite(byLabel.get('1 - 2')!.improvementPercent.value), 'no flows, no figure');
+    },
+  );
 
   it('pairs each browser with the simulated player of its index in the same run', () => {
     const agreement = summary.simVsBrowser!;
@@ -91,10 +131,21 @@ describe('population analysis', () => {
     assert.ok(Math.abs(agreement.bitrateRatio.value - 3.2 / 3) < 0.01, String(agreement.bitrateRatio.value));
     // Two pairs are too few to judge.
     assert.deepEqual(simBrowserVerdicts(agreement), { chance: null, frequency: null, bitrate: null });
-    assert.deepEqual(simBrowserVerdicts({ ...agreement, pairs: minimumPairs }), { chance: true, frequency: false, bitrate: true });
+    assert.deepEqual(simBrowserVerdicts({ ...agreement, pairs: minimumPairs }), {
+      chance: true,
+      frequency: false,
+      bitrate: true,
+    });
   });
 
   it('is null without population runs', () => {
-    assert.equal(summarizePopulation([{ ...runs[0]!, population: undefined }], { resamples: 100, trickleGroup: 'trickle', baselineGroup: 'baseline1' }), null);
+    assert.equal(
+      summarizePopulation([{ ...runs[0]!, population: undefined }], {
+        resamples: 100,
+        trickleGroup: 'trickle',
+        baselineGroup: 'baseline1',
+      }),
+      null,
+    );
   });
 });

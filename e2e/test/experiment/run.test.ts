@@ -30,30 +30,52 @@ describe('experiment runner', () => {
   it('plans mixed runs per seed and isolated runs per distinct group (not the A/A twin), per profile', () => {
     assert.deepEqual(
       planRuns(parseExperimentConfig(input)).map((r) => `${r.profile}/${r.id}`),
-      ['fast/mixed-s1', 'fast/mixed-s2', 'fast/alone-baseline1-s1', 'fast/alone-trickle-s1', 'fast/alone-trickle-reno-s1', 'slow/mixed-s5'],
+      [
+        'fast/mixed-s1',
+        'fast/mixed-s2',
+        'fast/alone-baseline1-s1',
+        'fast/alone-trickle-s1',
+        'fast/alone-trickle-reno-s1',
+        'slow/mixed-s5',
+      ],
     );
   });
 
-  it('resumes into --out: keeps unchanged profiles\' runs, drops a changed profile\'s, refuses another experiment', async () => {
-    const out = await mkdtemp(join(tmpdir(), 'trickle-exp-'));
-    try {
-      const config = parseExperimentConfig(input);
-      await prepareOut({ config, out });
-      for (const profile of ['fast', 'slow']) {
-        await mkdir(join(out, 'runs', profile), { recursive: true });
-        await writeFile(join(out, 'runs', profile, 'mixed.json'), '{}');
+  it(
+    "resumes into --out: keeps unchanged profiles' runs, drops a changed profile's, " + 'refuses another experiment',
+    async () => {
+      const out = await mkdtemp(join(tmpdir(), 'trickle-exp-'));
+      try {
+        const config = parseExperimentConfig(input);
+        await prepareOut({ config, out });
+        for (const profile of ['fast', 'slow']) {
+          await mkdir(join(out, 'runs', profile), { recursive: true });
+          await writeFile(join(out, 'runs', profile, 'mixed.json'), '{}');
+        }
+        await prepareOut({ config, out });
+        assert.ok(
+          existsSync(join(out, 'runs', 'fast', 'mixed.json')) && existsSync(join(out, 'runs', 'slow', 'mixed.json')),
+        );
+        const slower = parseExperimentConfig({
+          ...input,
+          profiles: [
+            input.profiles[0],
+            { ...input.profiles[1], link: { profile: '3g-trace' } },
+            { name: 'new', link: { profile: 'dsl-6mbit' } },
+          ],
+        });
+        await prepareOut({ config: slower, out });
+        assert.ok(existsSync(join(out, 'runs', 'fast', 'mixed.json')), 'unchanged profile kept');
+        assert.ok(!existsSync(join(out, 'runs', 'slow')), 'changed profile discarded');
+        await assert.rejects(
+          prepareOut({ config: parseExperimentConfig({ ...input, sessionSeconds: 60 }), out }),
+          /different experiment configuration/,
+        );
+        await prepareOut({ config: parseExperimentConfig({ ...input, sessionSeconds: 60 }), out, fresh: true });
+        assert.ok(!existsSync(join(out, 'runs')));
+      } finally {
+        await rm(out, { recursive: true, force: true });
       }
-      await prepareOut({ config, out });
-      assert.ok(existsSync(join(out, 'runs', 'fast', 'mixed.json')) && existsSync(join(out, 'runs', 'slow', 'mixed.json')));
-      const slower = parseExperimentConfig({ ...input, profiles: [input.profiles[0], { ...input.profiles[1], link: { profile: '3g-trace' } }, { name: 'new', link: { profile: 'dsl-6mbit' } }] });
-      await prepareOut({ config: slower, out });
-      assert.ok(existsSync(join(out, 'runs', 'fast', 'mixed.json')), 'unchanged profile kept');
-      assert.ok(!existsSync(join(out, 'runs', 'slow')), 'changed profile discarded');
-      await assert.rejects(prepareOut({ config: parseExperimentConfig({ ...input, sessionSeconds: 60 }), out }), /different experiment configuration/);
-      await prepareOut({ config: parseExperimentConfig({ ...input, sessionSeconds: 60 }), out, fresh: true });
-      assert.ok(!existsSync(join(out, 'runs')));
-    } finally {
-      await rm(out, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

@@ -37,19 +37,36 @@ describe('trickle experiment experiments/smoke.yaml', { skip }, () => {
 
   it('measures every group: flows, throttling-phase metrics, captures and viewers', async () => {
     const written = JSON.parse(await readFile(join(out, 'results.json'), 'utf8')) as ExperimentResults;
-    assert.deepEqual(written.profiles.map((p) => p.profile), ['fast']);
+    assert.deepEqual(
+      written.profiles.map((p) => p.profile),
+      ['fast'],
+    );
     const [profile] = written.profiles;
-    assert.deepEqual(profile!.kinds.map((k) => k.kind), ['progressive', 'segment']);
+    assert.deepEqual(
+      profile!.kinds.map((k) => k.kind),
+      ['progressive', 'segment'],
+    );
     for (const kind of profile!.kinds) {
-      assert.deepEqual(kind.rows.map((r) => r.group), ['baseline1', 'baseline2', 'trickle']);
+      assert.deepEqual(
+        kind.rows.map((r) => r.group),
+        ['baseline1', 'baseline2', 'trickle'],
+      );
       for (const row of kind.rows) {
         const what = `${kind.kind}/${row.group}`;
         assert.ok(row.flows > 0 && row.throttledFlows > 0, `${what}: throttled flows`);
         assert.ok(row.sessions > 0, `${what}: viewer sessions`);
-        for (const [name, estimate] of Object.entries({ retransmission: row.retransmissionRatePercent, srtt: row.srttThrottledMs, srttAtStartupEnd: row.srttAtStartupEndMs, rebufferChance: row.rebufferChancePercent })) {
+        for (const [name, estimate] of Object.entries({
+          retransmission: row.retransmissionRatePercent,
+          srtt: row.srttThrottledMs,
+          srttAtStartupEnd: row.srttAtStartupEndMs,
+          rebufferChance: row.rebufferChancePercent,
+        })) {
           assert.ok(Number.isFinite(estimate.value), `${what}: ${name} measured`);
         }
-        assert.ok(row.srttThrottledMs.value >= 20, `${what}: srtt ${row.srttThrottledMs.value} ms is at least the link's 20 ms`);
+        assert.ok(
+          row.srttThrottledMs.value >= 20,
+          `${what}: srtt ${row.srttThrottledMs.value} ms is at least the link's 20 ms`,
+        );
       }
       assert.ok(kind.cdfs.retransmissionRatePercent.length > 0 && kind.cdfs.srttThrottledMs.length > 0);
     }
@@ -62,24 +79,49 @@ describe('trickle experiment experiments/smoke.yaml', { skip }, () => {
       const records = new Map(run.records.map((r) => [r.id, r]));
       for (const c of run.captures) {
         const record = records.get(c.recordId);
-        if (record?.role === 'progressive') throttledBursts.set(record.group ?? '', (throttledBursts.get(record.group ?? '') ?? 0) + c.throttledBursts.length);
+        if (record?.role === 'progressive')
+          throttledBursts.set(
+            record.group ?? '',
+            (throttledBursts.get(record.group ?? '') ?? 0) + c.throttledBursts.length,
+          );
       }
     }
     const baselineBursts = (throttledBursts.get('baseline1') ?? 0) + (throttledBursts.get('baseline2') ?? 0);
-    assert.ok(baselineBursts >= 10, `application pacing has bursts in the throttling phase (${JSON.stringify([...throttledBursts])})`);
-    assert.ok((throttledBursts.get('trickle') ?? 0) * 5 < baselineBursts, `trickle has far fewer bursts than application pacing (${JSON.stringify([...throttledBursts])})`);
-    assert.deepEqual(profile!.timeSequences.map((t) => t.group), ['baseline1', 'baseline2', 'trickle']);
-    for (const sequence of profile!.timeSequences) assert.ok(sequence.points.length > 50 && sequence.zoom.length > 0, `${sequence.group}: time-sequence points`);
+    assert.ok(
+      baselineBursts >= 10,
+      `application pacing has bursts in the throttling phase (${JSON.stringify([...throttledBursts])})`,
+    );
+    assert.ok(
+      (throttledBursts.get('trickle') ?? 0) * 5 < baselineBursts,
+      `trickle has far fewer bursts than application pacing (${JSON.stringify([...throttledBursts])})`,
+    );
+    assert.deepEqual(
+      profile!.timeSequences.map((t) => t.group),
+      ['baseline1', 'baseline2', 'trickle'],
+    );
+    for (const sequence of profile!.timeSequences)
+      assert.ok(sequence.points.length > 50 && sequence.zoom.length > 0, `${sequence.group}: time-sequence points`);
     // Alone, baseline2 would repeat baseline1's run: it has none.
-    assert.deepEqual(profile!.queueing.map((q) => q.label), ['all groups (seed 1)', 'baseline1 alone', 'trickle alone']);
+    assert.deepEqual(
+      profile!.queueing.map((q) => q.label),
+      ['all groups (seed 1)', 'baseline1 alone', 'trickle alone'],
+    );
     for (const q of profile!.queueing) {
       assert.ok(q.all.samples > 100, `${q.label}: ${q.all.samples} probe samples`);
-      assert.ok(q.throttling.samples > 0 && q.throttling.samples < q.all.samples, `${q.label}: ${q.throttling.samples} of them outside startup phases`);
+      assert.ok(
+        q.throttling.samples > 0 && q.throttling.samples < q.all.samples,
+        `${q.label}: ${q.throttling.samples} of them outside startup phases`,
+      );
     }
-    assert.ok(profile!.runs.every((r) => r.errors === 0 && r.flows > 0), JSON.stringify(profile!.runs));
-    for (const csv of ['flows.csv', 'sessions.csv', 'groups.csv']) assert.ok((await readFile(join(out, csv), 'utf8')).split('\n').length > 3, `${csv} has rows`);
+    assert.ok(
+      profile!.runs.every((r) => r.errors === 0 && r.flows > 0),
+      JSON.stringify(profile!.runs),
+    );
+    for (const csv of ['flows.csv', 'sessions.csv', 'groups.csv'])
+      assert.ok((await readFile(join(out, csv), 'utf8')).split('\n').length > 3, `${csv} has rows`);
     const summary = await readFile(join(out, 'summary.md'), 'utf8');
-    for (const group of ['baseline1 (app-pacing)', 'baseline2 (app-pacing)', 'trickle (trickle)']) assert.equal(summary.split(`| ${group} |`).length, 3, `summary.md: ${group} in both tables`);
+    for (const group of ['baseline1 (app-pacing)', 'baseline2 (app-pacing)', 'trickle (trickle)'])
+      assert.equal(summary.split(`| ${group} |`).length, 3, `summary.md: ${group} in both tables`);
     assert.equal(results.name, 'smoke');
   });
 
@@ -88,9 +130,15 @@ describe('trickle experiment experiments/smoke.yaml', { skip }, () => {
     const before = (await stat(runFile)).mtimeMs;
     const again: ExperimentProgress[] = [];
     await runExperiment({ config, out, labName: 'expsm', onProgress: (p) => again.push(p) });
-    assert.deepEqual(again.map((p) => p.stage), ['resumed', 'resumed', 'resumed']);
+    assert.deepEqual(
+      again.map((p) => p.stage),
+      ['resumed', 'resumed', 'resumed'],
+    );
     assert.equal((await stat(runFile)).mtimeMs, before);
-    assert.ok(progress.some((p) => p.stage === 'playing') && progress.at(-1)!.fraction === 1, 'the first invocation reported progress to the end');
+    assert.ok(
+      progress.some((p) => p.stage === 'playing') && progress.at(-1)!.fraction === 1,
+      'the first invocation reported progress to the end',
+    );
   });
 
   it('renders the report in Chromium: tables and every chart drawn', async () => {
@@ -100,11 +148,18 @@ describe('trickle experiment experiments/smoke.yaml', { skip }, () => {
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(String(error)));
       await page.goto(pathToFileURL(join(out, 'report.html')).href);
-      await page.evaluate(() => (window as unknown as { chartsRendered: Promise<unknown> }).chartsRendered.then(() => true));
+      await page.evaluate(() =>
+        (window as unknown as { chartsRendered: Promise<unknown> }).chartsRendered.then(() => true),
+      );
       const charts = await page.locator('.chart').count();
       assert.ok(charts >= 10, `${charts} charts`);
       assert.equal(await page.locator('.chart svg').count(), charts, 'every chart drew an SVG');
-      assert.ok((await page.locator('.chart svg .mark-line path, .chart svg .mark-symbol path, .chart svg .mark-rect path').count()) > charts, 'the charts have marks');
+      assert.ok(
+        (await page
+          .locator('.chart svg .mark-line path, .chart svg .mark-symbol path, .chart svg .mark-rect path')
+          .count()) > charts,
+        'the charts have marks',
+      );
       assert.ok((await page.locator('table').count()) >= 8);
       assert.deepEqual(errors, []);
       await page.setViewportSize({ width: 1280, height: 1000 });

@@ -12,7 +12,12 @@ describe('experiment viewers', () => {
   });
 
   it('maps bytes to playable media without overstating it', () => {
-    const media = progressiveMediaFromTable({ sizeBytes: 1000, durationSec: 1, stepSec: 0.25, bytesAtStep: [100, 300, 500, 700, 900] });
+    const media = progressiveMediaFromTable({
+      sizeBytes: 1000,
+      durationSec: 1,
+      stepSec: 0.25,
+      bytesAtStep: [100, 300, 500, 700, 900],
+    });
     assert.equal(media.mediaSecAtByte(50), 0);
     assert.equal(media.mediaSecAtByte(299), 0);
     assert.equal(media.mediaSecAtByte(300), 0.25);

@@ -15,7 +15,10 @@ export interface Needs {
 
 function fixture(variable: string, cached: string, probe: string): string {
   const root = process.env[variable] ?? resolve(import.meta.dirname, '..', '..', '..', '..', '.cache', cached);
-  if (!existsSync(join(root, probe))) throw new Error(`the test fixture ${root} is missing: run "npm test -- <file>" (scripts/test.js makes it) or set ${variable}`);
+  if (!existsSync(join(root, probe)))
+    throw new Error(
+      `the test fixture ${root} is missing: run "npm test -- <file>" (scripts/test.js makes it) or set ${variable}`,
+    );
   return root;
 }
 
@@ -24,7 +27,10 @@ export function testMediaRoot(): string {
   return fixture('TRICKLE_TEST_MEDIA', 'test-media', join('demo', 'manifest.mpd'));
 }
 
-/** The packaging corpus scripts/test.js makes (ffmpeg's and Shaka Packager's shapes): TRICKLE_TEST_CORPUS, else where it caches it. */
+/**
+ * The packaging corpus scripts/test.js makes (ffmpeg's and Shaka Packager's shapes): TRICKLE_TEST_CORPUS, else where it
+ * caches it.
+ */
 export function testCorpusRoot(): string {
   return fixture('TRICKLE_TEST_CORPUS', 'test-corpus', 'README.md');
 }
@@ -32,7 +38,12 @@ export function testCorpusRoot(): string {
 export function skipUnless(what: string, needs: Needs): string | false {
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const chromium = existsSync(defaultChromiumPath);
-  const missing = needs.root === true && !root ? 'the lab needs root (network namespaces)' : needs.chromium === true && !chromium ? `Chromium not installed at ${defaultChromiumPath} (apt-get install chromium)` : false;
+  const missing =
+    needs.root === true && !root
+      ? 'the lab needs root (network namespaces)'
+      : needs.chromium === true && !chromium
+        ? `Chromium not installed at ${defaultChromiumPath} (apt-get install chromium)`
+        : false;
   if (missing !== false && process.env.CI === 'true') throw new Error(`CI must run ${what}, but ${missing}`);
   if (missing !== false) console.log(`# skipping ${what}: ${missing}`);
   return missing;

@@ -21,17 +21,25 @@ describe('CPU time from /proc', () => {
     assert.ok(Math.abs(used - rusageSec) <= 0.03, `/proc ${used} s, getrusage ${rusageSec} s`);
   });
 
-  it("reads the machine's time by kind in seconds: the kinds make the total, which grows by about the wall time on every core", () => {
-    const before = machineCpuSeconds();
-    const startedMs = performance.now();
-    spin(300);
-    const after = machineCpuSeconds();
-    const wallSec = (performance.now() - startedMs) / 1000;
-    const kinds = after.user + after.nice + after.system + after.idle + after.iowait + after.irq + after.softirq + after.steal;
-    assert.ok(Math.abs(kinds - after.total) < 1e-6);
-    const grew = after.total - before.total;
-    const cores = cpus().length;
-    assert.ok(grew >= (wallSec - 0.1) * cores && grew <= (wallSec + 0.1) * cores, `${grew} s over ${wallSec} s of ${cores} cores`);
-    assert.ok(after.user + after.system - (before.user + before.system) >= 0.2, 'the spin is busy time');
-  });
+  it(
+    "reads the machine's time by kind in seconds: the kinds make the total, which grows " +
+      'by about the wall time on every core',
+    () => {
+      const before = machineCpuSeconds();
+      const startedMs = performance.now();
+      spin(300);
+      const after = machineCpuSeconds();
+      const wallSec = (performance.now() - startedMs) / 1000;
+      const kinds =
+        after.user + after.nice + after.system + after.idle + after.iowait + after.irq + after.softirq + after.steal;
+      assert.ok(Math.abs(kinds - after.total) < 1e-6);
+      const grew = after.total - before.total;
+      const cores = cpus().length;
+      assert.ok(
+        grew >= (wallSec - 0.1) * cores && grew <= (wallSec + 0.1) * cores,
+        `${grew} s over ${wallSec} s of ${cores} cores`,
+      );
+      assert.ok(after.user + after.system - (before.user + before.system) >= 0.2, 'the spin is busy time');
+    },
+  );
 });

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bdpBytes, parseBytes, parseDurationMs, parseLoss, parseRate, profileLink, profiles, symmetricLink } from '../../src/index.js';
+import {
+  bdpBytes,
+  parseBytes,
+  parseDurationMs,
+  parseLoss,
+  parseRate,
+  profileLink,
+  profiles,
+  symmetricLink,
+} from '../../src/index.js';
 
 const isSpecError = (error: unknown) => (error as { code?: string }).code === 'E2E_ERR_LINK_SPEC';
 

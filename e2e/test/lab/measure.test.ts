@@ -9,7 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { percentile } from '@trickle/player-sim';
-import { burstShareAtMost, labDown, labUp, queueingDelaysMs, startCapture, startPeer, startProbe, symmetricLink, type Lab } from '../../src/index.js';
+import {
+  burstShareAtMost,
+  labDown,
+  labUp,
+  queueingDelaysMs,
+  startCapture,
+  startPeer,
+  startProbe,
+  symmetricLink,
+  type Lab,
+} from '../../src/index.js';
 import { skipUnless } from '../helpers/requirements.js';
 
 const skip = skipUnless('the lab measurement tests', { root: true });
@@ -28,7 +38,10 @@ describe('lab measurements', { skip }, () => {
   it('tells application-paced bursts from kernel-paced packets, and sees the queue they build', async () => {
     const lab = await labUp('tmea', symmetricLink({ rateBps: 20e6, rttMs: 40, bufferBdp: 2 }), { cross: true });
     // As on the paper's servers: CUBIC (BBR paces by itself), and the window survives the pauses between writes.
-    assert.equal(await lab.exec('origin', ['sysctl', '-qw', 'net.ipv4.tcp_slow_start_after_idle=0'], { stdio: 'ignore' }), 0);
+    assert.equal(
+      await lab.exec('origin', ['sysctl', '-qw', 'net.ipv4.tcp_slow_start_after_idle=0'], { stdio: 'ignore' }),
+      0,
+    );
     const capture = await startCapture(lab, join(await mkdtemp(join(tmpdir(), 'trickle-capture-')), 'flows.pcap'));
     const burstyProbe = startProbe(lab, { intervalMs: 20 });
     await flow(lab, 7201, ['4000', '-', '65536', '200', 'cubic']);
@@ -52,6 +65,13 @@ describe('lab measurements', { skip }, () => {
     const pacedQueueMs = percentile(queueingDelaysMs([...burstyRtts, ...pacedRtts]).slice(burstyRtts.length), 99);
     assert.ok(Math.min(...burstyRtts, ...pacedRtts) >= 39, 'the probe crosses the 40 ms link');
     assert.ok(burstyQueueMs > pacedQueueMs, `p99 queueing delay: bursty ${burstyQueueMs} ms, paced ${pacedQueueMs} ms`);
-    console.log(`# bursts (packets): app-paced 64 kB: max ${largest}, ${(burstShareAtMost(bursty.bursts, 10) * 100).toFixed(0)}% <= 10; kernel-paced: max ${Math.max(0, ...paced.bursts)}, ${(burstShareAtMost(paced.bursts, 10) * 100).toFixed(0)}% <= 10; p99 queueing delay ${burstyQueueMs.toFixed(1)} vs ${pacedQueueMs.toFixed(1)} ms`);
+    console.log(
+      `# bursts (packets): app-paced 64 kB: ` +
+        `max ${largest}, ${(burstShareAtMost(bursty.bursts, 10) * 100).toFixed(0)}% <= 10; ` +
+        `kernel-paced: max ${Math.max(0, ...paced.bursts)}, ` +
+        `${(burstShareAtMost(paced.bursts, 10) * 100).toFixed(0)}% ` +
+        `<= 10; p99 queueing delay ${burstyQueueMs.toFixed(1)} vs ${pacedQueueMs.toFixed(1)} ` +
+        `ms`,
+    );
   });
 });

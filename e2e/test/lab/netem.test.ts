@@ -21,7 +21,21 @@ import { teardownClamp } from '@trickle/native';
 import type { FlowRecord } from '@trickle/origin';
 import { stepTrace } from '@trickle/player-sim';
 import { mean } from '../../src/experiment/statistics.js';
-import { binomialInterval, bulkFlow, labDown, labUp, measureBulkGoodputBps, measureBurstDelivery, measureIdleRttMs, measureRandomLoss, netemAvailable, profileLink, symmetricLink, tcpPayloadEfficiency, type Lab } from '../../src/index.js';
+import {
+  binomialInterval,
+  bulkFlow,
+  labDown,
+  labUp,
+  measureBulkGoodputBps,
+  measureBurstDelivery,
+  measureIdleRttMs,
+  measureRandomLoss,
+  netemAvailable,
+  profileLink,
+  symmetricLink,
+  tcpPayloadEfficiency,
+  type Lab,
+} from '../../src/index.js';
 import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
 const checkout = resolve(import.meta.dirname, '..', '..', '..', '..');
@@ -55,23 +69,37 @@ if (skip === false && (inGuest || netemHere.available)) {
         const lab = await labUp(name, link, { backend: 'netem' });
         assert.equal(lab.state.backend, 'netem');
         const rttMs = await measureIdleRttMs(lab);
-        // From 5 s: past slow start's overshoot and its recovery, which an emulated guest can stretch into a retransmission timeout.
+        // From 5 s: past slow start's overshoot and its recovery, which an emulated guest can stretch into a
+        // retransmission timeout.
         const goodputBps = await measureBulkGoodputBps(lab, { durationMs: 16_000, fromMs: 5000 });
         const expectedBps = link.down.rateBps * tcpPayloadEfficiency;
         const configuredRttMs = link.down.delayMs + link.up.delayMs;
         // What netem adds to the path, against what was configured.
         const errorMs = rttMs - pathRttMs - configuredRttMs;
-        console.log(`# netem on ${where}, ${profile}: RTT configured ${configuredRttMs} ms, measured ${rttMs.toFixed(2)} ms (the path's own ${pathRttMs.toFixed(2)} ms, netem's error ${errorMs.toFixed(2)} ms); goodput ${(goodputBps / 1e6).toFixed(3)} Mbit/s = ${((goodputBps / expectedBps - 1) * 100).toFixed(1)}% of the payload rate ${(expectedBps / 1e6).toFixed(3)}`);
+        console.log(
+          `# netem on ${where}, ${profile}: RTT configured ${configuredRttMs} ms, ` +
+            `measured ${rttMs.toFixed(2)} ms (the path's own ${pathRttMs.toFixed(2)} ms, netem's ` +
+            `error ${errorMs.toFixed(2)} ms); goodput ${(goodputBps / 1e6).toFixed(3)} Mbit/s ` +
+            `= ${((goodputBps / expectedBps - 1) * 100).toFixed(1)}% of the payload ` +
+            `rate ${(expectedBps / 1e6).toFixed(3)}`,
+        );
         // ping prints whole milliseconds from 100 ms on: a path that long is read to 1 ms less finely.
         const boundMs = 2 + (configuredRttMs >= 100 ? 1 : 0);
-        assert.ok(Math.abs(errorMs) <= boundMs, `idle RTT ${rttMs} ms for ${configuredRttMs} ms on a path of ${pathRttMs} ms (bound ${boundMs} ms)`);
+        assert.ok(
+          Math.abs(errorMs) <= boundMs,
+          `idle RTT ${rttMs} ms for ${configuredRttMs} ms on a path of ${pathRttMs} ms (bound ${boundMs} ms)`,
+        );
         assert.ok(Math.abs(goodputBps / expectedBps - 1) <= 0.03, `goodput ${goodputBps} vs ${expectedBps}`);
       });
     }
 
     it('applies random loss within its binomial interval', async () => {
       const lossRate = 0.05;
-      const lab = await labUp(name, { ...profileLink('dsl-6mbit'), down: { ...profileLink('dsl-6mbit').down, lossRate } }, { backend: 'netem' });
+      const lab = await labUp(
+        name,
+        { ...profileLink('dsl-6mbit'), down: { ...profileLink('dsl-6mbit').down, lossRate } },
+        { backend: 'netem' },
+      );
       // 2000 datagrams of 200 B every 2 ms: 0.8 Mbit/s, well below the link, slow enough for an emulated sender.
       const result = await measureRandomLoss(lab, 2000, 2000);
       // Judged at netem's own counters (what it dropped of what it was offered): end to end, an
@@ -79,20 +107,36 @@ if (skip === false && (inGuest || netemHere.available)) {
       // loss is the kernel's, unseeded: a binomial draw, outside this 99.99 % interval by chance in
       // 1 run of 10,000.
       const interval = binomialInterval(result.link.offered, lossRate, 3.89);
-      console.log(`# netem on ${where}: loss configured 5%, netem dropped ${(result.link.lossRate * 100).toFixed(2)}% of ${result.link.offered} (99.99% interval ${(interval.low * 100).toFixed(2)}-${(interval.high * 100).toFixed(2)}%); end to end ${(result.lossRate * 100).toFixed(2)}% of ${result.sent} datagrams`);
+      console.log(
+        `# netem on ${where}: loss configured 5%, netem ` +
+          `dropped ${(result.link.lossRate * 100).toFixed(2)}% of ${result.link.offered} ` +
+          `(99.99% interval ${(interval.low * 100).toFixed(2)}-${(interval.high * 100).toFixed(2)}%); ` +
+          `end to end ${(result.lossRate * 100).toFixed(2)}% of ${result.sent} datagrams`,
+      );
       // An emulated sender outruns its emulated kernel: datagrams are lost before netem (CI: netem saw
       // 1,765 of 2,000, and dropped 4.65 % of them). netem's draw is judged on what it saw, enough of it.
-      assert.ok(result.link.offered >= 0.5 * result.sent, `netem saw ${result.link.offered} packets of ${result.sent} datagrams`);
-      assert.ok(result.link.lossRate >= interval.low && result.link.lossRate <= interval.high, `loss ${result.link.lossRate} outside [${interval.low}, ${interval.high}]`);
+      assert.ok(
+        result.link.offered >= 0.5 * result.sent,
+        `netem saw ${result.link.offered} packets of ${result.sent} datagrams`,
+      );
+      assert.ok(
+        result.link.lossRate >= interval.low && result.link.lossRate <= interval.high,
+        `loss ${result.link.lossRate} outside [${interval.low}, ${interval.high}]`,
+      );
     });
 
-    it('drops the part of a burst that does not fit the buffer', { skip: inGuest ? 'an emulated sender cannot burst at line rate (the delay line is checked in lab.test.ts)' : false }, async () => {
+    it('drops the part of a burst that does not fit the buffer', {
+      skip: inGuest ? 'an emulated sender cannot burst at line rate (the delay line is checked in lab.test.ts)' : false,
+    }, async () => {
       const bufferBytes = 30_000;
       const link = profileLink('dsl-6mbit');
       const lab = await labUp(name, { ...link, down: { ...link.down, bufferBytes } }, { backend: 'netem' });
       const { sent, received, dropsAtBottleneck } = await measureBurstDelivery(lab, 200);
       const fits = Math.floor(bufferBytes / 1514);
-      assert.ok(received >= fits && received <= fits + 10, `${received} of ${sent} delivered through a ${bufferBytes} B buffer`);
+      assert.ok(
+        received >= fits && received <= fits + 10,
+        `${received} of ${sent} delivered through a ${bufferBytes} B buffer`,
+      );
       assert.equal(dropsAtBottleneck, sent - received, 'every loss is a tail drop at the bottleneck');
     });
 
@@ -102,22 +146,43 @@ if (skip === false && (inGuest || netemHere.available)) {
       // guest, measured, where it took 11-30 s when it loaded the addon and the whole simulator).
       // The flow runs from 10 s before the step.
       const stepAtMs = 20_000;
-      const lab = await labUp(name, { ...symmetricLink({ rateBps: 8e6, rttMs: 20, bufferBdp: 2 }), trace: stepTrace(8e6, 2e6, stepAtMs, 600_000) }, { backend: 'netem' });
+      const lab = await labUp(
+        name,
+        { ...symmetricLink({ rateBps: 8e6, rttMs: 20, bufferBdp: 2 }), trace: stepTrace(8e6, 2e6, stepAtMs, 600_000) },
+        { backend: 'netem' },
+      );
       const zeroMs = Date.parse(lab.state.createdAt);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, stepAtMs - 10_000 - (Date.now() - zeroMs))));
       const binMs = 250;
-      const { binsBps, startedAtEpochMs } = await bulkFlow(lab, stepAtMs + 4000 - (Date.now() - zeroMs), 0, 1000, binMs, 7003);
+      const { binsBps, startedAtEpochMs } = await bulkFlow(
+        lab,
+        stepAtMs + 4000 - (Date.now() - zeroMs),
+        0,
+        1000,
+        binMs,
+        7003,
+      );
       // The player's goodput per 250 ms on the trace's clock.
       const rates = binsBps.map((bps, i) => ({ atMs: startedAtEpochMs - zeroMs + i * binMs, bps }));
       const before = rates.filter((r) => r.atMs > stepAtMs - 2500 && r.atMs + binMs < stepAtMs);
       const settled = rates.filter((r) => r.atMs >= stepAtMs + 1000 && r.atMs + binMs <= stepAtMs + 3500);
       const show = (list: typeof rates) => list.map((r) => (r.bps / 1e6).toFixed(2)).join(', ');
-      console.log(`# netem on ${where}: 8 -> 2 Mbit/s at ${stepAtMs / 1000} s (flow from ${((startedAtEpochMs - zeroMs) / 1000).toFixed(1)} s): before ${show(before)}; from 1 s after ${show(settled)} Mbit/s`);
+      console.log(
+        `# netem on ${where}: 8 -> 2 Mbit/s at ${stepAtMs / 1000} s (flow ` +
+          `from ${((startedAtEpochMs - zeroMs) / 1000).toFixed(1)} s): before ${show(before)}; ` +
+          `from 1 s after ${show(settled)} Mbit/s`,
+      );
       // An emulated guest's coarse timers can move a chunk from one 250 ms bin to the next (CI read
       // 5.56 then 9.64 for 8 Mbit/s): bins are judged against twice the new rate, the rate by their mean.
-      assert.ok(before.length >= 8 && before.every((r) => r.bps > 4e6) && mean(before.map((r) => r.bps)) > 6.5e6, `before the step: ${show(before)} Mbit/s`);
+      assert.ok(
+        before.length >= 8 && before.every((r) => r.bps > 4e6) && mean(before.map((r) => r.bps)) > 6.5e6,
+        `before the step: ${show(before)} Mbit/s`,
+      );
       // Per bin, a clear change (under half the old rate); on the whole, the new rate.
-      assert.ok(settled.length >= 8 && settled.every((r) => r.bps < 4e6) && mean(settled.map((r) => r.bps)) < 2.3e6, `from 1 s after the step: ${show(settled)} Mbit/s`);
+      assert.ok(
+        settled.length >= 8 && settled.every((r) => r.bps < 4e6) && mean(settled.map((r) => r.bps)) < 2.3e6,
+        `from 1 s after the step: ${show(settled)} Mbit/s`,
+      );
     });
 
     it('carries a response from trickle serve under the trickle policy', async () => {
@@ -125,26 +190,78 @@ if (skip === false && (inGuest || netemHere.available)) {
       const base = `http://${lab.address('origin')}:8080`;
       // A clamp of its own (cgroup, program, pinned maps), removed after.
       const clamp = { cgroup: 'trickle-test-netem', pinDir: '/run/trickle/bpf-test-netem' };
-      const origin = lab.spawn('origin', [process.execPath, cli, 'serve', '--media', testMediaRoot(), '--host', lab.address('origin'), '--port', '8080', '--allow-policy-override', '--startup-seconds', '2', '--log-level', 'warn'], {
-        stdio: 'inherit',
-        env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clamp.cgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clamp.pinDir },
-      });
+      const origin = lab.spawn(
+        'origin',
+        [
+          process.execPath,
+          cli,
+          'serve',
+          '--media',
+          testMediaRoot(),
+          '--host',
+          lab.address('origin'),
+          '--public-ops',
+          '--port',
+          '8080',
+          '--allow-policy-override',
+          '--startup-seconds',
+          '2',
+          '--log-level',
+          'warn',
+        ],
+        {
+          stdio: 'inherit',
+          env: {
+            ...process.env,
+            TRICKLE_DELIVERY__CLAMP__CGROUP: clamp.cgroup,
+            TRICKLE_DELIVERY__CLAMP__PIN_DIR: clamp.pinDir,
+          },
+        },
+      );
       try {
         const exited = once(origin, 'exit').then(([code]) => {
           throw new Error(`trickle serve exited (${String(code)}) before it answered`);
         });
         await Promise.race([lab.waitForHttp(`${base}/healthz`, { attempts: 600 }), exited]);
-        const health = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/healthz`])) as { delivery: { clamp: { backend: string; fallbackReason: string | null } } };
+        const health = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/healthz`])) as {
+          delivery: { clamp: { backend: string; fallbackReason: string | null } };
+        };
         // 1.5 MB of the ~3 Mbit/s progressive file: 2 s of startup, then ~2 s under the policy.
         const length = 1_500_000;
-        const size = Number(await lab.output('player', ['curl', '-sf', '-o', '/dev/null', '-w', '%{size_download}', '-r', `0-${length - 1}`, `${base}/media/demo/progressive.mp4?policy=trickle`]));
-        const { flows } = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows`])) as { flows: FlowRecord[] };
+        const size = Number(
+          await lab.output('player', [
+            'curl',
+            '-sf',
+            '-o',
+            '/dev/null',
+            '-w',
+            '%{size_download}',
+            '-r',
+            `0-${length - 1}`,
+            `${base}/media/demo/progressive.mp4?policy=trickle`,
+          ]),
+        );
+        const { flows } = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows`])) as {
+          flows: FlowRecord[];
+        };
         const record = flows.find((r) => r.policy === 'trickle');
-        console.log(`# netem on ${where}: trickle served ${size} B; clamp backend ${health.delivery.clamp.backend}${health.delivery.clamp.fallbackReason === null ? '' : ` (${health.delivery.clamp.fallbackReason})`}; record: backend ${record?.backend}, throttled goodput ${record?.throttling?.goodputBps === undefined || record.throttling.goodputBps === null ? '-' : (record.throttling.goodputBps / 1e6).toFixed(2)} Mbit/s, R ${record?.targetRateBps === null || record?.targetRateBps === undefined ? '-' : (record.targetRateBps.mean / 1e6).toFixed(2)} Mbit/s, clamp ${JSON.stringify(record?.appliedClampPackets)}, srtt ${record?.srttUs} us`);
+        console.log(
+          `# netem on ${where}: trickle served ${size} B; clamp ` +
+            `backend ${health.delivery.clamp.backend}` +
+            `${health.delivery.clamp.fallbackReason === null ? '' : ` (${health.delivery.clamp.fallbackReason})`}; ` +
+            `record: backend ${record?.backend}, throttled ` +
+            `goodput ` +
+            `${record?.throttling?.goodputBps === undefined || record.throttling.goodputBps === null ? '-' : (record.throttling.goodputBps / 1e6).toFixed(2)} ` +
+            `Mbit/s, R ` +
+            `${record?.targetRateBps === null || record?.targetRateBps === undefined ? '-' : (record.targetRateBps.mean / 1e6).toFixed(2)} ` +
+            `Mbit/s, clamp ${JSON.stringify(record?.appliedClampPackets)}, ` +
+            `srtt ${record?.srttUs} us`,
+        );
         assert.equal(size, length);
-        assert.ok(record !== undefined && record.completed, 'a completed trickle flow record');
+        assert.ok(record?.completed, 'a completed trickle flow record');
         assert.equal(record.backend, health.delivery.clamp.backend, 'the record says the backend that ran');
-        if (record.backend === 'bpf') assert.ok(record.appliedClampPackets !== null, 'with the bpf backend the clamp was applied');
+        if (record.backend === 'bpf')
+          assert.ok(record.appliedClampPackets !== null, 'with the bpf backend the clamp was applied');
       } finally {
         if (origin.exitCode === null && origin.signalCode === null) {
           origin.kill('SIGTERM');
@@ -158,7 +275,10 @@ if (skip === false && (inGuest || netemHere.available)) {
   describe(`the lab's netem backend in a guest kernel (${netemHere.reason ?? 'no netem here'})`, () => {
     const script = resolve(checkout, 'scripts', 'netem-vm');
     const check = spawnSync(script, ['check'], { encoding: 'utf8' });
-    const noGuest = check.status === 0 ? false : `no guest kernel can start here: ${(check.stdout || check.stderr || check.error?.message || '').trim()}`;
+    const noGuest =
+      check.status === 0
+        ? false
+        : `no guest kernel can start here: ${(check.stdout || check.stderr || check.error?.message || '').trim()}`;
     // In CI a guest that cannot start fails the test; elsewhere its checks are skipped, the reason printed.
     const guestSkip = noGuest !== false && process.env.CI !== 'true' ? noGuest : false;
     if (guestSkip !== false) console.log(`# skipping the netem checks in a guest kernel: ${guestSkip}`);
@@ -173,10 +293,16 @@ if (skip === false && (inGuest || netemHere.available)) {
     });
 
     // One boot for every guest check: the guest says its kernel and that netem works there, then runs this file.
-    it('boots a kernel with netem, and passes every check inside it', { skip: guestSkip, timeout: 20 * 60_000 }, async () => {
+    it('boots a kernel with netem, and passes every check inside it', {
+      skip: guestSkip,
+      timeout: 20 * 60_000,
+    }, async () => {
       assert.equal(noGuest, false);
       const started = Date.now();
-      const command = `uname -r; tc qdisc add dev lo root netem delay 1ms && tc qdisc del dev lo root && echo netem-here; exec ${process.execPath} --test --test-reporter=spec ${resolve(import.meta.filename)}`;
+      const command =
+        `uname -r; tc qdisc add dev lo root netem delay 1ms && tc qdisc del dev lo root && ` +
+        `echo netem-here; exec ${process.execPath} --test ` +
+        `--test-reporter=spec ${resolve(import.meta.filename)}`;
       const guest = spawn(script, ['run', '--timeout', '1080', '--', 'sh', '-c', command], {
         cwd: checkout,
         stdio: ['ignore', 'pipe', 'inherit'],
@@ -193,9 +319,14 @@ if (skip === false && (inGuest || netemHere.available)) {
       assert.ok(release >= 0, 'the guest kernel says its release');
       assert.equal(lines[release + 1], 'netem-here', 'the guest kernel has netem');
       assert.equal(code, 0, `the checks failed in the guest:\n${lines.slice(-40).join('\n')}`);
-      // The guest ran every check of this file: 7 tests, the burst one skipped there (an emulated sender cannot burst at line rate).
-      const summary = (key: string) => Number(lines.find((line) => line.startsWith(`ℹ ${key} `))?.slice(`ℹ ${key} `.length));
-      assert.deepEqual({ tests: summary('tests'), pass: summary('pass'), fail: summary('fail'), skipped: summary('skipped') }, { tests: 7, pass: 6, fail: 0, skipped: 1 });
+      // The guest ran every check of this file: 7 tests, the burst one skipped there (an emulated sender cannot burst
+      // at line rate).
+      const summary = (key: string) =>
+        Number(lines.find((line) => line.startsWith(`ℹ ${key} `))?.slice(`ℹ ${key} `.length));
+      assert.deepEqual(
+        { tests: summary('tests'), pass: summary('pass'), fail: summary('fail'), skipped: summary('skipped') },
+        { tests: 7, pass: 6, fail: 0, skipped: 1 },
+      );
     });
   });
 }

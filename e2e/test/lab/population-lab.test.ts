@@ -7,7 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { drawLinks, labDown, linkPopulation, measurePopulationAccuracy, populationStatus, populationUp, type AccessLink } from '../../src/index.js';
+import {
+  drawLinks,
+  labDown,
+  linkPopulation,
+  measurePopulationAccuracy,
+  populationStatus,
+  populationUp,
+  type AccessLink,
+} from '../../src/index.js';
 import { delaylineLinksText, populationTcCommands } from '../../src/lab/population-lab.js';
 import { skipUnless } from '../helpers/requirements.js';
 
@@ -22,17 +30,44 @@ describe('population lab: what it tells tc and the delay line', () => {
     { source: 'test', seed: 1, uplinkRateBps: 100e6 },
   );
 
-  it("gives each viewer an HTB class at its own rate, a byte FIFO of its buffer and a filter in its address's hash bucket", () => {
-    const down = populationTcCommands('ra', 'down', population);
-    assert.ok(down.includes('class add dev ra parent 1: classid 1:1 htb rate 100000000bit ceil 100000000bit burst 12500 cburst 12500 quantum 1514'));
-    assert.ok(down.includes('class add dev ra parent 1:1 classid 1:10 htb rate 6000000bit ceil 6000000bit burst 3028 cburst 3028 quantum 1514'));
-    assert.ok(down.includes('qdisc add dev ra parent 1:10 handle 10: bfifo limit 60000'));
-    assert.ok(down.includes('filter add dev ra parent 1: prio 1 protocol ip u32 ht 100:1: match ip dst 10.73.1.1/32 flowid 1:10'));
-    assert.ok(down.includes('filter add dev ra parent 1: prio 1 protocol ip u32 ht 100:2: match ip dst 10.73.1.2/32 flowid 1:11'));
-    const up = populationTcCommands('ro', 'up', population);
-    assert.ok(up.some((line) => line.includes('match ip src 10.73.0.0/16 hashkey mask 0x000000ff at 12 link 100:')));
-    assert.ok(up.includes('class add dev ro parent 1:1 classid 1:10 htb rate 1500000bit ceil 1500000bit burst 3028 cburst 3028 quantum 1514'));
-  });
+  it(
+    'gives each viewer an HTB class at its own rate, a byte FIFO of its buffer and a ' +
+      "filter in its address's hash bucket",
+    () => {
+      const down = populationTcCommands('ra', 'down', population);
+      assert.ok(
+        down.includes(
+          'class add dev ra parent 1: classid 1:1 htb rate 100000000bit ceil 100000000bit ' +
+            'burst 12500 cburst 12500 quantum 1514',
+        ),
+      );
+      assert.ok(
+        down.includes(
+          'class add dev ra parent 1:1 classid 1:10 htb rate 6000000bit ceil 6000000bit burst ' +
+            '3028 cburst 3028 quantum 1514',
+        ),
+      );
+      assert.ok(down.includes('qdisc add dev ra parent 1:10 handle 10: bfifo limit 60000'));
+      assert.ok(
+        down.includes(
+          'filter add dev ra parent 1: prio 1 protocol ip u32 ht 100:1: match ip dst 10.73.1.1/32 flowid 1:10',
+        ),
+      );
+      assert.ok(
+        down.includes(
+          'filter add dev ra parent 1: prio 1 protocol ip u32 ht 100:2: match ip dst 10.73.1.2/32 flowid 1:11',
+        ),
+      );
+      const up = populationTcCommands('ro', 'up', population);
+      assert.ok(up.some((line) => line.includes('match ip src 10.73.0.0/16 hashkey mask 0x000000ff at 12 link 100:')));
+      assert.ok(
+        up.includes(
+          'class add dev ro parent 1:1 classid 1:10 htb rate 1500000bit ceil 1500000bit burst ' +
+            '3028 cburst 3028 quantum 1514',
+        ),
+      );
+    },
+  );
 
   it("gives the delay line each viewer's one-way delays in microseconds and its loss", () => {
     assert.equal(delaylineLinksText(population), '10.73.1.1 20000 20000 0.01 0\n10.73.1.2 150000 150000 0 0\n');
@@ -43,34 +78,66 @@ describe('population lab on the kernel', { skip }, () => {
   const name = 'tpop';
   after(() => labDown(name));
 
-  it('measures every link at the population\'s load: RTT within 3 ms, rate within 3 %, flows on their own links, drops at the right queue', async (t) => {
-    const population = linkPopulation([...drawLinks('dc1-like', 4, 1), ...drawLinks('dc2-like', 4, 2)], { source: 'dc1-like + dc2-like', seed: 1 });
-    // Viewer 7 on a host of its own (as a browser is), the others in the shared player namespace.
-    const lab = await populationUp(name, population, { ownHosts: [7] });
-    assert.equal(lab.namespace({ viewer: 7 }), `trickle-${name}-v7`);
-    assert.equal(lab.namespace({ viewer: 6 }), lab.namespace('player'));
-    const accuracy = await measurePopulationAccuracy(lab, { durationMs: 10_000, fromMs: 4000, pings: 20 });
-    const describe = (link: { viewer: number; rateBps: number; rttMs: number; bufferBytes: number }) => `viewer ${link.viewer} (${(link.rateBps / 1e6).toFixed(2)} Mbit/s, ${link.rttMs} ms, ${link.bufferBytes} B)`;
-    for (const link of accuracy.links) t.diagnostic(`${describe(link)}: RTT ${link.measuredRttMs.toFixed(2)} ms, echoes ${link.echoRttsMs.join(' ')}`);
-    for (const link of accuracy.links) {
-      // Half the links flooded, the delay line (a user-space process) on two cores beside a browser
-      // test: runs of echoes come back 1-6 ms late at times (CI: four of ten 2-6 ms late for 102.1 ms),
-      // more than a 15 %-trimmed mean of 20 drops, so 1 ms failed by chance (CI: 62.92 ms for 61.8, 103.48 for 102.1).
-      // 3 ms still catches a link with the wrong delay (the smallest one-way delay here is 9 ms); the
-      // lab's accuracy to the tenth of a ms is the benchmark's (trickle bench population).
-      assert.ok(Math.abs(link.measuredRttMs - link.rttMs) <= 3, `${describe(link)}: RTT ${link.measuredRttMs} ms under load (echoes ${link.echoRttsMs.join(', ')} ms)`);
-      // Every datagram the viewer received crossed its own queue, and nothing else did.
-      assert.ok(Math.abs(link.queueFramesPerReceived - 1) <= 0.002, `${describe(link)}: its queue sent ${link.queueFramesPerReceived} frames per datagram it received`);
-      // Under a flood at 1.1x its rate the queue sends at the link's rate (frames with their headers).
-      assert.ok(Math.abs(link.linkRateBps / link.rateBps - 1) <= 0.03, `${describe(link)}: its queue sent ${link.linkRateBps} bit/s`);
-      assert.equal(link.burst.dropsElsewhere, 0, `${describe(link)}: a burst to it dropped at other viewers' queues`);
-      assert.equal(link.burst.dropsHere, link.burst.sent - link.burst.received, `${describe(link)}: ${link.burst.sent} sent, ${link.burst.received} received, ${link.burst.dropsHere} dropped at its queue`);
-      // At least what the buffer and bucket hold; at most that and what the link sent while the burst came in.
-      assert.ok(link.burst.received >= link.burst.fits - 2 && link.burst.received <= link.burst.atMost + 2, `${describe(link)}: ${link.burst.received} of a burst got through its buffer, ${link.burst.fits}-${link.burst.atMost} fit`);
-    }
-    // The loaded viewers' drops are their own: the status attributes frames to the links that carried them.
-    const status = await populationStatus(lab);
-    const byViewer = new Map(population.links.map((link: AccessLink) => [link.viewer, link]));
-    for (const entry of status) assert.ok(entry.down.framesIn > 0 && entry.down.sentBytes > 0, `viewer ${entry.viewer} (${byViewer.get(entry.viewer)!.address}) carried nothing`);
-  });
+  it(
+    "measures every link at the population's load: RTT within 3 ms, rate within 3 %, " +
+      'flows on their own links, drops at the right queue',
+    async (t) => {
+      const population = linkPopulation([...drawLinks('dc1-like', 4, 1), ...drawLinks('dc2-like', 4, 2)], {
+        source: 'dc1-like + dc2-like',
+        seed: 1,
+      });
+      // Viewer 7 on a host of its own (as a browser is), the others in the shared player namespace.
+      const lab = await populationUp(name, population, { ownHosts: [7] });
+      assert.equal(lab.namespace({ viewer: 7 }), `trickle-${name}-v7`);
+      assert.equal(lab.namespace({ viewer: 6 }), lab.namespace('player'));
+      const accuracy = await measurePopulationAccuracy(lab, { durationMs: 10_000, fromMs: 4000, pings: 20 });
+      const describe = (link: { viewer: number; rateBps: number; rttMs: number; bufferBytes: number }) =>
+        `viewer ${link.viewer} (${(link.rateBps / 1e6).toFixed(2)} Mbit/s, ${link.rttMs} ms, ${link.bufferBytes} B)`;
+      for (const link of accuracy.links)
+        t.diagnostic(`${describe(link)}: RTT ${link.measuredRttMs.toFixed(2)} ms, echoes ${link.echoRttsMs.join(' ')}`);
+      for (const link of accuracy.links) {
+        // Half the links flooded, the delay line (a user-space process) on two cores beside a browser
+        // test: runs of echoes come back 1-6 ms late at times (CI: four of ten 2-6 ms late for 102.1 ms),
+        // more than a 15 %-trimmed mean of 20 drops, so 1 ms failed by chance (CI: 62.92 ms for 61.8, 103.48 for
+        // 102.1).
+        // 3 ms still catches a link with the wrong delay (the smallest one-way delay here is 9 ms); the
+        // lab's accuracy to the tenth of a ms is the benchmark's (trickle bench population).
+        assert.ok(
+          Math.abs(link.measuredRttMs - link.rttMs) <= 3,
+          `${describe(link)}: RTT ${link.measuredRttMs} ms under load (echoes ${link.echoRttsMs.join(', ')} ms)`,
+        );
+        // Every datagram the viewer received crossed its own queue, and nothing else did.
+        assert.ok(
+          Math.abs(link.queueFramesPerReceived - 1) <= 0.002,
+          `${describe(link)}: its queue sent ${link.queueFramesPerReceived} frames per datagram it received`,
+        );
+        // Under a flood at 1.1x its rate the queue sends at the link's rate (frames with their headers).
+        assert.ok(
+          Math.abs(link.linkRateBps / link.rateBps - 1) <= 0.03,
+          `${describe(link)}: its queue sent ${link.linkRateBps} bit/s`,
+        );
+        assert.equal(link.burst.dropsElsewhere, 0, `${describe(link)}: a burst to it dropped at other viewers' queues`);
+        assert.equal(
+          link.burst.dropsHere,
+          link.burst.sent - link.burst.received,
+          `${describe(link)}: ${link.burst.sent} sent, ${link.burst.received} ` +
+            `received, ${link.burst.dropsHere} dropped at its queue`,
+        );
+        // At least what the buffer and bucket hold; at most that and what the link sent while the burst came in.
+        assert.ok(
+          link.burst.received >= link.burst.fits - 2 && link.burst.received <= link.burst.atMost + 2,
+          `${describe(link)}: ${link.burst.received} of a burst got through its ` +
+            `buffer, ${link.burst.fits}-${link.burst.atMost} fit`,
+        );
+      }
+      // The loaded viewers' drops are their own: the status attributes frames to the links that carried them.
+      const status = await populationStatus(lab);
+      const byViewer = new Map(population.links.map((link: AccessLink) => [link.viewer, link]));
+      for (const entry of status)
+        assert.ok(
+          entry.down.framesIn > 0 && entry.down.sentBytes > 0,
+          `viewer ${entry.viewer} (${byViewer.get(entry.viewer)!.address}) carried nothing`,
+        );
+    },
+  );
 });

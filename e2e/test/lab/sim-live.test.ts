@@ -37,24 +37,93 @@ describe('model versus live players through the lab', { skip }, () => {
   it('agrees on rebuffering for a gap longer than the buffer', async () => {
     const lab = await labUp('tsim', symmetricLink({ rateBps: 6e6, rttMs: 40, bufferBdp: 2 }));
     // The model below delivers with policy bulk: so does the origin.
-    const origin = lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8080', '--policy', 'bulk', '--log-level', 'warn'], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const origin = lab.spawn(
+      'origin',
+      [
+        process.execPath,
+        cli,
+        'serve',
+        '--media',
+        media!,
+        '--host',
+        lab.address('origin'),
+        '--public-ops',
+        '--port',
+        '8080',
+        '--policy',
+        'bulk',
+        '--log-level',
+        'warn',
+      ],
+      { stdio: ['ignore', 'inherit', 'inherit'] },
+    );
     try {
       await lab.waitForHttp(`http://${lab.address('origin')}:8080/healthz`);
       const out = await mkdtemp(join(tmpdir(), 'trickle-live-'));
-      const live = lab.spawn('player', [process.execPath, cli, 'sim', '--live', '--origin', `http://${lab.address('origin')}:8080`, '--manifest', '/media/demo/manifest.mpd', '--sessions', '1', '--concurrency', '1', '--abr', 'throughput', '--session-seconds', String(sessionSeconds), '--max-buffer', '6', '--json', '--out', out], { stdio: ['ignore', 'ignore', 'inherit'] });
+      const live = lab.spawn(
+        'player',
+        [
+          process.execPath,
+          cli,
+          'sim',
+          '--live',
+          '--origin',
+          `http://${lab.address('origin')}:8080`,
+          '--manifest',
+          '/media/demo/manifest.mpd',
+          '--sessions',
+          '1',
+          '--concurrency',
+          '1',
+          '--abr',
+          'throughput',
+          '--session-seconds',
+          String(sessionSeconds),
+          '--max-buffer',
+          '6',
+          '--json',
+          '--out',
+          out,
+        ],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
       const drop = setTimeout(() => lab.setRate('down', lowRateBps), dropAtMs);
       const recover = setTimeout(() => lab.setRate('down', 6e6), recoverAtMs);
       const code = await new Promise<number | null>((done) => live.on('exit', done));
       clearTimeout(drop);
       clearTimeout(recover);
       assert.equal(code, 0);
-      const [liveResult] = (await readFile(join(out, 'sessions.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as SessionResult);
+      const [liveResult] = (await readFile(join(out, 'sessions.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as SessionResult);
 
-      const trace: Trace = { name: 'gap', points: [{ atMs: 0, rateBps: 6e6 }, { atMs: dropAtMs, rateBps: lowRateBps }, { atMs: recoverAtMs, rateBps: 6e6 }], durationMs: 3_600_000 };
+      const trace: Trace = {
+        name: 'gap',
+        points: [
+          { atMs: 0, rateBps: 6e6 },
+          { atMs: dropAtMs, rateBps: lowRateBps },
+          { atMs: recoverAtMs, rateBps: 6e6 },
+        ],
+        durationMs: 3_600_000,
+      };
       const content = loopContent(await loadContent(join(media!, 'demo', 'manifest.mpd')), sessionSeconds);
-      const [modelResult] = await runModel({ content, traces: [trace], traceOffsetMs: 0, rttMs: 40, abr: 'throughput', policy: 'bulk', sessions: 1, seed: 1, settings: { ...settings, startupThresholdSec: 4, resumeThresholdSec: 4 } });
+      const [modelResult] = await runModel({
+        content,
+        traces: [trace],
+        traceOffsetMs: 0,
+        rttMs: 40,
+        abr: 'throughput',
+        policy: 'bulk',
+        sessions: 1,
+        seed: 1,
+        settings: { ...settings, startupThresholdSec: 4, resumeThresholdSec: 4 },
+      });
 
-      const describeRun = (r: SessionResult) => `${r.rebuffers.length} rebuffer(s): ${r.rebuffers.map((b) => `${(b.startMs / 1000).toFixed(1)} s for ${(b.durationMs / 1000).toFixed(1)} s`).join(', ')}`;
+      const describeRun = (r: SessionResult) =>
+        `${r.rebuffers.length} ` +
+        `rebuffer(s): ` +
+        `${r.rebuffers.map((b) => `${(b.startMs / 1000).toFixed(1)} s for ${(b.durationMs / 1000).toFixed(1)} s`).join(', ')}`;
       console.log(`# live: ${describeRun(liveResult!)}; model: ${describeRun(modelResult!)}`);
       assert.equal(aggregate([liveResult!]).rebufferChance, aggregate([modelResult!]).rebufferChance);
       assert.equal(liveResult!.rebuffers.length, 1, `live: ${describeRun(liveResult!)}`);

@@ -33,7 +33,8 @@ describe('HTTPS from the origin through the lab', { skip }, () => {
   let certificateDir: string;
   let chromium: LaunchedChromium | undefined;
 
-  const curl = (args: readonly string[]) => lab.output('player', ['curl', '-sf', '--cacert', certificates.caCert, ...args]);
+  const curl = (args: readonly string[]) =>
+    lab.output('player', ['curl', '-sf', '--cacert', certificates.caCert, ...args]);
   const flows = async () => (JSON.parse(await curl([`${base}/api/flows`])) as { flows: FlowRecord[] }).flows;
 
   before(async () => {
@@ -41,13 +42,43 @@ describe('HTTPS from the origin through the lab', { skip }, () => {
     base = `https://${lab.address('origin')}:8443`;
     certificateDir = await mkdtemp(join(tmpdir(), 'trickle-https-'));
     certificates = await makeDevCertificates(certificateDir, [lab.address('origin')]);
-    lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8443', '--tls-cert', certificates.cert, '--tls-key', certificates.key, '--startup-seconds', '5', '--log-level', 'warn'], {
-      stdio: 'inherit',
-      env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir },
-    });
+    lab.spawn(
+      'origin',
+      [
+        process.execPath,
+        cli,
+        'serve',
+        '--media',
+        media!,
+        '--host',
+        lab.address('origin'),
+        '--public-ops',
+        '--port',
+        '8443',
+        '--tls-cert',
+        certificates.cert,
+        '--tls-key',
+        certificates.key,
+        '--startup-seconds',
+        '5',
+        '--log-level',
+        'warn',
+      ],
+      {
+        stdio: 'inherit',
+        env: {
+          ...process.env,
+          TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup,
+          TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir,
+        },
+      },
+    );
     // Until the origin listens (curl --cacert: the CA is the only one trusted).
     for (let attempt = 0; ; attempt++) {
-      const ok = await curl([`${base}/healthz`]).then(() => true, () => false);
+      const ok = await curl([`${base}/healthz`]).then(
+        () => true,
+        () => false,
+      );
       if (ok) break;
       if (attempt > 100) throw new Error(`the HTTPS origin did not answer at ${base}/healthz`);
       await new Promise((done) => setTimeout(done, 200));
@@ -62,18 +93,39 @@ describe('HTTPS from the origin through the lab', { skip }, () => {
   });
 
   it('speaks HTTP/1.1 over TLS, to a client offering h2 as well', async () => {
-    const version = await curl(['--http2', '-o', '/dev/null', '-w', '%{http_version}', `${base}/media/demo/manifest.mpd`]);
+    const version = await curl([
+      '--http2',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_version}',
+      `${base}/media/demo/manifest.mpd`,
+    ]);
     assert.equal(version, '1.1');
   });
 
-  it('clamps a progressive response over HTTPS with the BPF program, within Algorithm 1\'s band', async () => {
+  it("clamps a progressive response over HTTPS with the BPF program, within Algorithm 1's band", async () => {
     await curl(['-o', '/dev/null', '-r', '0-4499999', `${base}/media/demo/progressive.mp4`]);
     const record = (await flows()).find((flow) => flow.role === 'progressive');
-    assert.ok(record !== undefined && record.completed && record.throttling !== null, `a completed, throttled flow: ${JSON.stringify(record?.throttling)}`);
+    assert.ok(
+      record?.completed && record.throttling !== null,
+      `a completed, throttled flow: ${JSON.stringify(record?.throttling)}`,
+    );
     const overR = record.throttling.goodputBps! / record.targetRateBps!.mean;
-    console.log(`# https ${record.policy}: throttled goodput ${(record.throttling.goodputBps! / 1e6).toFixed(2)} Mbit/s = ${overR.toFixed(3)} x R over ${record.throttling.durationMs} ms; backend ${record.backend}; kernel phase ${JSON.stringify(record.kernelPhase)}; clamp ${JSON.stringify(record.appliedClampPackets)}, cwnd then ${JSON.stringify(record.cwndWhileClampedPackets)}`);
+    console.log(
+      `# https ${record.policy}: throttled ` +
+        `goodput ${(record.throttling.goodputBps! / 1e6).toFixed(2)} Mbit/s ` +
+        `= ${overR.toFixed(3)} x R over ${record.throttling.durationMs} ms; ` +
+        `backend ${record.backend}; kernel phase ${JSON.stringify(record.kernelPhase)}; ` +
+        `clamp ${JSON.stringify(record.appliedClampPackets)}, cwnd ` +
+        `then ${JSON.stringify(record.cwndWhileClampedPackets)}`,
+    );
     assert.equal(record.backend, 'bpf');
-    assert.equal(record.kernelPhase?.started, true, `the phase ran in the kernel: ${JSON.stringify(record.kernelPhase)}`);
+    assert.equal(
+      record.kernelPhase?.started,
+      true,
+      `the phase ran in the kernel: ${JSON.stringify(record.kernelPhase)}`,
+    );
     assert.equal(record.kernelPhase?.heldAtFirstByte, true);
     assert.ok(overR >= 0.95 && overR <= gain * 1.05, `goodput ${overR.toFixed(3)} x R, outside [0.95, ${gain} x 1.05]`);
   });
@@ -85,7 +137,10 @@ describe('HTTPS from the origin through the lab', { skip }, () => {
     assert.deepEqual(session.corrupt, [], 'every media body equals its file');
     assert.ok(session.bodiesChecked >= 12, `${session.bodiesChecked} media bodies checked`);
     assert.equal(session.ended, true);
-    const segments = (await flows()).filter((flow) => flow.role === 'segment' && flow.completed && flow.throttling !== null && flow.kernelPhase?.started === true);
+    const segments = (await flows()).filter(
+      (flow) =>
+        flow.role === 'segment' && flow.completed && flow.throttling !== null && flow.kernelPhase?.started === true,
+    );
     assert.ok(segments.length > 0, 'throttled segments in the kernel');
     for (const flow of segments) assert.equal(flow.backend, 'bpf', `segment ${flow.segmentNumber}: ${flow.reason}`);
   });

@@ -18,17 +18,24 @@ import { playToEnd, type PlayedSession } from '../../src/index.js';
 import { skipUnless, testCorpusRoot } from '../helpers/requirements.js';
 
 const corpus = testCorpusRoot();
-const skip = skipUnless('the other packagers\' content in real players', { root: true, chromium: true });
+const skip = skipUnless("the other packagers' content in real players", { root: true, chromium: true });
 const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
 const asset = 'shaka-on-demand';
 const clampCgroup = 'trickle-test-packagers';
 const clampPinDir = '/run/trickle/bpf-test-packagers';
 
 interface IndexSummary {
-  renditions: { id: string; kind: string; addressing: string; segments: { file: string; number: number; offsetBytes?: number; sizeBytes: number; bitrateBps: number }[] }[];
+  renditions: {
+    id: string;
+    kind: string;
+    addressing: string;
+    segments: { file: string; number: number; offsetBytes?: number; sizeBytes: number; bitrateBps: number }[];
+  }[];
 }
 
-describe('an on-demand (SegmentBase) asset from Shaka Packager in dash.js and hls.js, through the lab', { skip }, () => {
+describe('an on-demand (SegmentBase) asset from Shaka Packager in dash.js and hls.js, through the lab', {
+  skip,
+}, () => {
   let lab: Lab;
   let base: string;
   let chromium: LaunchedChromium;
@@ -40,17 +47,50 @@ describe('an on-demand (SegmentBase) asset from Shaka Packager in dash.js and hl
     lab = await labUp('tpkg', symmetricLink({ rateBps: 20e6, rttMs: 40, bufferBdp: 2 }));
     base = `http://${lab.address('origin')}:8091`;
     // Throttled from the first segment: the corpus clip is 6 s, all of it startup at the default 35 s.
-    lab.spawn('origin', [process.execPath, cli, 'serve', '--media', corpus, '--host', lab.address('origin'), '--port', '8091', '--startup-seconds', '0', '--policy', 'trickle', '--log-level', 'warn'], {
-      stdio: 'inherit',
-      env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir },
-    });
+    lab.spawn(
+      'origin',
+      [
+        process.execPath,
+        cli,
+        'serve',
+        '--media',
+        corpus,
+        '--host',
+        lab.address('origin'),
+        '--public-ops',
+        '--port',
+        '8091',
+        '--startup-seconds',
+        '0',
+        '--policy',
+        'trickle',
+        '--log-level',
+        'warn',
+      ],
+      {
+        stdio: 'inherit',
+        env: {
+          ...process.env,
+          TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup,
+          TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir,
+        },
+      },
+    );
     await lab.waitForHttp(`${base}/healthz`);
     index = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/assets/${asset}`])) as IndexSummary;
     chromium = await launchChromium({ namespace: lab.namespace('player') });
-    const played = await Promise.all(['dashjs', 'hlsjs'].map((player) => playToEnd(chromium.context, base, asset, join(corpus, asset), `player=${player}`)));
+    const played = await Promise.all(
+      ['dashjs', 'hlsjs'].map((player) =>
+        playToEnd(chromium.context, base, asset, join(corpus, asset), `player=${player}`),
+      ),
+    );
     sessions.set('dashjs', played[0]!);
     sessions.set('hlsjs', played[1]!);
-    flows = (JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows?limit=100000`])) as { flows: FlowRecord[] }).flows;
+    flows = (
+      JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows?limit=100000`])) as {
+        flows: FlowRecord[];
+      }
+    ).flows;
   });
 
   after(async () => {
@@ -59,38 +99,59 @@ describe('an on-demand (SegmentBase) asset from Shaka Packager in dash.js and hl
     await teardownClamp({ cgroup: clampCgroup, pinDir: clampPinDir });
   });
 
-  it('the index has the on-demand files\' segments from their sidx', () => {
+  it("the index has the on-demand files' segments from their sidx", () => {
     const video = index.renditions.filter((r) => r.kind === 'video');
     assert.equal(video.length, 2);
     for (const rendition of index.renditions) assert.equal(rendition.addressing, 'sidx', rendition.id);
   });
 
   for (const player of ['dashjs', 'hlsjs']) {
-    it(`${player} plays it to the end, every body the file's bytes, every segment request paced at its segment's rate`, () => {
-      const session = sessions.get(player)!;
-      assert.deepEqual(session.errors, []);
-      assert.equal(session.ended, true);
-      assert.deepEqual(session.corrupt, [], 'every media body equals its file');
-      assert.ok(session.bodiesChecked >= 6, `${session.bodiesChecked} media bodies checked`);
-      assert.deepEqual(session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog), [], 'no stall the watchdog confirms on a 20 Mbit/s link');
-    });
+    it(
+      `${player} plays it to the end, every body the file's bytes, every segment request ` +
+        `paced at its segment's rate`,
+      () => {
+        const session = sessions.get(player)!;
+        assert.deepEqual(session.errors, []);
+        assert.equal(session.ended, true);
+        assert.deepEqual(session.corrupt, [], 'every media body equals its file');
+        assert.ok(session.bodiesChecked >= 6, `${session.bodiesChecked} media bodies checked`);
+        assert.deepEqual(
+          session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog),
+          [],
+          'no stall the watchdog confirms on a 20 Mbit/s link',
+        );
+      },
+    );
   }
 
-  it('records each range request as its segment, throttled at the segment\'s own rate', () => {
+  it("records each range request as its segment, throttled at the segment's own rate", () => {
     const segments = flows.filter((f) => f.asset === asset && f.role === 'segment');
     // Both players fetch every segment of the rendition they play (3 video segments of 6 s, and audio).
     assert.ok(segments.length >= 8, `${segments.length} segment responses`);
     for (const flow of segments) {
       const rendition = index.renditions.find((r) => r.id === flow.rendition)!;
       const segment = rendition.segments.find((s) => s.number === flow.segmentNumber)!;
-      assert.ok(flow.range.start >= segment.offsetBytes! && flow.range.end < segment.offsetBytes! + segment.sizeBytes, `${flow.file} ${flow.range.start}-${flow.range.end} lies in segment ${segment.number}`);
+      assert.ok(
+        flow.range.start >= segment.offsetBytes! && flow.range.end < segment.offsetBytes! + segment.sizeBytes,
+        `${flow.file} ${flow.range.start}-${flow.range.end} lies in segment ${segment.number}`,
+      );
       assert.equal(flow.policy, 'trickle');
-      assert.ok(flow.mediaRateBps !== null && Math.abs(flow.mediaRateBps.mean / segment.bitrateBps - 1) < 0.005, `${flow.file} #${flow.segmentNumber}: media rate ${flow.mediaRateBps?.mean} for ${segment.bitrateBps}`);
+      assert.ok(
+        flow.mediaRateBps !== null && Math.abs(flow.mediaRateBps.mean / segment.bitrateBps - 1) < 0.005,
+        `${flow.file} #${flow.segmentNumber}: media rate ${flow.mediaRateBps?.mean} for ${segment.bitrateBps}`,
+      );
       // The paper's R is the segment's own rate: what its throttling phase aimed at.
-      if (flow.throttling !== null) assert.ok(flow.targetRateBps !== null && Math.abs(flow.targetRateBps.mean / segment.bitrateBps - 1) < 0.005, `${flow.file} #${flow.segmentNumber}: aimed at ${flow.targetRateBps?.mean} for ${segment.bitrateBps}`);
+      if (flow.throttling !== null)
+        assert.ok(
+          flow.targetRateBps !== null && Math.abs(flow.targetRateBps.mean / segment.bitrateBps - 1) < 0.005,
+          `${flow.file} #${flow.segmentNumber}: aimed at ${flow.targetRateBps?.mean} for ${segment.bitrateBps}`,
+        );
     }
     // A segment the kernel had acknowledged within its first round trips had no phase to throttle; most were throttled.
     const throttled = segments.filter((f) => f.throttling !== null && f.completed);
-    assert.ok(throttled.length >= segments.length / 2, `${throttled.length} of ${segments.length} segment responses throttled`);
+    assert.ok(
+      throttled.length >= segments.length / 2,
+      `${throttled.length} of ${segments.length} segment responses throttled`,
+    );
   });
 });

@@ -40,20 +40,54 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
     lab = await labUp('tply', symmetricLink({ rateBps: 20e6, rttMs: 40, bufferBdp: 2 }));
     base = `http://${lab.address('origin')}:8090`;
     const ab = policies.map((policy) => `${policy}:1`).join(',');
-    lab.spawn('origin', [process.execPath, cli, 'serve', '--media', media!, '--host', lab.address('origin'), '--port', '8090', '--ab', ab, '--ab-seed', '3', '--allow-policy-override', '--startup-seconds', String(startupSeconds), '--log-level', 'warn'], {
-      stdio: 'inherit',
-      env: { ...process.env, TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup, TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir },
-    });
+    lab.spawn(
+      'origin',
+      [
+        process.execPath,
+        cli,
+        'serve',
+        '--media',
+        media!,
+        '--host',
+        lab.address('origin'),
+        '--public-ops',
+        '--port',
+        '8090',
+        '--ab',
+        ab,
+        '--ab-seed',
+        '3',
+        '--allow-policy-override',
+        '--startup-seconds',
+        String(startupSeconds),
+        '--log-level',
+        'warn',
+      ],
+      {
+        stdio: 'inherit',
+        env: {
+          ...process.env,
+          TRICKLE_DELIVERY__CLAMP__CGROUP: clampCgroup,
+          TRICKLE_DELIVERY__CLAMP__PIN_DIR: clampPinDir,
+        },
+      },
+    );
     await lab.waitForHttp(`${base}/healthz`);
     chromium = await launchChromium({ namespace: lab.namespace('player') });
     // Two rounds of concurrent sessions: this machine has two cores to decode with.
-    const runs: [string, string][] = policies.map((policy) => [policy, `player=dashjs&policy=${policy}${policy === 'cmcd' ? '&cmcd=1' : ''}`]);
+    const runs: [string, string][] = policies.map((policy) => [
+      policy,
+      `player=dashjs&policy=${policy}${policy === 'cmcd' ? '&cmcd=1' : ''}`,
+    ]);
     runs.push(['hlsjs-ab', 'player=hlsjs']);
     for (const round of [runs.slice(0, 4), runs.slice(4)]) {
-      const results = await Promise.all(round.map(([, query]) => playToEnd(chromium.context, base, 'demo', resolve(media!, 'demo'), query)));
+      const results = await Promise.all(
+        round.map(([, query]) => playToEnd(chromium.context, base, 'demo', resolve(media!, 'demo'), query)),
+      );
       round.forEach(([name], i) => sessions.set(name, results[i]!));
     }
-    flows = (JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows`])) as { flows: FlowRecord[] }).flows;
+    flows = (JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/flows`])) as { flows: FlowRecord[] })
+      .flows;
     metrics = await lab.output('player', ['curl', '-sf', `${base}/metrics`]);
   });
 
@@ -76,34 +110,69 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
       // 2026-11-25), under any policy. So: no stall the watchdog confirms (a visible freeze), under
       // every policy; shorter ones are printed. How often viewers rebuffer under each policy is
       // measured with intervals by the QoE benchmarks, not asserted here.
-      assert.deepEqual(session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog), [], 'no stall the watchdog confirms on a 20 Mbit/s link');
-      if (session.rebuffers.length > 0) console.log(`# ${policy}: short waiting episodes ${JSON.stringify(session.rebuffers)}`);
+      assert.deepEqual(
+        session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog),
+        [],
+        'no stall the watchdog confirms on a 20 Mbit/s link',
+      );
+      if (session.rebuffers.length > 0)
+        console.log(`# ${policy}: short waiting episodes ${JSON.stringify(session.rebuffers)}`);
 
-      const served = flows.filter((f) => f.policy === policy && f.role === 'segment' && f.reason.startsWith(`?policy=${policy}`));
-      // dash.js may abandon a slow segment request and fetch it again at a lower rung: an aborted response, not a failure.
+      const served = flows.filter(
+        (f) => f.policy === policy && f.role === 'segment' && f.reason.startsWith(`?policy=${policy}`),
+      );
+      // dash.js may abandon a slow segment request and fetch it again at a lower rung: an aborted response, not a
+      // failure.
       const completed = new Set(served.filter((f) => f.completed).map((f) => f.segmentNumber));
-      assert.equal(completed.size, demoSegments, `segments served completely under ${policy}: ${[...completed].sort((a, b) => a! - b!).join(',')}`);
+      assert.equal(
+        completed.size,
+        demoSegments,
+        `segments served completely under ${policy}: ${[...completed].sort((a, b) => a! - b!).join(',')}`,
+      );
       for (const flow of served) {
-        assert.ok(flow.group !== null && (policies as readonly string[]).includes(flow.group), `A/B group ${flow.group}`);
+        assert.ok(
+          flow.group !== null && (policies as readonly string[]).includes(flow.group),
+          `A/B group ${flow.group}`,
+        );
         const inStartup = (flow.segmentNumber! - 1) * 2 < startupSeconds;
-        // cmcd decides from the player's CMCD (startup, a low buffer, a measured throughput under the next rung), not from the media time.
-        const fullSpeed = policy === 'bulk' || (policy === 'cmcd' ? /CMCD (su|bl \d+ ms below|mtp)/.test(flow.reason) : inStartup);
-        if (fullSpeed) assert.equal(flow.throttling, null, `segment ${flow.segmentNumber} under ${policy}: ${flow.reason}`);
-        // Trickle in the kernel: a segment small enough to be acknowledged within its first round trips (a few kB of a near-still scene) has no phase to throttle.
-        else if (flow.completed && flow.kernelPhase?.started !== false) assert.ok(flow.throttling !== null && flow.targetRateBps !== null, `segment ${flow.segmentNumber} under ${policy} throttled: ${flow.reason}`);
+        // cmcd decides from the player's CMCD (startup, a low buffer, a measured throughput under the next rung), not
+        // from the media time.
+        const fullSpeed =
+          policy === 'bulk' || (policy === 'cmcd' ? /CMCD (su|bl \d+ ms below|mtp)/.test(flow.reason) : inStartup);
+        if (fullSpeed)
+          assert.equal(flow.throttling, null, `segment ${flow.segmentNumber} under ${policy}: ${flow.reason}`);
+        // Trickle in the kernel: a segment small enough to be acknowledged within its first round trips (a few kB of a
+        // near-still scene) has no phase to throttle.
+        else if (flow.completed && flow.kernelPhase?.started !== false)
+          assert.ok(
+            flow.throttling !== null && flow.targetRateBps !== null,
+            `segment ${flow.segmentNumber} under ${policy} throttled: ${flow.reason}`,
+          );
       }
       // Completed ones: a response dash.js abandoned after its first block has no later block to sample the clamp at.
       const throttled = served.filter((f) => f.throttling !== null && f.completed);
       const aborted = served.filter((f) => !f.completed).map((f) => f.segmentNumber);
       if (aborted.length > 0) console.log(`# ${policy}: dash.js abandoned segments ${aborted.join(', ')}`);
       if (policy === 'trickle') {
-        for (const flow of throttled) assert.ok(flow.backend === 'bpf' && flow.appliedClampPackets !== null, `segment ${flow.segmentNumber}: backend ${flow.backend}, applied clamp ${JSON.stringify(flow.appliedClampPackets)}; ${flow.reason}`);
+        for (const flow of throttled)
+          assert.ok(
+            flow.backend === 'bpf' && flow.appliedClampPackets !== null,
+            `segment ${flow.segmentNumber}: backend ${flow.backend}, applied ` +
+              `clamp ${JSON.stringify(flow.appliedClampPackets)}; ${flow.reason}`,
+          );
       }
       if (policy === 'cmcd') {
-        assert.ok(served.every((f) => f.cmcd !== null && typeof f.cmcd.br === 'number'), 'dash.js sent CMCD with each segment request');
-        assert.ok(throttled.every((f) => f.paceRateBps !== null), 'cmcd paced its throttled segments');
+        assert.ok(
+          served.every((f) => f.cmcd !== null && typeof f.cmcd.br === 'number'),
+          'dash.js sent CMCD with each segment request',
+        );
+        assert.ok(
+          throttled.every((f) => f.paceRateBps !== null),
+          'cmcd paced its throttled segments',
+        );
       }
-      if (policy === 'pacing' || policy === 'app-pacing' || policy === 'app-pacing-16k') assert.ok(throttled.length > 0);
+      if (policy === 'pacing' || policy === 'app-pacing' || policy === 'app-pacing-16k')
+        assert.ok(throttled.length > 0);
       assert.match(metrics, new RegExp(`trickle_responses_total\\{[^}]*policy="${policy}"`));
     });
   }
@@ -116,6 +185,7 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
     const byGroup = flows.filter((f) => f.reason.startsWith('A/B group'));
     assert.ok(byGroup.length >= demoSegments, `${byGroup.length} responses by A/B group`);
     for (const flow of byGroup) assert.equal(flow.policy, flow.group, `group ${flow.group} is served by its policy`);
-    for (const group of new Set(flows.map((f) => f.group))) assert.match(metrics, new RegExp(`trickle_responses_total\\{[^}]*group="${group}"`));
+    for (const group of new Set(flows.map((f) => f.group)))
+      assert.match(metrics, new RegExp(`trickle_responses_total\\{[^}]*group="${group}"`));
   });
 });

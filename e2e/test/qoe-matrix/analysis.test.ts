@@ -1,9 +1,18 @@
-/** The QoE matrix's cells and figures (pure): cell enumeration, per-cell estimates, goals with "too few", simulator agreement. */
+/**
+ * The QoE matrix's cells and figures (pure): cell enumeration, per-cell estimates, goals with "too few", simulator
+ * agreement.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SessionResult } from '@trickle/player-sim';
 import { agreements, goalChecks, summarizeCell, type MatrixRunData } from '../../src/qoe-matrix/analysis.js';
-import { cellsOf, parseMatrixPolicy, runsOf, type MatrixCell, type MatrixOptions } from '../../src/qoe-matrix/config.js';
+import {
+  cellsOf,
+  parseMatrixPolicy,
+  runsOf,
+  type MatrixCell,
+  type MatrixOptions,
+} from '../../src/qoe-matrix/config.js';
 
 const options: MatrixOptions = {
   links: ['dsl-6mbit', 'fast-20mbit'],
@@ -19,10 +28,28 @@ const options: MatrixOptions = {
 };
 
 function session(bitrateBps: number, rebuffers: number, startupMs = 500): SessionResult {
-  return { startupDelayMs: startupMs, rebuffers: Array.from({ length: rebuffers }, (_, i) => ({ startMs: 10_000 * (i + 1), durationMs: 1000 })), sessionSec: 60, playedSec: 58, stalledSec: rebuffers, meanBitrateBps: bitrateBps, switches: 2, bytesDownloaded: 0, bytesWasted: 0, abandoned: false, segments: 30 };
+  return {
+    startupDelayMs: startupMs,
+    rebuffers: Array.from({ length: rebuffers }, (_, i) => ({ startMs: 10_000 * (i + 1), durationMs: 1000 })),
+    sessionSec: 60,
+    playedSec: 58,
+    stalledSec: rebuffers,
+    meanBitrateBps: bitrateBps,
+    switches: 2,
+    bytesDownloaded: 0,
+    bytesWasted: 0,
+    abandoned: false,
+    segments: 30,
+  };
 }
 
-function run(cell: MatrixCell, index: number, results: SessionResult[], queueingMs: number[], retransmitted = 0): MatrixRunData {
+function run(
+  cell: MatrixCell,
+  index: number,
+  results: SessionResult[],
+  queueingMs: number[],
+  retransmitted = 0,
+): MatrixRunData {
   return {
     version: 1,
     key: `${cell.id}#${index}`,
@@ -31,7 +58,15 @@ function run(cell: MatrixCell, index: number, results: SessionResult[], queueing
     startedAt: '2026-11-23T00:00:00Z',
     durationMs: 60_000,
     sessions: results.map((result) => ({ result, abandonedRequests: 0, errors: [] })),
-    network: { flows: 30, throttledFlows: 20, throttledRetransmittedSegments: retransmitted, throttledDataSegments: 1000, queueingMs, queueingAfterStartupMs: queueingMs, bottleneckDrops: retransmitted },
+    network: {
+      flows: 30,
+      throttledFlows: 20,
+      throttledRetransmittedSegments: retransmitted,
+      throttledDataSegments: 1000,
+      queueingMs,
+      queueingAfterStartupMs: queueingMs,
+      bottleneckDrops: retransmitted,
+    },
   };
 }
 
@@ -42,11 +77,18 @@ describe('QoE matrix cells', () => {
     assert.ok(ids.includes('dsl-6mbit/trickle-abr/dashjs+cmcd'));
     assert.ok(!ids.includes('dsl-6mbit/bulk/dashjs+cmcd'), 'bulk ignores CMCD: no cell of its own');
     assert.equal(cells.length, 2 * (4 + 1) * 2);
-    assert.deepEqual(parseMatrixPolicy('pacing@bbr'), { label: 'pacing@bbr', policy: 'pacing', congestionControl: 'bbr' });
+    assert.deepEqual(parseMatrixPolicy('pacing@bbr'), {
+      label: 'pacing@bbr',
+      policy: 'pacing',
+      congestionControl: 'bbr',
+    });
     assert.throws(() => parseMatrixPolicy('warp'), /no policy "warp"/);
     // Session index outermost: an early stop leaves the cells even.
     const runs = runsOf(cells, 3);
-    assert.deepEqual(runs.slice(0, cells.length).map((r) => r.index), cells.map(() => 0));
+    assert.deepEqual(
+      runs.slice(0, cells.length).map((r) => r.index),
+      cells.map(() => 0),
+    );
   });
 });
 
@@ -55,12 +97,17 @@ describe('QoE matrix figures', () => {
   const cell = (policy: string, player: string) => cells.find((c) => c.policy.label === policy && c.player === player)!;
 
   it('estimates each cell with intervals, and calls cells below the minimum "too few"', () => {
-    const runs = Array.from({ length: 10 }, (_, i) => run(cell('bulk', 'dashjs'), i, [session(2.7e6 + i * 1e4, i === 0 ? 1 : 0)], [10, 20, 30, 40], 5));
+    const runs = Array.from({ length: 10 }, (_, i) =>
+      run(cell('bulk', 'dashjs'), i, [session(2.7e6 + i * 1e4, i === 0 ? 1 : 0)], [10, 20, 30, 40], 5),
+    );
     const summary = summarizeCell(cell('bulk', 'dashjs'), runs);
     assert.equal(summary.sessions, 10);
     assert.equal(summary.tooFew, false);
     assert.ok(Math.abs(summary.meanBitrateMbps.value - 2.745) < 1e-9);
-    assert.ok(summary.meanBitrateMbps.low <= summary.meanBitrateMbps.value && summary.meanBitrateMbps.high >= summary.meanBitrateMbps.value);
+    assert.ok(
+      summary.meanBitrateMbps.low <= summary.meanBitrateMbps.value &&
+        summary.meanBitrateMbps.high >= summary.meanBitrateMbps.value,
+    );
     assert.equal(summary.rebufferChancePercent.value, 10);
     assert.ok(summary.rebufferChancePercent.low < 10 && summary.rebufferChancePercent.high > 10, 'Wilson interval');
     assert.ok(Math.abs(summary.rebufferPerMinute.value - 0.1) < 1e-9, '1 rebuffer in 600 s of sessions');
@@ -71,8 +118,18 @@ describe('QoE matrix figures', () => {
 
   it('checks the goals against bulk and application pacing, "too few" below the minimum', () => {
     const byCell = new Map<string, MatrixRunData[]>();
-    const fill = (policy: string, player: string, n: number, bitrate: number, rebuffer: (i: number) => number, queueing: number[]) =>
-      byCell.set(cell(policy, player).id, Array.from({ length: n }, (_, i) => run(cell(policy, player), i, [session(bitrate, rebuffer(i))], queueing)));
+    const fill = (
+      policy: string,
+      player: string,
+      n: number,
+      bitrate: number,
+      rebuffer: (i: number) => number,
+      queueing: number[],
+    ) =>
+      byCell.set(
+        cell(policy, player).id,
+        Array.from({ length: n }, (_, i) => run(cell(policy, player), i, [session(bitrate, rebuffer(i))], queueing)),
+      );
     fill('bulk', 'dashjs', 10, 2.8e6, () => 0, [30, 40, 50, 60]);
     fill('trickle-abr', 'dashjs', 10, 2.75e6, () => 0, [1, 2, 3, 4]);
     fill('app-pacing', 'dashjs', 10, 2.6e6, () => 0, [20, 30, 40, 50]);

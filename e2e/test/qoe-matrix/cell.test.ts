@@ -49,9 +49,17 @@ describe('a QoE matrix cell with dash.js', { skip }, () => {
       parallel: 2,
     });
     assert.equal(data.cells.length, 2);
-    const runs = (policy: string) => data.runsByCell.get(data.cells.find((c) => c.cell.policy.label === policy)!.cell.id)!;
+    const runs = (policy: string) =>
+      data.runsByCell.get(data.cells.find((c) => c.cell.policy.label === policy)!.cell.id)!;
     for (const cell of data.cells) {
-      console.log(`# ${cell.cell.id}: ${cell.sessions} sessions, mean bitrate ${cell.meanBitrateMbps.value.toFixed(2)} Mbit/s, startup ${cell.startupMs.value.toFixed(0)} ms, rebuffering ${cell.rebufferChancePercent.value.toFixed(0)} %, probe p95 ${cell.queueingP95Ms.value.toFixed(1)} ms, throttled retransmissions ${cell.throttledRetransmissionPercent.value.toFixed(3)} %`);
+      console.log(
+        `# ${cell.cell.id}: ${cell.sessions} sessions, mean ` +
+          `bitrate ${cell.meanBitrateMbps.value.toFixed(2)} Mbit/s, ` +
+          `startup ${cell.startupMs.value.toFixed(0)} ms, ` +
+          `rebuffering ${cell.rebufferChancePercent.value.toFixed(0)} %, probe ` +
+          `p95 ${cell.queueingP95Ms.value.toFixed(1)} ms, throttled ` +
+          `retransmissions ${cell.throttledRetransmissionPercent.value.toFixed(3)} %`,
+      );
       assert.equal(cell.sessions, 2);
       assert.equal(cell.neverStarted, 0);
       assert.equal(cell.failedSessions, 0);
@@ -61,14 +69,28 @@ describe('a QoE matrix cell with dash.js', { skip }, () => {
     // a 28 s run), and under bulk, whose downloads fill dsl-6mbit's two-BDP buffer at least in startup
     // (CUBIC's slow start), replies that queued behind it.
     for (const policy of ['bulk', defaultDeliveryConfig.policy]) {
-      for (const run of runs(policy)) assert.ok(run.network.queueingMs.length >= (0.7 * run.durationMs) / 100, `${policy}: ${run.network.queueingMs.length} probe replies in a ${(run.durationMs / 1000).toFixed(1)} s run`);
+      for (const run of runs(policy))
+        assert.ok(
+          run.network.queueingMs.length >= (0.7 * run.durationMs) / 100,
+          `${policy}: ${run.network.queueingMs.length} probe replies in a ${(run.durationMs / 1000).toFixed(1)} s run`,
+        );
     }
-    for (const run of runs('bulk')) assert.ok(Math.max(...run.network.queueingMs) > 10, `bulk: the probe's largest queueing delay ${Math.max(...run.network.queueingMs)} ms`);
+    for (const run of runs('bulk'))
+      assert.ok(
+        Math.max(...run.network.queueingMs) > 10,
+        `bulk: the probe's largest queueing delay ${Math.max(...run.network.queueingMs)} ms`,
+      );
     // The default throttled: its segments past the startup phase were paced under the cwnd clamp.
-    assert.ok(runs(defaultDeliveryConfig.policy).every((r) => r.network.throttledFlows > 0), 'segments were throttled');
+    assert.ok(
+      runs(defaultDeliveryConfig.policy).every((r) => r.network.throttledFlows > 0),
+      'segments were throttled',
+    );
     assert.ok(runs('bulk').every((r) => r.network.throttledFlows === 0));
     const ratio = bitrateRatio(runs(defaultDeliveryConfig.policy), runs('bulk'));
-    console.log(`# mean bitrate ${defaultDeliveryConfig.policy} / bulk: ${ratio.value.toFixed(3)} (two sessions: too few to judge)`);
+    console.log(
+      `# mean bitrate ${defaultDeliveryConfig.policy} / bulk: ${ratio.value.toFixed(3)} ` +
+        `(two sessions: too few to judge)`,
+    );
     // Two sessions a cell: the goals are reported, never called.
     assert.ok(goalChecks(data, defaultDeliveryConfig.policy).every((g) => g.verdict === 'too few'));
     for (const policy of ['bulk', defaultDeliveryConfig.policy]) {
@@ -76,12 +98,24 @@ describe('a QoE matrix cell with dash.js', { skip }, () => {
       for (const index of [0, 1]) {
         const file = JSON.parse(await readFile(join(dir, `${index}.json`), 'utf8')) as { sessions: unknown[] };
         assert.equal(file.sessions.length, 1, 'each session slot is kept on disk (resume)');
-        const flows = (await readFile(join(dir, `${index}.flows.jsonl`), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { policy: string });
-        assert.ok(flows.length > 0 && flows.every((flow) => flow.policy === policy), 'the session\'s flow records are kept beside it');
-        const player = JSON.parse(await readFile(join(dir, `${index}.player.json`), 'utf8')) as { bitrateTimeline: { bitrateBps: number }[] };
+        const flows = (await readFile(join(dir, `${index}.flows.jsonl`), 'utf8'))
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as { policy: string });
+        assert.ok(
+          flows.length > 0 && flows.every((flow) => flow.policy === policy),
+          "the session's flow records are kept beside it",
+        );
+        const player = JSON.parse(await readFile(join(dir, `${index}.player.json`), 'utf8')) as {
+          bitrateTimeline: { bitrateBps: number }[];
+        };
         const rendered = player.bitrateTimeline.map((point) => point.bitrateBps);
         // The lowest video rung is 0.74 Mbit/s as rendered: a policy that pinned players there would show here.
-        assert.ok(Math.max(...rendered) > Math.min(...rendered), `${policy} session ${index} climbed above its first rung: ${rendered.map((b) => (b / 1e6).toFixed(2)).join(', ')} Mbit/s`);
+        assert.ok(
+          Math.max(...rendered) > Math.min(...rendered),
+          `${policy} session ${index} climbed above its first ` +
+            `rung: ${rendered.map((b) => (b / 1e6).toFixed(2)).join(', ')} Mbit/s`,
+        );
       }
     }
   });

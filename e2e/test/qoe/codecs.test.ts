@@ -24,8 +24,12 @@ describe('declared codecs', () => {
       { kind: 'video', type: 'video/mp4; codecs="avc1.64001f"' },
       { kind: 'audio', type: 'audio/mp4; codecs="mp4a.40.2"' },
     ]);
-    const master = '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=900000,CODECS="avc1.4d401f,mp4a.40.2"\nlow.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=3000000,CODECS="avc1.640028,mp4a.40.2"\nhigh.m3u8\n';
-    assert.deepEqual(declaredCodecs('http://o/master.m3u8', master).map((c) => c.type), ['video/mp4; codecs="avc1.4d401f"', 'audio/mp4; codecs="mp4a.40.2"', 'video/mp4; codecs="avc1.640028"']);
+    const master =
+      '#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=900000,CODECS="avc1.4d401f,mp4a.40.2"\nlow.m3u8\n#EXT-X-STREAM-INF:BANDWIDTH=3000000,CODECS="avc1.640028,mp4a.40.2"\nhigh.m3u8\n';
+    assert.deepEqual(
+      declaredCodecs('http://o/master.m3u8', master).map((c) => c.type),
+      ['video/mp4; codecs="avc1.4d401f"', 'audio/mp4; codecs="mp4a.40.2"', 'video/mp4; codecs="avc1.640028"'],
+    );
     assert.deepEqual(declaredCodecs('http://o/progressive.mp4', ''), []);
   });
 });
@@ -47,7 +51,12 @@ describe('the codec check in Chromium', { skip }, () => {
     await assertDecodable(page, url, declaredCodecs(url, mpd('avc1.64001f')), "Debian's Chromium");
     await assert.rejects(
       assertDecodable(page, url, declaredCodecs(url, mpd('hvc1.1.6.L93.B0')), "Debian's Chromium"),
-      (error: unknown) => error instanceof E2eError && error.code === 'E2E_ERR_CODECS' && /cannot decode the video of .*manifest\.mpd \(hvc1\.1\.6\.L93\.B0: MediaSource\.isTypeSupported is false\).*channel: 'chrome'/.test((error as Error).message),
+      (error: unknown) =>
+        error instanceof E2eError &&
+        error.code === 'E2E_ERR_CODECS' &&
+        /cannot decode the video of .*manifest\.mpd \(hvc1\.1\.6\.L93\.B0: MediaSource\.isTypeSupported is false\).*channel: 'chrome'/.test(
+          (error as Error).message,
+        ),
     );
     await page.close();
   });

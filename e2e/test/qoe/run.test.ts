@@ -29,7 +29,14 @@ describe('trickle e2e harness through the lab', { skip }, () => {
 
   before(async () => {
     out = await mkdtemp(join(tmpdir(), 'trickle-e2e-'));
-    await Promise.all((['dashjs', 'hlsjs'] as const).map(async (player) => smoke.set(player, await runE2e({ asset: 'demo', media, player, sessions: 1, labName: labOf(player), out: join(out, player) }))));
+    await Promise.all(
+      (['dashjs', 'hlsjs'] as const).map(async (player) =>
+        smoke.set(
+          player,
+          await runE2e({ asset: 'demo', media, player, sessions: 1, labName: labOf(player), out: join(out, player) }),
+        ),
+      ),
+    );
   });
   after(async () => {
     await rm(out, { recursive: true, force: true });
@@ -47,7 +54,9 @@ describe('trickle e2e harness through the lab', { skip }, () => {
       assert.ok(session!.totalFrames > 600, `${session!.totalFrames} frames decoded`);
       assert.equal(result.aggregates.rebufferChance, 0);
       assert.equal(result.link, 'lan-1gbit');
-      const written = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as { aggregates: { sessions: number } };
+      const written = JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')) as {
+        aggregates: { sessions: number };
+      };
       assert.equal(written.aggregates.sessions, 1);
       assert.deepEqual(await readdir(join(dir, 'sessions')), ['000.json']);
       // The summary's charts render (Vega-Lite, inlined: no network) in Chromium.
@@ -55,9 +64,14 @@ describe('trickle e2e harness through the lab', { skip }, () => {
       try {
         const page = await chromium.context.newPage();
         await page.goto(pathToFileURL(join(dir, 'index.html')).href);
-        await page.evaluate(() => (window as unknown as { chartsRendered: Promise<unknown> }).chartsRendered.then(() => true));
+        await page.evaluate(() =>
+          (window as unknown as { chartsRendered: Promise<unknown> }).chartsRendered.then(() => true),
+        );
         assert.equal(await page.locator('.chart svg').count(), 2, 'both charts drawn');
-        assert.ok((await page.locator('.chart svg .mark-line path, .chart svg .mark-rect path').count()) > 0, 'the charts have marks');
+        assert.ok(
+          (await page.locator('.chart svg .mark-line path, .chart svg .mark-rect path').count()) > 0,
+          'the charts have marks',
+        );
       } finally {
         await chromium.close();
       }
@@ -65,7 +79,14 @@ describe('trickle e2e harness through the lab', { skip }, () => {
   }
 
   it('a plain <video> plays progressive.mp4, seeks ahead and plays on to the end', async () => {
-    const result = await runE2e({ asset: 'demo', media, player: 'native', sessions: 1, labName, seek: { atSec: 2, toSec: 15 } });
+    const result = await runE2e({
+      asset: 'demo',
+      media,
+      player: 'native',
+      sessions: 1,
+      labName,
+      seek: { atSec: 2, toSec: 15 },
+    });
     const [session] = result.sessions;
     assert.deepEqual(session!.errors, []);
     assert.equal(session!.endReason, 'ended');
@@ -78,10 +99,21 @@ describe('trickle e2e harness through the lab', { skip }, () => {
 
   const gapMs = 10_000;
   const bufferSeconds = 4;
-  /** 20 Mbit/s, then nothing for 10 s from 14 s after the lab comes up (the player has filled its 4 s buffer by then, and not fetched the whole clip). */
+  /**
+   * 20 Mbit/s, then nothing for 10 s from 14 s after the lab comes up (the player has filled its 4 s buffer by then,
+   * and not fetched the whole clip).
+   */
   const gapLink = (): LinkSpec => ({
     ...symmetricLink({ rateBps: 20e6, rttMs: 20, bufferBdp: 2 }),
-    trace: { name: 'gap', durationMs: 600_000, points: [{ atMs: 0, rateBps: 20e6 }, { atMs: 14_000, rateBps: 0 }, { atMs: 14_000 + gapMs, rateBps: 20e6 }] },
+    trace: {
+      name: 'gap',
+      durationMs: 600_000,
+      points: [
+        { atMs: 0, rateBps: 20e6 },
+        { atMs: 14_000, rateBps: 0 },
+        { atMs: 14_000 + gapMs, rateBps: 20e6 },
+      ],
+    },
   });
 
   const gapped = new Map<string, Promise<E2eRunResult>>();
@@ -89,7 +121,15 @@ describe('trickle e2e harness through the lab', { skip }, () => {
     // Both players' gap sessions start together (the first test to need them starts both), each in its own lab.
     if (gapped.size === 0) {
       for (const p of ['dashjs', 'hlsjs'] as const) {
-        const running = runE2e({ asset: 'demo', media, player: p, sessions: 1, labName: labOf(p), link: gapLink(), bufferSeconds });
+        const running = runE2e({
+          asset: 'demo',
+          media,
+          player: p,
+          sessions: 1,
+          labName: labOf(p),
+          link: gapLink(),
+          bufferSeconds,
+        });
         running.catch(() => undefined); // its own test reports a failure; an early one must not end the file
         gapped.set(p, running);
       }
@@ -98,38 +138,68 @@ describe('trickle e2e harness through the lab', { skip }, () => {
   };
 
   for (const player of ['dashjs', 'hlsjs'] as const) {
-    it(`${player}: a ${gapMs / 1000} s bandwidth gap with a ${bufferSeconds} s buffer makes the player rebuffer for at least the gap minus the buffer, and every wall-clock millisecond not playing is counted`, async () => {
-      const result = await gappedRun(player);
-      const [session] = result.sessions;
-      assert.deepEqual(session!.errors, []);
-      assert.equal(session!.endReason, 'ended');
-      assert.ok(session!.rebuffers.length >= 1, 'the gap outlasts the buffer');
-      const [first] = session!.rebuffers;
-      const totalRebufferMs = session!.rebuffers.reduce((sum, r) => sum + r.durationMs, 0);
-      // The buffer at the gap's start is at most the target and a segment (2 s) more: it cannot bridge more than that.
-      const expectedMs = gapMs - bufferSeconds * 1000;
-      assert.ok(first!.durationMs > expectedMs - 2500, `first rebuffer ${Math.round(first!.durationMs)} ms, gap - buffer = ${expectedMs} ms; events: ${JSON.stringify(session!.events)}`);
-      // How soon play resumes once the link is back is the network's and the player's, not the
-      // harness's: retransmission timeouts back off while the link is down, and hls.js abandons a
-      // fragment that stopped arriving and retries later (measured: the first rebuffer 5.1-25 s, at
-      // times a short second one while the buffer refills). What the harness owns is the account:
-      // the wall time from start to end is startup + media played + rebuffering, to the frame.
-      const unaccountedMs = session!.sessionMs - session!.startupMs! - session!.playedSeconds * 1000 - totalRebufferMs;
-      console.log(`# ${player}: rebuffers ${session!.rebuffers.map((r) => Math.round(r.durationMs)).join(', ')} ms for a ${gapMs} ms gap and a ${bufferSeconds} s buffer; ${Math.round(unaccountedMs)} ms of the session unaccounted`);
-      assert.ok(Math.abs(unaccountedMs) < 1000, `session ${Math.round(session!.sessionMs)} ms = startup ${session!.startupMs} + played ${session!.playedSeconds * 1000} + rebuffering ${Math.round(totalRebufferMs)} + ${Math.round(unaccountedMs)} unaccounted`);
-      // currentTime stood still through each rebuffer: read at its start and end by the page. The
-      // watchdog confirms only stops of 500 ms or more, so it vouches for the long ones alone
-      // (hls.js at times has a second rebuffer under 500 ms while its buffer refills).
-      const starts = session!.events.filter((event) => event.type === 'rebuffer-start');
-      // A rebuffer open at the end of the media is closed by 'ended'.
-      const ends = session!.events.filter((event) => event.type === 'rebuffer-end' || event.type === 'ended');
-      assert.equal(starts.length, session!.rebuffers.length);
-      session!.rebuffers.forEach((rebuffer, index) => {
-        const advancedSec = Number(ends[index]?.['currentTime'] ?? Number.NaN) - Number(starts[index]?.['currentTime']);
-        assert.ok(Math.abs(advancedSec) < 0.1, `rebuffer ${index}: media time moved ${advancedSec} s while it lasted; events: ${JSON.stringify(session!.events)}`);
-        if (rebuffer.durationMs! >= 1000) assert.equal(rebuffer.confirmedByWatchdog, true, `rebuffer ${index} of ${Math.round(rebuffer.durationMs!)} ms confirmed by the page's watchdog`);
-      });
-      assert.equal(result.aggregates.rebufferChance, 100);
-    });
+    it(
+      `${player}: a ${gapMs / 1000} s bandwidth gap with a ${bufferSeconds} s buffer ` +
+        `makes the player rebuffer for at least the gap minus the buffer, and every ` +
+        `wall-clock millisecond not playing is counted`,
+      async () => {
+        const result = await gappedRun(player);
+        const [session] = result.sessions;
+        assert.deepEqual(session!.errors, []);
+        assert.equal(session!.endReason, 'ended');
+        assert.ok(session!.rebuffers.length >= 1, 'the gap outlasts the buffer');
+        const [first] = session!.rebuffers;
+        const totalRebufferMs = session!.rebuffers.reduce((sum, r) => sum + r.durationMs, 0);
+        // The buffer at the gap's start is at most the target and a segment (2 s) more: it cannot bridge more than
+        // that.
+        const expectedMs = gapMs - bufferSeconds * 1000;
+        assert.ok(
+          first!.durationMs > expectedMs - 2500,
+          `first rebuffer ${Math.round(first!.durationMs)} ms, gap - buffer = ${expectedMs} ` +
+            `ms; events: ${JSON.stringify(session!.events)}`,
+        );
+        // How soon play resumes once the link is back is the network's and the player's, not the
+        // harness's: retransmission timeouts back off while the link is down, and hls.js abandons a
+        // fragment that stopped arriving and retries later (measured: the first rebuffer 5.1-25 s, at
+        // times a short second one while the buffer refills). What the harness owns is the account:
+        // the wall time from start to end is startup + media played + rebuffering, to the frame.
+        const unaccountedMs =
+          session!.sessionMs - session!.startupMs! - session!.playedSeconds * 1000 - totalRebufferMs;
+        console.log(
+          `# ${player}: rebuffers ${session!.rebuffers.map((r) => Math.round(r.durationMs)).join(', ')} ` +
+            `ms for a ${gapMs} ms gap and a ${bufferSeconds} s ` +
+            `buffer; ${Math.round(unaccountedMs)} ms of the session unaccounted`,
+        );
+        assert.ok(
+          Math.abs(unaccountedMs) < 1000,
+          `session ${Math.round(session!.sessionMs)} ms = startup ${session!.startupMs} + ` +
+            `played ${session!.playedSeconds * 1000} + ` +
+            `rebuffering ${Math.round(totalRebufferMs)} + ${Math.round(unaccountedMs)} ` +
+            `unaccounted`,
+        );
+        // currentTime stood still through each rebuffer: read at its start and end by the page. The
+        // watchdog confirms only stops of 500 ms or more, so it vouches for the long ones alone
+        // (hls.js at times has a second rebuffer under 500 ms while its buffer refills).
+        const starts = session!.events.filter((event) => event.type === 'rebuffer-start');
+        // A rebuffer open at the end of the media is closed by 'ended'.
+        const ends = session!.events.filter((event) => event.type === 'rebuffer-end' || event.type === 'ended');
+        assert.equal(starts.length, session!.rebuffers.length);
+        session!.rebuffers.forEach((rebuffer, index) => {
+          const advancedSec = Number(ends[index]?.currentTime ?? Number.NaN) - Number(starts[index]?.currentTime);
+          assert.ok(
+            Math.abs(advancedSec) < 0.1,
+            `rebuffer ${index}: media time moved ${advancedSec} s while it lasted; ` +
+              `events: ${JSON.stringify(session!.events)}`,
+          );
+          if (rebuffer.durationMs! >= 1000)
+            assert.equal(
+              rebuffer.confirmedByWatchdog,
+              true,
+              `rebuffer ${index} of ${Math.round(rebuffer.durationMs!)} ms confirmed by the page's watchdog`,
+            );
+        });
+        assert.equal(result.aggregates.rebufferChance, 100);
+      },
+    );
   }
 });

@@ -32,13 +32,21 @@ describe('session records', () => {
   it('closes a rebuffer still open at the end at the end, and keeps closed ones', () => {
     const record = sessionRecord({
       index: 0,
-      snapshot: snapshot({ rebuffers: [{ startMs: 5000, durationMs: 2000, confirmedByWatchdog: true }, { startMs: 20_000, durationMs: null, confirmedByWatchdog: false }] }),
+      snapshot: snapshot({
+        rebuffers: [
+          { startMs: 5000, durationMs: 2000, confirmedByWatchdog: true },
+          { startMs: 20_000, durationMs: null, confirmedByWatchdog: false },
+        ],
+      }),
       events: [],
       sessionMs: 26_000,
       endReason: 'duration',
       attempts: 1,
     });
-    assert.deepEqual(record.rebuffers.map((r) => r.durationMs), [2000, 6000]);
+    assert.deepEqual(
+      record.rebuffers.map((r) => r.durationMs),
+      [2000, 6000],
+    );
   });
 
   it('weights the bitrate by rendered time from startup, leaving rebuffers out', () => {
@@ -46,7 +54,10 @@ describe('session records', () => {
     const record = sessionRecord({
       index: 0,
       snapshot: snapshot({
-        bitrateTimeline: [{ atMs: 900, bitrateBps: 1e6 }, { atMs: 11_000, bitrateBps: 3e6 }],
+        bitrateTimeline: [
+          { atMs: 900, bitrateBps: 1e6 },
+          { atMs: 11_000, bitrateBps: 3e6 },
+        ],
         switches: [{ atMs: 11_000, bitrateBps: 3e6 }],
         rebuffers: [{ startMs: 14_000, durationMs: 5000, confirmedByWatchdog: true }],
       }),
@@ -60,9 +71,23 @@ describe('session records', () => {
   });
 
   it('has no bitrate for a plain <video> and none before startup', () => {
-    const native = sessionRecord({ index: 0, snapshot: snapshot({ player: 'native', bitrateTimeline: [], bitrateBps: null }), events: [], sessionMs: 5000, endReason: 'ended', attempts: 1 });
+    const native = sessionRecord({
+      index: 0,
+      snapshot: snapshot({ player: 'native', bitrateTimeline: [], bitrateBps: null }),
+      events: [],
+      sessionMs: 5000,
+      endReason: 'ended',
+      attempts: 1,
+    });
     assert.equal(native.meanBitrateBps, null);
-    const neverStarted = sessionRecord({ index: 1, snapshot: snapshot({ startupMs: null, ended: false }), events: [], sessionMs: 60_000, endReason: 'timeout', attempts: 1 });
+    const neverStarted = sessionRecord({
+      index: 1,
+      snapshot: snapshot({ startupMs: null, ended: false }),
+      events: [],
+      sessionMs: 60_000,
+      endReason: 'timeout',
+      attempts: 1,
+    });
     assert.equal(neverStarted.meanBitrateBps, null);
   });
 });
@@ -72,13 +97,25 @@ describe('QoE over browser sessions', () => {
     const record = (index: number, rebuffers: number, sessionMs: number, errors: string[] = []) =>
       sessionRecord({
         index,
-        snapshot: snapshot({ rebuffers: Array.from({ length: rebuffers }, (_, i) => ({ startMs: 2000 + i * 3000, durationMs: 1000, confirmedByWatchdog: true })), errors }),
+        snapshot: snapshot({
+          rebuffers: Array.from({ length: rebuffers }, (_, i) => ({
+            startMs: 2000 + i * 3000,
+            durationMs: 1000,
+            confirmedByWatchdog: true,
+          })),
+          errors,
+        }),
         events: [],
         sessionMs,
         endReason: errors.length > 0 ? 'error' : 'ended',
         attempts: 1,
       });
-    const figures = aggregateSessions([record(0, 0, 30_000), record(1, 2, 30_000), record(2, 1, 40_000), record(3, 0, 20_000, ['dash.js error'])]);
+    const figures = aggregateSessions([
+      record(0, 0, 30_000),
+      record(1, 2, 30_000),
+      record(2, 1, 40_000),
+      record(3, 0, 20_000, ['dash.js error']),
+    ]);
     assert.equal(figures.sessions, 4);
     assert.equal(figures.rebufferChance, 50);
     assert.equal(figures.rebufferFrequency, 3 / 120);

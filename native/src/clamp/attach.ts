@@ -36,9 +36,20 @@ function withPlace(backend: ClampBackend, cgroupPath: string | undefined, pinDir
 
 export async function attachClamp(options: AttachOptions = {}): Promise<AttachedClamp> {
   const prefer = options.prefer ?? 'bpf';
-  if (binding === undefined) return withPlace(clampBackends.none({ native: undefined, fallbackReason: bindingUnavailableReason }), undefined, undefined);
-  if (prefer !== 'bpf') return withPlace(clampBackends[prefer]({ native: binding, fallbackReason: undefined }), undefined, undefined);
-  const fallback = (reason: string) => withPlace(clampBackends['pacing-rate']({ native: binding, fallbackReason: `BPF clamp unavailable: ${reason}` }), undefined, undefined);
+  if (binding === undefined)
+    return withPlace(
+      clampBackends.none({ native: undefined, fallbackReason: bindingUnavailableReason }),
+      undefined,
+      undefined,
+    );
+  if (prefer !== 'bpf')
+    return withPlace(clampBackends[prefer]({ native: binding, fallbackReason: undefined }), undefined, undefined);
+  const fallback = (reason: string) =>
+    withPlace(
+      clampBackends['pacing-rate']({ native: binding, fallbackReason: `BPF clamp unavailable: ${reason}` }),
+      undefined,
+      undefined,
+    );
 
   const compiled = binding.bpfCompiled();
   if (!compiled.compiled) return fallback(compiled.reason ?? 'not compiled');
@@ -56,9 +67,13 @@ export async function attachClamp(options: AttachOptions = {}): Promise<Attached
       await createCgroup(cgroupPath);
       binding.bpfLoadAndAttach(cgroupPath, pinDir);
     } else {
-      return fallback(`no pinned clamp maps in ${pinDir} and this process is not root: run "npx trickle native setup --cgroup ${cgroupPath} --pin ${pinDir}" as root first`);
+      return fallback(
+        `no pinned clamp maps in ${pinDir} and this process is not root: run "npx trickle ` +
+          `native setup --cgroup ${cgroupPath} --pin ${pinDir}" as root first`,
+      );
     }
-    // Already there (started in it, as a systemd unit's processes are): no write, which a read-only cgroupfs would refuse.
+    // Already there (started in it, as a systemd unit's processes are): no write, which a read-only cgroupfs would
+    // refuse.
     if (options.join === true && !isInCgroup(cgroupPath)) await joinCgroup(cgroupPath);
   } catch (error) {
     binding.bpfClose();
@@ -66,7 +81,10 @@ export async function attachClamp(options: AttachOptions = {}): Promise<Attached
   }
   if (!isInCgroup(cgroupPath)) {
     binding.bpfClose();
-    return fallback(`this process is not in cgroup ${cgroupPath}, so its sockets never reach the program: attach with join: true before listen()`);
+    return fallback(
+      `this process is not in cgroup ${cgroupPath}, so its sockets never reach the ` +
+        `program: attach with join: true before listen()`,
+    );
   }
   return withPlace(clampBackends.bpf({ native: binding, fallbackReason: undefined }), cgroupPath, pinDir);
 }

@@ -2,10 +2,30 @@
 import type { NativeBinding } from '../binding.js';
 import { socketCookie, socketFd, type SocketLike } from '../socket.js';
 import type { RawScheduleState } from '../binding.js';
-import { checkClampRate, checkPackets, scheduleTriples, type ClampBackend, type ClampRate, type ClampSchedule, type ClampSocketState, type ClampStats, type ClosedPhase, type InitialWindowState, type ReleaseOptions, type ScheduleState } from './clamp-backend.js';
+import {
+  checkClampRate,
+  checkPackets,
+  scheduleTriples,
+  type ClampBackend,
+  type ClampRate,
+  type ClampSchedule,
+  type ClampSocketState,
+  type ClampStats,
+  type ClosedPhase,
+  type InitialWindowState,
+  type ReleaseOptions,
+  type ScheduleState,
+} from './clamp-backend.js';
 
 /** Mirrors enum trickle_clamp_mode in bpf/cwnd_clamp.h. */
-export const clampMode = { rate: 1, packets: 2, releaseGradual: 3, releaseImmediate: 4, schedule: 5, paceSchedule: 6 } as const;
+export const clampMode = {
+  rate: 1,
+  packets: 2,
+  releaseGradual: 3,
+  releaseImmediate: 4,
+  schedule: 5,
+  paceSchedule: 6,
+} as const;
 
 /** Mirrors enum trickle_schedule_state. */
 const scheduleStates = ['startup', 'clamped', 'floor', 'catching-up', 'done', 'paced'] as const;
@@ -21,10 +41,14 @@ function scheduleState(raw: RawScheduleState): ScheduleState {
     phaseStartSrttUs: raw.phaseStartSrttUs,
     floorMs: raw.floorNs / 1e6,
     catchingUpMs: raw.catchingUpNs / 1e6,
-    clampPackets: raw.clampSamples === 0 ? null : { min: raw.clampMin, mean: raw.clampSum / raw.clampSamples, max: raw.clampMax, samples: raw.clampSamples },
+    clampPackets:
+      raw.clampSamples === 0
+        ? null
+        : { min: raw.clampMin, mean: raw.clampSum / raw.clampSamples, max: raw.clampMax, samples: raw.clampSamples },
     maxLagMs: raw.maxLagUs / 1000,
     heldMonotonicMs: raw.heldNs / 1e6,
-    cwndPackets: raw.clampSamples === 0 ? null : { min: raw.cwndMin, mean: raw.cwndSum / raw.clampSamples, max: raw.cwndMax },
+    cwndPackets:
+      raw.clampSamples === 0 ? null : { min: raw.cwndMin, mean: raw.cwndSum / raw.clampSamples, max: raw.cwndMax },
   };
 }
 
@@ -47,7 +71,14 @@ export class BpfClampBackend implements ClampBackend {
   }
 
   release(socket: SocketLike, options: ReleaseOptions = {}): void {
-    this.write(socket, options.mode === 'immediate' ? clampMode.releaseImmediate : clampMode.releaseGradual, 0, 1, 1, 0);
+    this.write(
+      socket,
+      options.mode === 'immediate' ? clampMode.releaseImmediate : clampMode.releaseGradual,
+      0,
+      1,
+      1,
+      0,
+    );
   }
 
   setInitialWindow(socket: SocketLike, packets: number): void {
@@ -61,11 +92,24 @@ export class BpfClampBackend implements ClampBackend {
   }
 
   setSchedule(socket: SocketLike, schedule: ClampSchedule): void {
-    const { gain, minPackets } = checkClampRate({ rateBytesPerSec: 1, ...(schedule.gain === undefined ? {} : { gain: schedule.gain }), ...(schedule.minPackets === undefined ? {} : { minPackets: schedule.minPackets }) });
+    const { gain, minPackets } = checkClampRate({
+      rateBytesPerSec: 1,
+      ...(schedule.gain === undefined ? {} : { gain: schedule.gain }),
+      ...(schedule.minPackets === undefined ? {} : { minPackets: schedule.minPackets }),
+    });
     const triples = scheduleTriples(schedule);
     socketFd(socket);
     try {
-      this.native.bpfSetSchedule(this.cookieOf(socket), schedule.limit === 'pacing' ? clampMode.paceSchedule : clampMode.schedule, schedule.baseBytes, schedule.throttleOffsetBytes, schedule.graceUs, Math.round(gain * 1000), minPackets, triples);
+      this.native.bpfSetSchedule(
+        this.cookieOf(socket),
+        schedule.limit === 'pacing' ? clampMode.paceSchedule : clampMode.schedule,
+        schedule.baseBytes,
+        schedule.throttleOffsetBytes,
+        schedule.graceUs,
+        Math.round(gain * 1000),
+        minPackets,
+        triples,
+      );
     } catch (error) {
       this.errors++;
       throw error;
@@ -102,6 +146,8 @@ export class BpfClampBackend implements ClampBackend {
     const state: ClampSocketState = {
       backend: 'bpf',
       appliedPackets: target.appliedPackets === 0 ? undefined : target.appliedPackets,
+      appliedAt:
+        target.appliedPackets === 0 ? undefined : { srttUs: target.appliedSrttUs, mssBytes: target.appliedMss },
       updates: target.updates,
       pacingRateBytesPerSec: target.pacingBytesPerSec === 0 ? null : target.pacingBytesPerSec,
       ...(target.schedule === undefined ? {} : { schedule: scheduleState(target.schedule) }),
@@ -109,13 +155,27 @@ export class BpfClampBackend implements ClampBackend {
     if (target.initialWindowPackets === 0) return state;
     // The program writes 0 (pending), 1 (applied) or bpf_setsockopt's negative errno.
     const result = target.initialWindowResult;
-    const initialWindow: InitialWindowState = { packets: target.initialWindowPackets, status: result === 0 ? 'pending' : result === 1 ? 'applied' : 'failed', ...(result < 0 ? { errno: result } : {}) };
+    const initialWindow: InitialWindowState = {
+      packets: target.initialWindowPackets,
+      status: result === 0 ? 'pending' : result === 1 ? 'applied' : 'failed',
+      ...(result < 0 ? { errno: result } : {}),
+    };
     return { ...state, initialWindow };
   }
 
   stats(): ClampStats {
     const raw = this.native.bpfStats();
-    return { backend: 'bpf', entries: raw.entries, updatesApplied: raw.clampUpdates, rttSamples: raw.rttSamples, closedRemoved: raw.closedRemoved, closedPhasesKept: raw.closedPhasesKept, catchUps: raw.catchUps, pacingUpdates: raw.pacingUpdates, errors: raw.setsockoptErrors + this.errors };
+    return {
+      backend: 'bpf',
+      entries: raw.entries,
+      updatesApplied: raw.clampUpdates,
+      rttSamples: raw.rttSamples,
+      closedRemoved: raw.closedRemoved,
+      closedPhasesKept: raw.closedPhasesKept,
+      catchUps: raw.catchUps,
+      pacingUpdates: raw.pacingUpdates,
+      errors: raw.setsockoptErrors + this.errors,
+    };
   }
 
   close(): void {
@@ -130,14 +190,31 @@ export class BpfClampBackend implements ClampBackend {
   private cookieOf(socket: SocketLike): bigint {
     if (typeof socket === 'number') return socketCookie(socket);
     let cookie = this.cookies.get(socket);
-    if (cookie === undefined) this.cookies.set(socket, (cookie = socketCookie(socket)));
+    if (cookie === undefined) {
+      cookie = socketCookie(socket);
+      this.cookies.set(socket, cookie);
+    }
     return cookie;
   }
 
-  private write(socket: SocketLike, mode: number, rateBytesPerSec: number, gain: number, minPackets: number, fixedPackets: number): void {
+  private write(
+    socket: SocketLike,
+    mode: number,
+    rateBytesPerSec: number,
+    gain: number,
+    minPackets: number,
+    fixedPackets: number,
+  ): void {
     socketFd(socket);
     try {
-      this.native.bpfSetTarget(this.cookieOf(socket), mode, Math.round(rateBytesPerSec), Math.round(gain * 1000), minPackets, fixedPackets);
+      this.native.bpfSetTarget(
+        this.cookieOf(socket),
+        mode,
+        Math.round(rateBytesPerSec),
+        Math.round(gain * 1000),
+        minPackets,
+        fixedPackets,
+      );
     } catch (error) {
       this.errors++;
       throw error;

@@ -43,7 +43,10 @@ export interface SchedulePiece {
  * first byte on the wire.
  */
 export interface ClampSchedule {
-  /** Bytes the connection carried before this response (what the kernel's bytes_acked reads when all of them are acknowledged). */
+  /**
+   * Bytes the connection carried before this response (what the kernel's bytes_acked reads when all of them are
+   * acknowledged).
+   */
   readonly baseBytes: number;
   /** Where the throttling phase begins: bytes before it go at full speed. */
   readonly throttleOffsetBytes: number;
@@ -61,7 +64,10 @@ export interface ClampSchedule {
 export interface ScheduleState {
   readonly state: 'startup' | 'clamped' | 'floor' | 'catching-up' | 'done' | 'paced';
   readonly catchUps: number;
-  /** When the phase began (CLOCK_MONOTONIC, as process.hrtime, ms; 0: not yet), with bytes_acked, retransmissions, data segments and srtt then. */
+  /**
+   * When the phase began (CLOCK_MONOTONIC, as process.hrtime, ms; 0: not yet), with bytes_acked, retransmissions, data
+   * segments and srtt then.
+   */
   readonly phaseStartMonotonicMs: number;
   readonly phaseStartAckedBytes: number;
   readonly phaseStartRetransmits: number;
@@ -70,12 +76,20 @@ export interface ScheduleState {
   readonly floorMs: number;
   readonly catchingUpMs: number;
   /** The clamps applied on RTT samples in the phase (outside catch-up), packets; null before any. */
-  readonly clampPackets: { readonly min: number; readonly mean: number; readonly max: number; readonly samples: number } | null;
+  readonly clampPackets: {
+    readonly min: number;
+    readonly mean: number;
+    readonly max: number;
+    readonly samples: number;
+  } | null;
   /** cwnd on the same samples, packets. */
   readonly cwndPackets: { readonly min: number; readonly mean: number; readonly max: number } | null;
   /** The furthest the phase fell behind its schedule, ms. */
   readonly maxLagMs: number;
-  /** When the packet carrying the phase's first byte held the phase at gain x R (CLOCK_MONOTONIC ms; 0: not seen, e.g. no startup). */
+  /**
+   * When the packet carrying the phase's first byte held the phase at gain x R (CLOCK_MONOTONIC ms; 0: not seen, e.g.
+   * no startup).
+   */
   readonly heldMonotonicMs: number;
 }
 
@@ -99,6 +113,8 @@ export interface ClampSocketState {
   readonly backend: ClampBackendName;
   /** bpf: the clamp the kernel applied last (packets); undefined before the first RTT sample. */
   readonly appliedPackets?: number | undefined;
+  /** bpf: the srtt (us) and MSS (bytes) the kernel computed that clamp at. */
+  readonly appliedAt?: { readonly srttUs: number; readonly mssBytes: number } | undefined;
   /** bpf: how many times the kernel changed the clamp. */
   readonly updates?: number;
   /** pacing-rate: the SO_MAX_PACING_RATE set, bytes per second (null: unlimited). */
@@ -146,7 +162,10 @@ export interface ClampBackend {
    * Only the bpf backend can: the others throw NATIVE_ERR_UNSUPPORTED.
    */
   setInitialWindow(socket: SocketLike, packets: number): void;
-  /** Hands a response's throttling phase to the kernel. Only the bpf backend can: the others throw NATIVE_ERR_UNSUPPORTED. */
+  /**
+   * Hands a response's throttling phase to the kernel. Only the bpf backend can: the others throw
+   * NATIVE_ERR_UNSUPPORTED.
+   */
   setSchedule(socket: SocketLike, schedule: ClampSchedule): void;
   /**
    * Forget a socket entirely (its clamp stays as last applied until the socket closes). Safe on a
@@ -170,37 +189,57 @@ export const defaultMinPackets = 10;
 export function checkClampRate(target: ClampRate): Required<ClampRate> {
   const gain = target.gain ?? defaultGain;
   const minPackets = target.minPackets ?? defaultMinPackets;
-  if (typeof target.rateBytesPerSec !== 'number' || !Number.isFinite(target.rateBytesPerSec) || target.rateBytesPerSec <= 0) {
-    throw Object.assign(new RangeError(`rateBytesPerSec must be a positive finite number (got ${target.rateBytesPerSec})`), { code: 'NATIVE_ERR_ARGUMENT' });
+  if (
+    typeof target.rateBytesPerSec !== 'number' ||
+    !Number.isFinite(target.rateBytesPerSec) ||
+    target.rateBytesPerSec <= 0
+  ) {
+    throw Object.assign(
+      new RangeError(`rateBytesPerSec must be a positive finite number (got ${target.rateBytesPerSec})`),
+      { code: 'NATIVE_ERR_ARGUMENT' },
+    );
   }
-  if (!Number.isFinite(gain) || gain <= 0 || gain > 100) throw Object.assign(new RangeError(`gain must be in (0, 100] (got ${gain})`), { code: 'NATIVE_ERR_ARGUMENT' });
+  if (!Number.isFinite(gain) || gain <= 0 || gain > 100)
+    throw Object.assign(new RangeError(`gain must be in (0, 100] (got ${gain})`), { code: 'NATIVE_ERR_ARGUMENT' });
   if (!Number.isInteger(minPackets) || minPackets < 1 || minPackets > 1_000_000) {
-    throw Object.assign(new RangeError(`minPackets must be an integer from 1 (got ${minPackets})`), { code: 'NATIVE_ERR_ARGUMENT' });
+    throw Object.assign(new RangeError(`minPackets must be an integer from 1 (got ${minPackets})`), {
+      code: 'NATIVE_ERR_ARGUMENT',
+    });
   }
   return { rateBytesPerSec: target.rateBytesPerSec, gain, minPackets };
 }
 
 export function checkPackets(packets: number): number {
   if (!Number.isInteger(packets) || packets < 1 || packets > 0x7fffffff) {
-    throw Object.assign(new RangeError(`packets must be a positive integer (got ${packets})`), { code: 'NATIVE_ERR_ARGUMENT' });
+    throw Object.assign(new RangeError(`packets must be a positive integer (got ${packets})`), {
+      code: 'NATIVE_ERR_ARGUMENT',
+    });
   }
   return packets;
 }
 
-/** (end, rate, due) triples for the program, with the due times summed here once; throws NATIVE_ERR_ARGUMENT on a malformed schedule. */
+/**
+ * (end, rate, due) triples for the program, with the due times summed here once; throws NATIVE_ERR_ARGUMENT on a
+ * malformed schedule.
+ */
 export function scheduleTriples(schedule: ClampSchedule): Uint32Array {
   const { pieces, throttleOffsetBytes } = schedule;
   const argument = (message: string) => Object.assign(new RangeError(message), { code: 'NATIVE_ERR_ARGUMENT' });
-  if (pieces.length === 0 || pieces.length > schedulePieces) throw argument(`a schedule has 1 to ${schedulePieces} pieces (got ${pieces.length})`);
-  if (!Number.isSafeInteger(schedule.baseBytes) || schedule.baseBytes < 0) throw argument(`baseBytes must be a byte count (got ${schedule.baseBytes})`);
-  if (!Number.isInteger(schedule.graceUs) || schedule.graceUs < 0 || schedule.graceUs > 0xffffffff) throw argument(`graceUs must be an integer of microseconds (got ${schedule.graceUs})`);
+  if (pieces.length === 0 || pieces.length > schedulePieces)
+    throw argument(`a schedule has 1 to ${schedulePieces} pieces (got ${pieces.length})`);
+  if (!Number.isSafeInteger(schedule.baseBytes) || schedule.baseBytes < 0)
+    throw argument(`baseBytes must be a byte count (got ${schedule.baseBytes})`);
+  if (!Number.isInteger(schedule.graceUs) || schedule.graceUs < 0 || schedule.graceUs > 0xffffffff)
+    throw argument(`graceUs must be an integer of microseconds (got ${schedule.graceUs})`);
   const triples = new Uint32Array(pieces.length * 3);
   let start = throttleOffsetBytes;
   let dueUs = 0;
   pieces.forEach((piece, i) => {
     const { endOffsetBytes: end, rateBytesPerSec: rate } = piece;
-    if (!Number.isInteger(end) || end <= start || end > 0xffffffff) throw argument(`piece ${i} must end after ${start} and within 4 GiB (got ${end})`);
-    if (!Number.isFinite(rate) || rate < 1 || rate > 0xffffffff) throw argument(`piece ${i}: rateBytesPerSec must be 1 to 2^32-1 (got ${rate})`);
+    if (!Number.isInteger(end) || end <= start || end > 0xffffffff)
+      throw argument(`piece ${i} must end after ${start} and within 4 GiB (got ${end})`);
+    if (!Number.isFinite(rate) || rate < 1 || rate > 0xffffffff)
+      throw argument(`piece ${i}: rateBytesPerSec must be 1 to 2^32-1 (got ${rate})`);
     dueUs += ((end - start) * 1e6) / rate;
     triples[3 * i] = end;
     triples[3 * i + 1] = Math.round(rate);

@@ -12,10 +12,18 @@ export class NoClampBackend implements ClampBackend {
   release(): void {}
 
   setInitialWindow(): void {
-    throw new NativeError('NATIVE_ERR_UNSUPPORTED', `an initial window (TCP_BPF_IW) needs the bpf clamp backend; there is none${this.fallbackReason === undefined ? '' : `: ${this.fallbackReason}`}`);
+    throw new NativeError(
+      'NATIVE_ERR_UNSUPPORTED',
+      `an initial window (TCP_BPF_IW) needs the bpf clamp backend; there is ` +
+        `none${this.fallbackReason === undefined ? '' : `: ${this.fallbackReason}`}`,
+    );
   }
   setSchedule(): void {
-    throw new NativeError('NATIVE_ERR_UNSUPPORTED', `a schedule in the kernel needs the bpf clamp backend; there is none${this.fallbackReason === undefined ? '' : `: ${this.fallbackReason}`}`);
+    throw new NativeError(
+      'NATIVE_ERR_UNSUPPORTED',
+      `a schedule in the kernel needs the bpf clamp backend; there is ` +
+        `none${this.fallbackReason === undefined ? '' : `: ${this.fallbackReason}`}`,
+    );
   }
 
   forget(): void {}

@@ -5,7 +5,14 @@
  */
 import { NativeError } from '../errors.js';
 import { getMaxPacingRate, setMaxPacingRate, socketFd, tcpInfo, type SocketLike } from '../socket.js';
-import { checkClampRate, checkPackets, type ClampBackend, type ClampRate, type ClampSocketState, type ClampStats } from './clamp-backend.js';
+import {
+  checkClampRate,
+  checkPackets,
+  type ClampBackend,
+  type ClampRate,
+  type ClampSocketState,
+  type ClampStats,
+} from './clamp-backend.js';
 
 export class PacingRateClampBackend implements ClampBackend {
   readonly backend = 'pacing-rate';
@@ -27,7 +34,10 @@ export class PacingRateClampBackend implements ClampBackend {
     const info = tcpInfo(socket);
     const rttUs = info.rttUs ?? 0;
     const mss = info.mss ?? 0;
-    if (rttUs <= 0 || mss <= 0) throw Object.assign(new Error('no RTT sample yet: cannot turn packets into a pacing rate'), { code: 'NATIVE_ERR_ARGUMENT' });
+    if (rttUs <= 0 || mss <= 0)
+      throw Object.assign(new Error('no RTT sample yet: cannot turn packets into a pacing rate'), {
+        code: 'NATIVE_ERR_ARGUMENT',
+      });
     this.apply(socket, (packets * mss * 1e6) / rttUs);
   }
 
@@ -36,11 +46,17 @@ export class PacingRateClampBackend implements ClampBackend {
   }
 
   setInitialWindow(): void {
-    throw new NativeError('NATIVE_ERR_UNSUPPORTED', 'an initial window (TCP_BPF_IW) needs the bpf clamp backend; this host runs the pacing-rate fallback');
+    throw new NativeError(
+      'NATIVE_ERR_UNSUPPORTED',
+      'an initial window (TCP_BPF_IW) needs the bpf clamp backend; this host runs the pacing-rate fallback',
+    );
   }
 
   setSchedule(): void {
-    throw new NativeError('NATIVE_ERR_UNSUPPORTED', 'a schedule in the kernel needs the bpf clamp backend; this host runs the pacing-rate fallback');
+    throw new NativeError(
+      'NATIVE_ERR_UNSUPPORTED',
+      'a schedule in the kernel needs the bpf clamp backend; this host runs the pacing-rate fallback',
+    );
   }
 
   forget(socket: SocketLike): void {

@@ -57,7 +57,12 @@ describe('pacing-rate and none backends', () => {
   it('rejects bad targets with NATIVE_ERR_ARGUMENT', async () => {
     const clamp = await attachClamp({ prefer: 'pacing-rate' });
     const argumentError = (error: unknown) => (error as { code?: string }).code === 'NATIVE_ERR_ARGUMENT';
-    for (const bad of [{ rateBytesPerSec: -5 }, { rateBytesPerSec: Number.NaN }, { rateBytesPerSec: 1000, gain: 0 }, { rateBytesPerSec: 1000, minPackets: 0.5 }]) {
+    for (const bad of [
+      { rateBytesPerSec: -5 },
+      { rateBytesPerSec: Number.NaN },
+      { rateBytesPerSec: 1000, gain: 0 },
+      { rateBytesPerSec: 1000, minPackets: 0.5 },
+    ]) {
       assert.throws(() => clamp.setRate(serverSide, bad), argumentError, JSON.stringify(bad));
     }
     assert.throws(() => clamp.setPackets(serverSide, 0), argumentError);

@@ -39,13 +39,15 @@ describe('BPF clamp lifecycle', { skip }, () => {
     const before = clamp.stats();
     for (let done = 0; done < total; done += batch) {
       await Promise.all(
-        Array.from({ length: batch }, () =>
-          new Promise<void>((resolve, reject) => {
-            const client = connect(port, '127.0.0.1');
-            client.on('data', () => client.end());
-            client.on('close', () => resolve());
-            client.on('error', reject);
-          }),
+        Array.from(
+          { length: batch },
+          () =>
+            new Promise<void>((resolve, reject) => {
+              const client = connect(port, '127.0.0.1');
+              client.on('data', () => client.end());
+              client.on('close', () => resolve());
+              client.on('error', reject);
+            }),
         ),
       );
     }
@@ -65,7 +67,8 @@ describe('BPF clamp lifecycle', { skip }, () => {
     const mapInfo = await stat(join(pinDir, 'trickle_targets'));
     assert.equal(mapInfo.mode & 0o777, 0o660);
     assert.equal(mapInfo.uid, result.owner!.uid);
-    // The child clamps a connection it serves 4 MB on to 4 packets (unclamped, loopback's cwnd reaches 17-20 here); the program must apply it (its
+    // The child clamps a connection it serves 4 MB on to 4 packets (unclamped, loopback's cwnd reaches 17-20 here); the
+    // program must apply it (its
     // map says what it set) and TCP must hold to it (TCP_INFO's cwnd, read while bytes are in flight).
     const script = `
       const { attachClamp, tcpInfo } = await import(${JSON.stringify(new URL('../../src/index.js', import.meta.url).href)});
@@ -90,12 +93,28 @@ describe('BPF clamp lifecycle', { skip }, () => {
         client.on('close', () => { console.log(JSON.stringify({ backend: clamp.backend, reason: clamp.fallbackReason ?? null, uid: process.getuid(), updates: clamp.stats().updatesApplied, applied: applied ?? null, cwndMax })); server.close(); });
       });`;
     // Join the cgroup as root, then drop to nobody: the cgroup is fixed before the server listens.
-    const child = spawn('sh', ['-c', `echo $$ > ${join(result.cgroupPath, 'cgroup.procs')} && exec setpriv --reuid=nobody --regid=nogroup --clear-groups ${process.execPath} --input-type=module -e "$0"`, script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      'sh',
+      [
+        '-c',
+        `echo $$ > ${join(result.cgroupPath, 'cgroup.procs')} && exec setpriv ` +
+          `--reuid=nobody --regid=nogroup --clear-groups ${process.execPath} ` +
+          `--input-type=module -e "$0"`,
+        script,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const [code] = (await once(child, 'exit')) as [number];
     assert.equal(code, 0, output);
-    const report = JSON.parse(output.trim().split('\n').at(-1)!) as { backend: string; reason: string | null; uid: number; applied: number | null; cwndMax: number };
+    const report = JSON.parse(output.trim().split('\n').at(-1)!) as {
+      backend: string;
+      reason: string | null;
+      uid: number;
+      applied: number | null;
+      cwndMax: number;
+    };
     assert.notEqual(report.uid, 0);
     assert.equal(report.backend, 'bpf', report.reason ?? '');
     assert.equal(report.applied, 4, `the program applied ${report.applied} packets for the child's 4`);

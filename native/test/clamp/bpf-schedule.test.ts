@@ -45,11 +45,42 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
 
   it('paces a flow at the floor at R in the kernel, in trains of at most 10 packets', async () => {
     const rateBytesPerSec = 62_500; // 0.5 Mbit/s: 1.2 R srtt / mss = 2 packets, under the floor
-    const capture = spawn('ip', ['netns', 'exec', path.serverNs, 'tcpdump', '-i', 'tkss0', '-nn', '-tt', '-l', '--immediate-mode', 'tcp src port 5203 and greater 1000'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const capture = spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        path.serverNs,
+        'tcpdump',
+        '-i',
+        'tkss0',
+        '-nn',
+        '-tt',
+        '-l',
+        '--immediate-mode',
+        'tcp src port 5203 and greater 1000',
+      ],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     const lines: string[] = [];
-    capture.stdout!.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter((line) => line.length > 0)));
+    capture.stdout!.on('data', (chunk: Buffer) =>
+      lines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter((line) => line.length > 0),
+      ),
+    );
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const run = await runStream(path, { port: 5203, durationMs: 8000, sampleMs: 100, backend: 'bpf', cgroup, pinDir, steps: [{ atMs: 0, action: 'schedule', pieces: [{ sizeBytes: 100e6, rateBytesPerSec }] }] });
+    const run = await runStream(path, {
+      port: 5203,
+      durationMs: 8000,
+      sampleMs: 100,
+      backend: 'bpf',
+      cgroup,
+      pinDir,
+      steps: [{ atMs: 0, action: 'schedule', pieces: [{ sizeBytes: 100e6, rateBytesPerSec }] }],
+    });
     capture.kill('SIGINT');
     await once(capture, 'exit');
     assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason})`);
@@ -58,10 +89,17 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
     for (const sample of late) {
       assert.equal(sample.schedule?.state, 'floor', `t=${sample.tMs} ms: state ${sample.schedule?.state}`);
       assert.equal(sample.appliedPackets, 10, `t=${sample.tMs} ms: clamp ${sample.appliedPackets}`);
-      assert.equal(sample.pacingBytesPerSec, rateBytesPerSec, `t=${sample.tMs} ms: pacing rate ${sample.pacingBytesPerSec}`);
+      assert.equal(
+        sample.pacingBytesPerSec,
+        rateBytesPerSec,
+        `t=${sample.tMs} ms: pacing rate ${sample.pacingBytesPerSec}`,
+      );
     }
     const goodput = goodputBps(run.samples, 2000, 8000) / 8;
-    assert.ok(Math.abs(goodput / rateBytesPerSec - 1) < 0.05, `goodput ${Math.round(goodput)} B/s, R ${rateBytesPerSec} B/s`);
+    assert.ok(
+      Math.abs(goodput / rateBytesPerSec - 1) < 0.05,
+      `goodput ${Math.round(goodput)} B/s, R ${rateBytesPerSec} B/s`,
+    );
     const times = lines.map((line) => Math.round(Number(line.split(' ')[0]) * 1e6)).filter((t) => Number.isFinite(t));
     assert.ok(times.length > 100, `captured ${times.length} data packets`);
     // Back to back on 50 Mbit/s is ~0.25 ms per packet; paced at R, ~23 ms apart.
@@ -69,36 +107,58 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
     assert.ok(train <= 10, `longest train of packets < 1 ms apart after startup: ${train}`);
   });
 
-  it('lifts the clamp while a slow link holds the flow behind its schedule, and clamps again once it has caught up', async () => {
-    const rateBytesPerSec = 500_000; // 4 Mbit/s: a clamp of ~17 packets at 40 ms
-    // On the samples' clock (from the server's accept): the server's start (loading the BPF program) takes a varying while.
-    let slow: NodeJS.Timeout | undefined;
-    let fast: NodeJS.Timeout | undefined;
-    let run;
-    try {
-      run = await runStream(path, { port: 5204, durationMs: 12_000, sampleMs: 50, backend: 'bpf', cgroup, pinDir, steps: [{ atMs: 0, action: 'schedule', pieces: [{ sizeBytes: 100e6, rateBytesPerSec }] }] }, () => {
-        slow = setTimeout(() => path.setRateMbit(2), 2000);
-        fast = setTimeout(() => path.setRateMbit(50), 5000);
-      });
-    } finally {
-      clearTimeout(slow);
-      clearTimeout(fast);
-      path.setRateMbit(50);
-    }
-    assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason})`);
-    const before = run.samples.filter((s) => s.tMs > 1000 && s.tMs < 2000);
-    assert.ok(before.every((s) => s.schedule?.state === 'clamped'), `clamped before the slow link: ${before.map((s) => s.schedule?.state).join(',')}`);
-    const catching = run.samples.filter((s) => s.schedule?.state === 'catching-up');
-    assert.ok(catching.length > 0, 'the program caught up');
-    const last = run.samples.at(-1)!;
-    assert.ok((last.schedule?.catchUps ?? 0) >= 1, `catch-ups ${last.schedule?.catchUps}`);
-    // Catching up after the link came back: goodput well above 1.2 R for a while, then back on schedule and clamped.
-    assert.equal(last.schedule?.state, 'clamped', `state at the end: ${last.schedule?.state}`);
-    const catchUpEnd = Math.max(...catching.map((s) => s.tMs));
-    assert.ok(catchUpEnd > 5000 && catchUpEnd < 11_000, `caught up at ${catchUpEnd} ms`);
-    const phaseGoodput = goodputBps(run.samples, 0, 12_000) / 8;
-    assert.ok(phaseGoodput >= rateBytesPerSec * 0.97, `goodput over the phase ${Math.round(phaseGoodput)} B/s, R ${rateBytesPerSec} B/s: back on schedule`);
-  });
+  it(
+    'lifts the clamp while a slow link holds the flow behind its schedule, and clamps ' + 'again once it has caught up',
+    async () => {
+      const rateBytesPerSec = 500_000; // 4 Mbit/s: a clamp of ~17 packets at 40 ms
+      // On the samples' clock (from the server's accept): the server's start (loading the BPF program) takes a varying
+      // while.
+      let slow: NodeJS.Timeout | undefined;
+      let fast: NodeJS.Timeout | undefined;
+      let run: Awaited<ReturnType<typeof runStream>>;
+      try {
+        run = await runStream(
+          path,
+          {
+            port: 5204,
+            durationMs: 12_000,
+            sampleMs: 50,
+            backend: 'bpf',
+            cgroup,
+            pinDir,
+            steps: [{ atMs: 0, action: 'schedule', pieces: [{ sizeBytes: 100e6, rateBytesPerSec }] }],
+          },
+          () => {
+            slow = setTimeout(() => path.setRateMbit(2), 2000);
+            fast = setTimeout(() => path.setRateMbit(50), 5000);
+          },
+        );
+      } finally {
+        clearTimeout(slow);
+        clearTimeout(fast);
+        path.setRateMbit(50);
+      }
+      assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason})`);
+      const before = run.samples.filter((s) => s.tMs > 1000 && s.tMs < 2000);
+      assert.ok(
+        before.every((s) => s.schedule?.state === 'clamped'),
+        `clamped before the slow link: ${before.map((s) => s.schedule?.state).join(',')}`,
+      );
+      const catching = run.samples.filter((s) => s.schedule?.state === 'catching-up');
+      assert.ok(catching.length > 0, 'the program caught up');
+      const last = run.samples.at(-1)!;
+      assert.ok((last.schedule?.catchUps ?? 0) >= 1, `catch-ups ${last.schedule?.catchUps}`);
+      // Catching up after the link came back: goodput well above 1.2 R for a while, then back on schedule and clamped.
+      assert.equal(last.schedule?.state, 'clamped', `state at the end: ${last.schedule?.state}`);
+      const catchUpEnd = Math.max(...catching.map((s) => s.tMs));
+      assert.ok(catchUpEnd > 5000 && catchUpEnd < 11_000, `caught up at ${catchUpEnd} ms`);
+      const phaseGoodput = goodputBps(run.samples, 0, 12_000) / 8;
+      assert.ok(
+        phaseGoodput >= rateBytesPerSec * 0.97,
+        `goodput over the phase ${Math.round(phaseGoodput)} B/s, R ${rateBytesPerSec} B/s: back on schedule`,
+      );
+    },
+  );
 
   it('sends the startup at full speed and holds the phase to gain x R from its first byte', async () => {
     const rateBytesPerSec = 500_000;
@@ -106,53 +166,118 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
     // packets, is under the path's BDP plus buffer): in loss recovery the kernel takes no RTT
     // samples (Karn), so the program acts on the first one after it, a recovery late.
     const startupBytes = 300_000;
-    const run = await runStream(path, { port: 5205, durationMs: 4000, sampleMs: 20, backend: 'bpf', cgroup, pinDir, steps: [{ atMs: 0, action: 'schedule', startupBytes, pieces: [{ sizeBytes: 100e6, rateBytesPerSec }] }] });
+    const run = await runStream(path, {
+      port: 5205,
+      durationMs: 4000,
+      sampleMs: 20,
+      backend: 'bpf',
+      cgroup,
+      pinDir,
+      steps: [{ atMs: 0, action: 'schedule', startupBytes, pieces: [{ sizeBytes: 100e6, rateBytesPerSec }] }],
+    });
     assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason})`);
     assert.equal(run.samples.at(-1)!.totalRetrans, 0, 'the startup fits the path: no losses');
-    assert.ok(run.samples.some((s) => (s.schedule?.phaseStartMonotonicMs ?? 0) > 0), 'the phase began');
+    assert.ok(
+      run.samples.some((s) => (s.schedule?.phaseStartMonotonicMs ?? 0) > 0),
+      'the phase began',
+    );
     // The startup went at full speed: over a 50 Mbit/s, 40 ms path, slow start's five round trips.
     const crossed = run.samples.find((s) => s.bytesAcked >= startupBytes)!;
-    assert.ok(crossed !== undefined && crossed.tMs < 600, `the startup's bytes were acknowledged by ${crossed?.tMs} ms`);
+    assert.ok(
+      crossed !== undefined && crossed.tMs < 600,
+      `the startup's bytes were acknowledged by ${crossed?.tMs} ms`,
+    );
     // RTT samples come about once per round trip, a window late at slow start's pace: the packet
     // carrying the phase's first byte holds the phase itself (the header callback), so from then on
     // the phase's bytes leave at gain x R: at every sample of the next 2 s, no more than 1.2 R since
     // the last sample before any left (x 1.1: the clamp's whole packets, 17 for 16.6 here) plus a
     // floor window. Held a round late (RTT samples only), 80-90 kB had left by the first sample.
     const held = run.samples.find((s) => (s.schedule?.heldMonotonicMs ?? 0) > 0);
-    assert.ok(held !== undefined, 'the packet carrying the phase\'s first byte held the phase');
+    assert.ok(held !== undefined, "the packet carrying the phase's first byte held the phase");
     const before = run.samples.findLast((s) => s.bytesSent <= startupBytes)!;
     const window = run.samples.filter((s) => s.tMs > before.tMs && s.tMs <= before.tMs + 2000);
     // A sample's time and its byte count are two readings: a stall of this VM's host between them
     // (10-20 ms, at times for every process at once) counts bytes sent after the time read. The bound
     // allows 40 ms of 1.2 R for it (24 kB here): a phase held a round late is 60-70 kB over it at once.
     const stallSlackBytes = 0.04 * 1.2 * rateBytesPerSec;
-    const excess = window.map((s) => ({ s, overBytes: s.bytesSent - startupBytes - (((s.tMs - before.tMs) / 1000) * 1.2 * rateBytesPerSec * 1.1 + 10 * crossed.mss + stallSlackBytes) }));
+    const excess = window.map((s) => ({
+      s,
+      overBytes:
+        s.bytesSent -
+        startupBytes -
+        (((s.tMs - before.tMs) / 1000) * 1.2 * rateBytesPerSec * 1.1 + 10 * crossed.mss + stallSlackBytes),
+    }));
     const worst = excess.reduce((a, b) => (b.overBytes > a.overBytes ? b : a));
     const later = window.at(-1)!;
     const elapsedSec = (later.tMs - before.tMs) / 1000;
     const sentBytes = later.bytesSent - startupBytes;
     const first = window[0]!;
-    console.log(`# startup ${startupBytes} B acknowledged by ${crossed.tMs} ms; phase held by the packet carrying its first byte; ${first.bytesSent - startupBytes} B of the phase sent ${first.tMs - before.tMs} ms after the last sample before it; over ${elapsedSec.toFixed(2)} s ${sentBytes} B (1.2 R: ${Math.round(elapsedSec * 1.2 * rateBytesPerSec)} B); worst sample ${Math.round(worst.overBytes)} B over the bound at ${worst.s.tMs - before.tMs} ms; cwnd then ${later.cwnd}`);
-    assert.ok(worst.overBytes <= 0, `${Math.round(worst.overBytes)} B more of the phase than 1.2 R allows had left ${worst.s.tMs - before.tMs} ms after its first byte`);
+    console.log(
+      `# startup ${startupBytes} B acknowledged by ${crossed.tMs} ms; phase held by the ` +
+        `packet carrying its first byte; ${first.bytesSent - startupBytes} B of the phase ` +
+        `sent ${first.tMs - before.tMs} ms after the last sample before it; ` +
+        `over ${elapsedSec.toFixed(2)} s ${sentBytes} B (1.2 ` +
+        `R: ${Math.round(elapsedSec * 1.2 * rateBytesPerSec)} B); worst ` +
+        `sample ${Math.round(worst.overBytes)} B over the bound ` +
+        `at ${worst.s.tMs - before.tMs} ms; cwnd then ${later.cwnd}`,
+    );
+    assert.ok(
+      worst.overBytes <= 0,
+      `${Math.round(worst.overBytes)} B more of the phase than 1.2 R allows had ` +
+        `left ${worst.s.tMs - before.tMs} ms after its first byte`,
+    );
     assert.ok(sentBytes >= elapsedSec * rateBytesPerSec * 0.95, `and at least R: ${sentBytes} B`);
   });
 
-  it('paces a schedule without a clamp: the pacing rate follows each piece at gain x R, and so does goodput', async () => {
-    // 2 Mbit/s then 6 Mbit/s: at 1.25 x, 312.5 kB/s and 937.5 kB/s, both far under the 50 Mbit/s link.
-    const pieces = [{ sizeBytes: 1_500_000, rateBytesPerSec: 250_000 }, { sizeBytes: 100e6, rateBytesPerSec: 750_000 }];
-    const run = await runStream(path, { port: 5206, durationMs: 9000, sampleMs: 100, backend: 'bpf', cgroup, pinDir, steps: [{ atMs: 0, action: 'schedule', limit: 'pacing', gain: 1.25, pieces }] });
-    assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason})`);
-    assert.ok(run.samples.every((s) => s.appliedPackets === undefined), `no clamp: ${run.samples.map((s) => s.appliedPackets).join(',')}`);
-    // The first piece takes 1.5 MB / 312.5 kB/s = 4.8 s; judged away from its edges.
-    const first = run.samples.filter((s) => s.tMs > 1000 && s.tMs < 4000);
-    const second = run.samples.filter((s) => s.tMs > 6000);
-    assert.ok(first.length > 10 && second.length > 10, 'samples in both pieces');
-    for (const sample of first) assert.equal(sample.pacingBytesPerSec, 312_500, `t=${sample.tMs} ms: pacing ${sample.pacingBytesPerSec} (state ${sample.schedule?.state})`);
-    for (const sample of second) assert.equal(sample.pacingBytesPerSec, 937_500, `t=${sample.tMs} ms: pacing ${sample.pacingBytesPerSec} (state ${sample.schedule?.state})`);
-    assert.equal(run.samples.at(-1)!.schedule?.state, 'paced');
-    const firstGoodput = goodputBps(run.samples, 1000, 4000) / 8;
-    const secondGoodput = goodputBps(run.samples, 6000, 9000) / 8;
-    assert.ok(Math.abs(firstGoodput / 312_500 - 1) < 0.05, `goodput in the first piece ${Math.round(firstGoodput)} B/s, aim 312,500`);
-    assert.ok(Math.abs(secondGoodput / 937_500 - 1) < 0.05, `goodput in the second piece ${Math.round(secondGoodput)} B/s, aim 937,500`);
-  });
+  it(
+    'paces a schedule without a clamp: the pacing rate follows each piece at gain x R, ' + 'and so does goodput',
+    async () => {
+      // 2 Mbit/s then 6 Mbit/s: at 1.25 x, 312.5 kB/s and 937.5 kB/s, both far under the 50 Mbit/s link.
+      const pieces = [
+        { sizeBytes: 1_500_000, rateBytesPerSec: 250_000 },
+        { sizeBytes: 100e6, rateBytesPerSec: 750_000 },
+      ];
+      const run = await runStream(path, {
+        port: 5206,
+        durationMs: 9000,
+        sampleMs: 100,
+        backend: 'bpf',
+        cgroup,
+        pinDir,
+        steps: [{ atMs: 0, action: 'schedule', limit: 'pacing', gain: 1.25, pieces }],
+      });
+      assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason})`);
+      assert.ok(
+        run.samples.every((s) => s.appliedPackets === undefined),
+        `no clamp: ${run.samples.map((s) => s.appliedPackets).join(',')}`,
+      );
+      // The first piece takes 1.5 MB / 312.5 kB/s = 4.8 s; judged away from its edges.
+      const first = run.samples.filter((s) => s.tMs > 1000 && s.tMs < 4000);
+      const second = run.samples.filter((s) => s.tMs > 6000);
+      assert.ok(first.length > 10 && second.length > 10, 'samples in both pieces');
+      for (const sample of first)
+        assert.equal(
+          sample.pacingBytesPerSec,
+          312_500,
+          `t=${sample.tMs} ms: pacing ${sample.pacingBytesPerSec} (state ${sample.schedule?.state})`,
+        );
+      for (const sample of second)
+        assert.equal(
+          sample.pacingBytesPerSec,
+          937_500,
+          `t=${sample.tMs} ms: pacing ${sample.pacingBytesPerSec} (state ${sample.schedule?.state})`,
+        );
+      assert.equal(run.samples.at(-1)!.schedule?.state, 'paced');
+      const firstGoodput = goodputBps(run.samples, 1000, 4000) / 8;
+      const secondGoodput = goodputBps(run.samples, 6000, 9000) / 8;
+      assert.ok(
+        Math.abs(firstGoodput / 312_500 - 1) < 0.05,
+        `goodput in the first piece ${Math.round(firstGoodput)} B/s, aim 312,500`,
+      );
+      assert.ok(
+        Math.abs(secondGoodput / 937_500 - 1) < 0.05,
+        `goodput in the second piece ${Math.round(secondGoodput)} B/s, aim 937,500`,
+      );
+    },
+  );
 });

@@ -32,7 +32,8 @@ export interface NetPath {
 
 function sh(args: string[]): string {
   const result = spawnSync(args[0]!, args.slice(1), { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`${args.join(' ')} failed: ${result.stderr.trim() || result.error?.message}`);
+  if (result.status !== 0)
+    throw new Error(`${args.join(' ')} failed: ${result.stderr.trim() || result.error?.message}`);
   return result.stdout;
 }
 
@@ -60,7 +61,8 @@ export async function createNetPath(options: NetPathOptions): Promise<NetPath> {
     sh(['ip', 'link', 'add', `${p}c0`, 'netns', clientNs, 'type', 'veth', 'peer', 'name', `${p}r1`, 'netns', routerNs]);
     sh(['ip', 'netns', 'exec', routerNs, 'sysctl', '-qw', 'net.ipv6.conf.all.disable_ipv6=1']);
     // Each connection starts from scratch: no ssthresh or RTT cached from the previous one.
-    for (const ns of [serverNs, clientNs]) sh(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv4.tcp_no_metrics_save=1']);
+    for (const ns of [serverNs, clientNs])
+      sh(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv4.tcp_no_metrics_save=1']);
     for (const [ns, dev, address] of [
       [serverNs, `${p}s0`, serverAddress],
       [clientNs, `${p}c0`, clientAddress],
@@ -73,10 +75,47 @@ export async function createNetPath(options: NetPathOptions): Promise<NetPath> {
       sh(['ip', '-n', ns, 'link', 'set', dev, 'up']);
       sh(['ip', '-n', ns, 'link', 'set', 'lo', 'up']);
     }
-    sh(['ip', 'netns', 'exec', routerNs, 'tc', 'qdisc', 'add', 'dev', `${p}r1`, 'root', 'tbf', 'rate', `${options.rateMbit}mbit`, 'burst', '6000', 'limit', String(options.bufferBytes)]);
+    sh([
+      'ip',
+      'netns',
+      'exec',
+      routerNs,
+      'tc',
+      'qdisc',
+      'add',
+      'dev',
+      `${p}r1`,
+      'root',
+      'tbf',
+      'rate',
+      `${options.rateMbit}mbit`,
+      'burst',
+      '6000',
+      'limit',
+      String(options.bufferBytes),
+    ]);
     const delayUs = String(Math.round(options.oneWayDelayMs * 1000));
     await writeFile(control, `delay-ab-us ${delayUs}\ndelay-ba-us ${delayUs}\n`);
-    delayline = spawn('ip', ['netns', 'exec', routerNs, delaylinePath(), '--if-a', `${p}r0`, '--if-b', `${p}r1`, '--delay-ab-us', delayUs, '--delay-ba-us', delayUs, '--control', control], { stdio: ['ignore', 'pipe', 'inherit'] });
+    delayline = spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        routerNs,
+        delaylinePath(),
+        '--if-a',
+        `${p}r0`,
+        '--if-b',
+        `${p}r1`,
+        '--delay-ab-us',
+        delayUs,
+        '--delay-ba-us',
+        delayUs,
+        '--control',
+        control,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     const [first] = (await once(delayline.stdout!, 'data')) as [Buffer];
     if (!first.toString().includes('"ready":true')) throw new Error(`delay line did not start: ${first.toString()}`);
   } catch (error) {
@@ -95,7 +134,25 @@ export async function createNetPath(options: NetPathOptions): Promise<NetPath> {
       delayline!.kill('SIGHUP');
     },
     setRateMbit(mbit: number) {
-      sh(['ip', 'netns', 'exec', routerNs, 'tc', 'qdisc', 'change', 'dev', `${p}r1`, 'root', 'tbf', 'rate', `${mbit}mbit`, 'burst', '6000', 'limit', String(options.bufferBytes)]);
+      sh([
+        'ip',
+        'netns',
+        'exec',
+        routerNs,
+        'tc',
+        'qdisc',
+        'change',
+        'dev',
+        `${p}r1`,
+        'root',
+        'tbf',
+        'rate',
+        `${mbit}mbit`,
+        'burst',
+        '6000',
+        'limit',
+        String(options.bufferBytes),
+      ]);
     },
     bottleneckDrops() {
       const text = sh(['ip', 'netns', 'exec', routerNs, 'tc', '-s', 'qdisc', 'show', 'dev', `${p}r1`]);

@@ -15,9 +15,15 @@ export interface StreamRun {
 }
 
 /** `onAccepted` runs when the server accepts the client: the moment its samples' tMs counts from. */
-export async function runStream(path: NetPath, schedule: Omit<Schedule, 'host' | 'port'> & { port?: number }, onAccepted?: () => void): Promise<StreamRun> {
+export async function runStream(
+  path: NetPath,
+  schedule: Omit<Schedule, 'host' | 'port'> & { port?: number },
+  onAccepted?: () => void,
+): Promise<StreamRun> {
   const full: Schedule = { host: path.serverAddress, port: schedule.port ?? 5201, ...schedule };
-  const server = spawn('ip', ['netns', 'exec', path.serverNs, process.execPath, peer, 'server', JSON.stringify(full)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = spawn('ip', ['netns', 'exec', path.serverNs, process.execPath, peer, 'server', JSON.stringify(full)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const samples: Sample[] = [];
   let attached = '';
   let reason: string | null = null;
@@ -37,7 +43,11 @@ export async function runStream(path: NetPath, schedule: Omit<Schedule, 'host' |
   });
   const exited = new Promise<number | null>((resolve) => server.on('exit', resolve));
   await Promise.race([ready, exited.then((code) => Promise.reject(new Error(`stream server exited early (${code})`)))]);
-  const client = spawn('ip', ['netns', 'exec', path.clientNs, process.execPath, peer, 'client', full.host, String(full.port)], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const client = spawn(
+    'ip',
+    ['netns', 'exec', path.clientNs, process.execPath, peer, 'client', full.host, String(full.port)],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const code = await exited;
   client.kill();
   if (code !== 0) throw new Error(`stream server exited with ${code}`);

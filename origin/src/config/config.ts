@@ -31,8 +31,16 @@ export const originConfigSchema = z.strictObject({
   corsAllowOrigin: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).default('*'),
   cache: z
     .strictObject({
-      maxBytes: z.number().int().min(0).default(512 * 1024 * 1024),
-      maxFileBytes: z.number().int().min(0).default(16 * 1024 * 1024),
+      maxBytes: z
+        .number()
+        .int()
+        .min(0)
+        .default(512 * 1024 * 1024),
+      maxFileBytes: z
+        .number()
+        .int()
+        .min(0)
+        .default(16 * 1024 * 1024),
       revalidateMs: z.number().int().min(0).default(1000),
     })
     .default({ maxBytes: 512 * 1024 * 1024, maxFileBytes: 16 * 1024 * 1024, revalidateMs: 1000 }),
@@ -56,7 +64,15 @@ export const originConfigSchema = z.strictObject({
    * An admin listener for /metrics, /api/flows and the probes; when set, metrics and flow records
    * (client addresses) are no longer on the public port.
    */
-  admin: z.strictObject({ port: z.number().int().min(0).max(65535), host: z.string().min(1).default('127.0.0.1') }).optional(),
+  admin: z
+    .strictObject({ port: z.number().int().min(0).max(65535), host: z.string().min(1).default('127.0.0.1') })
+    .optional(),
+  /**
+   * Serve /metrics and /api/flows (viewers' addresses) on the public listener although it is not
+   * loopback and there is no admin listener: for a lab or a demo. Off, such a listener serves only
+   * the probes, and the origin says at startup how to reach the rest.
+   */
+  publicOps: z.boolean().default(false),
   delivery: deliverySchema.prefault({}),
   flows: flowsSchema.prefault({}),
 });
@@ -122,7 +138,12 @@ export function resolveConfig(layers: readonly Layer[]): OriginConfig {
     const problems = result.error.issues.map((issue) => {
       if (issue.code === 'unrecognized_keys') {
         const where = issue.path.length > 0 ? `in "${issue.path.join('.')}" ` : '';
-        return `unknown key ${issue.keys.map((k) => `"${[...issue.path, k].join('.')}"`).join(', ')} ${where}(from ${sourceOf(layers, [...issue.path, issue.keys[0]!])}); allowed: ${allowedKeysAt(issue.path).join(', ')}`;
+        return (
+          `unknown key ` +
+          `${issue.keys.map((k) => `"${[...issue.path, k].join('.')}"`).join(', ')} ` +
+          `${where}(from ${sourceOf(layers, [...issue.path, issue.keys[0]!])}); ` +
+          `allowed: ${allowedKeysAt(issue.path).join(', ')}`
+        );
       }
       const key = issue.path.join('.');
       return `"${key}" (from ${sourceOf(layers, issue.path)}): ${issue.message}`;
@@ -137,20 +158,40 @@ export async function readConfigFile(path: string): Promise<Record<string, unkno
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new OriginError('ORIGIN_ERR_CONFIG', `cannot read config file ${path}: ${(error as Error).message}`, { file: path }, { cause: error });
+    throw new OriginError(
+      'ORIGIN_ERR_CONFIG',
+      `cannot read config file ${path}: ${(error as Error).message}`,
+      { file: path },
+      { cause: error },
+    );
   }
   let parsed: unknown;
   try {
     parsed = extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (error) {
-    throw new OriginError('ORIGIN_ERR_CONFIG', `config file ${path} is not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`, { file: path }, { cause: error });
+    throw new OriginError(
+      'ORIGIN_ERR_CONFIG',
+      `config file ${path} is not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`,
+      { file: path },
+      { cause: error },
+    );
   }
-  if (!isPlainObject(parsed)) throw new OriginError('ORIGIN_ERR_CONFIG', `config file ${path} must hold an object at the top level`, { file: path });
+  if (!isPlainObject(parsed))
+    throw new OriginError('ORIGIN_ERR_CONFIG', `config file ${path} must hold an object at the top level`, {
+      file: path,
+    });
   return parsed;
 }
 
 /** TRICKLE_* variables that configure tools rather than the origin. */
-const nonConfigVariables = new Set(['TRICKLE_CONFIG', 'TRICKLE_FFMPEG', 'TRICKLE_FFPROBE', 'TRICKLE_CHROMIUM', 'TRICKLE_NETEM_VM']);
+const nonConfigVariables = new Set([
+  'TRICKLE_CONFIG',
+  'TRICKLE_FFMPEG',
+  'TRICKLE_FFPROBE',
+  'TRICKLE_CHROMIUM',
+  'TRICKLE_NETEM_VM',
+  'TRICKLE_SHAKA_PACKAGER',
+]);
 
 /**
  * TRICKLE_PORT=9000 -> { port: 9000 }; TRICKLE_CACHE__MAX_BYTES=1 -> { cache: { maxBytes: 1 } }.
@@ -160,7 +201,13 @@ const nonConfigVariables = new Set(['TRICKLE_CONFIG', 'TRICKLE_FFMPEG', 'TRICKLE
 export function configFromEnv(env: NodeJS.ProcessEnv): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const [name, raw] of Object.entries(env)) {
-    if (!name.startsWith('TRICKLE_') || raw === undefined || nonConfigVariables.has(name) || name.startsWith('TRICKLE_TEST_')) continue;
+    if (
+      !name.startsWith('TRICKLE_') ||
+      raw === undefined ||
+      nonConfigVariables.has(name) ||
+      name.startsWith('TRICKLE_TEST_')
+    )
+      continue;
     const path = name
       .slice('TRICKLE_'.length)
       .split('__')

@@ -1,6 +1,7 @@
 /**
  * A/B assignment as the paper's experiment did it: each new TCP connection is assigned to a group
- * at random, with weights, from a seeded generator (Mersenne Twister from pure-rand), so every group sees the same mix of clients
+ * at random, with weights, from a seeded generator (Mersenne Twister from pure-rand), so every group sees the same mix
+ * of clients
  * and conditions. Group names may repeat a policy (baseline1=app-pacing, baseline2=app-pacing)
  * for A/A controls.
  */
@@ -20,13 +21,21 @@ export function parseAbSpec(spec: string, knownPolicies: readonly string[]): AbG
     const match = /^(?:([A-Za-z0-9_-]+)=)?([A-Za-z0-9_-]+):(\d+(?:\.\d+)?)$/.exec(part.trim());
     if (match === null) throw new OriginError('ORIGIN_ERR_CONFIG', `A/B group "${part}" is not [name=]policy:weight`);
     const policy = match[2]!;
-    if (!knownPolicies.includes(policy)) throw new OriginError('ORIGIN_ERR_CONFIG', `A/B group "${part}": no policy "${policy}"; known: ${knownPolicies.join(', ')}`);
+    if (!knownPolicies.includes(policy))
+      throw new OriginError(
+        'ORIGIN_ERR_CONFIG',
+        `A/B group "${part}": no policy "${policy}"; known: ${knownPolicies.join(', ')}`,
+      );
     const weight = Number(match[3]);
     if (!(weight > 0)) throw new OriginError('ORIGIN_ERR_CONFIG', `A/B group "${part}": weight must be positive`);
     return { name: match[1] ?? policy, policy, weight };
   });
   const names = groups.map((g) => g.name);
-  if (new Set(names).size !== names.length) throw new OriginError('ORIGIN_ERR_CONFIG', `A/B groups must have distinct names (got ${names.join(', ')}); name repeats like baseline1=app-pacing`);
+  if (new Set(names).size !== names.length)
+    throw new OriginError(
+      'ORIGIN_ERR_CONFIG',
+      `A/B groups must have distinct names (got ${names.join(', ')}); name repeats like baseline1=app-pacing`,
+    );
   return groups;
 }
 

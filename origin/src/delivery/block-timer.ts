@@ -77,7 +77,10 @@ export class BlockTimer {
 
   private arm(tick: number): void {
     this.disarm();
-    this.armed = { tick, handle: this.host.setTimeout(this.fire, Math.max(0, Math.ceil(tick * this.tickMs - this.host.now()))) };
+    this.armed = {
+      tick,
+      handle: this.host.setTimeout(this.fire, Math.max(0, Math.ceil(tick * this.tickMs - this.host.now()))),
+    };
   }
 
   private disarm(): void {

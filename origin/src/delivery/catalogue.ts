@@ -8,7 +8,14 @@
 export const rateRuleNames = ['unthrottled', 'media', 'abr', 'sammy'] as const;
 export type RateRuleName = (typeof rateRuleNames)[number];
 
-export const enforcerNames = ['none', 'token-bucket', 'token-bucket-16k', 'cwnd-clamp', 'kernel-pacing', 'kernel-pacing-exact'] as const;
+export const enforcerNames = [
+  'none',
+  'token-bucket',
+  'token-bucket-16k',
+  'cwnd-clamp',
+  'kernel-pacing',
+  'kernel-pacing-exact',
+] as const;
 export type EnforcerName = (typeof enforcerNames)[number];
 
 export interface PolicyPair {
@@ -19,13 +26,39 @@ export interface PolicyPair {
 
 export const policyCatalogue = {
   bulk: { rate: 'unthrottled', enforcer: 'none', description: 'as fast as TCP allows (no throttling phase)' },
-  'app-pacing': { rate: 'media', enforcer: 'token-bucket', description: 'the paper\'s baseline: 64 kB blocks from a token bucket at 1.25 x R' },
-  'app-pacing-16k': { rate: 'media', enforcer: 'token-bucket-16k', description: 'the paper\'s shrunk-block group: 16 kB blocks' },
-  trickle: { rate: 'media', enforcer: 'cwnd-clamp', description: 'the paper\'s Trickle: Algorithm 1, cwnd clamped at 1.2 x R x rtt / mss' },
+  'app-pacing': {
+    rate: 'media',
+    enforcer: 'token-bucket',
+    description: "the paper's baseline: 64 kB blocks from a token bucket at 1.25 x R",
+  },
+  'app-pacing-16k': {
+    rate: 'media',
+    enforcer: 'token-bucket-16k',
+    description: "the paper's shrunk-block group: 16 kB blocks",
+  },
+  trickle: {
+    rate: 'media',
+    enforcer: 'cwnd-clamp',
+    description: "the paper's Trickle: Algorithm 1, cwnd clamped at 1.2 x R x rtt / mss",
+  },
   pacing: { rate: 'media', enforcer: 'kernel-pacing', description: 'SO_MAX_PACING_RATE at 1.25 x R, with catch-up' },
-  cmcd: { rate: 'abr', enforcer: 'kernel-pacing', description: 'the ABR-aware rate (CMCD when sent) under kernel pacing' },
-  'trickle-abr': { rate: 'abr', enforcer: 'cwnd-clamp', description: 'the ABR-aware rate (CMCD when sent) under Trickle\'s cwnd clamp' },
-  sammy: { rate: 'sammy', enforcer: 'kernel-pacing-exact', description: 'Netflix\'s Sammy (SIGCOMM 2023, Algorithm 1): no pacing in the initial phase, then (c1 B + c0 (1 - B)) x the top bitrate by kernel pacing' },
+  cmcd: {
+    rate: 'abr',
+    enforcer: 'kernel-pacing',
+    description: 'the ABR-aware rate (CMCD when sent) under kernel pacing',
+  },
+  'trickle-abr': {
+    rate: 'abr',
+    enforcer: 'cwnd-clamp',
+    description: "the ABR-aware rate (CMCD when sent) under Trickle's cwnd clamp",
+  },
+  sammy: {
+    rate: 'sammy',
+    enforcer: 'kernel-pacing-exact',
+    description:
+      "Netflix's Sammy (SIGCOMM 2023, Algorithm 1): no pacing in the initial phase, then " +
+      '(c1 B + c0 (1 - B)) x the top bitrate by kernel pacing',
+  },
 } as const satisfies Record<string, PolicyPair>;
 
 export type PolicyName = keyof typeof policyCatalogue;

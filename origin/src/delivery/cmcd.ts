@@ -5,7 +5,10 @@
  */
 import { fromCmcdHeaders, fromCmcdQuery, type Cmcd } from '@svta/common-media-library/cmcd';
 
-export function readCmcd(query: string | undefined, headers: Record<string, string | string[] | undefined>): Cmcd | undefined {
+export function readCmcd(
+  query: string | undefined,
+  headers: Record<string, string | string[] | undefined>,
+): Cmcd | undefined {
   const fromQuery = query === undefined ? undefined : new URLSearchParams(query).get('CMCD');
   if (fromQuery !== null && fromQuery !== undefined) {
     try {

@@ -8,13 +8,23 @@ import { parseAbSpec } from './ab.js';
 import { policyNames } from './catalogue.js';
 
 const headroom = z.number().min(1).max(10);
-const blockBytes = z.number().int().min(1024).max(16 * 1024 * 1024);
+const blockBytes = z
+  .number()
+  .int()
+  .min(1024)
+  .max(16 * 1024 * 1024);
 
 /** Transport settings applied to each new connection (globally, or per A/B group). */
 const transportSchema = z.strictObject({
   /** TCP congestion control, any algorithm the kernel offers (bbr, cubic, reno, ...). */
-  congestionControl: z.string().regex(/^[a-z0-9_-]{1,15}$/, 'a kernel congestion control name like cubic, bbr, reno').optional(),
-  /** Initial congestion window of new connections, packets (TCP_BPF_IW through the BPF program: needs the bpf clamp backend). Unset: the kernel's. */
+  congestionControl: z
+    .string()
+    .regex(/^[a-z0-9_-]{1,15}$/, 'a kernel congestion control name like cubic, bbr, reno')
+    .optional(),
+  /**
+   * Initial congestion window of new connections, packets (TCP_BPF_IW through the BPF program: needs the bpf clamp
+   * backend). Unset: the kernel's.
+   */
   initialWindowPackets: z.number().int().min(1).max(1024).optional(),
 });
 
@@ -30,10 +40,20 @@ export const deliverySchema = z.strictObject({
   /** The policy used when no rule, A/B group or allowed override picks another. */
   policy: z.enum(policyNames).default('trickle-abr'),
   /** First match wins: per asset and/or per role (segment, progressive). */
-  rules: z.array(z.strictObject({ asset: z.string().min(1).optional(), role: z.enum(['segment', 'progressive']).optional(), policy: z.enum(policyNames) })).default([]),
+  rules: z
+    .array(
+      z.strictObject({
+        asset: z.string().min(1).optional(),
+        role: z.enum(['segment', 'progressive']).optional(),
+        policy: z.enum(policyNames),
+      }),
+    )
+    .default([]),
   /** Let `?policy=<name>` pick the policy of a request (for experiments). */
   allowPolicyOverride: z.boolean().default(false),
-  /** A/B groups: "bulk:25,trickle:75" (name=policy:weight for A/A controls) or a list of groups with transport settings. */
+  /**
+   * A/B groups: "bulk:25,trickle:75" (name=policy:weight for A/A controls) or a list of groups with transport settings.
+   */
   ab: z
     .union([
       z.string().transform((spec, context) => {
@@ -47,7 +67,10 @@ export const deliverySchema = z.strictObject({
       z
         .array(abGroupSchema)
         .min(1)
-        .refine((groups) => new Set(groups.map((g) => g.name)).size === groups.length, 'A/B group names must be distinct'),
+        .refine(
+          (groups) => new Set(groups.map((g) => g.name)).size === groups.length,
+          'A/B group names must be distinct',
+        ),
     ])
     .optional(),
   /** Seed of the A/B assignment (Mersenne Twister): same seed, same sequence of groups. */
@@ -56,7 +79,10 @@ export const deliverySchema = z.strictObject({
   startupSec: z.number().min(0).max(3600).default(35),
   /** Progressive MP4: the media length of a VBR block, each with its own rate (about one GOP). */
   rateWindowSec: z.number().positive().max(60).default(2),
-  /** Goodput is judged against the schedule (catch-up) only after this many RTTs of throttling (acknowledgements lag one RTT behind writes). */
+  /**
+   * Goodput is judged against the schedule (catch-up) only after this many RTTs of throttling (acknowledgements lag one
+   * RTT behind writes).
+   */
   goodputGraceRtts: z.number().min(0).max(1000).default(10),
   /**
    * Paced responses over plain HTTP are written with sendfile(2) through a transfer the addon
@@ -75,7 +101,9 @@ export const deliverySchema = z.strictObject({
     .prefault({}),
   /** The token-bucket enforcer (app-pacing) and its shrunk-block variant (app-pacing-16k). */
   appPacing: z.strictObject({ headroom: headroom.default(1.25), blockBytes: blockBytes.default(65_536) }).prefault({}),
-  appPacing16k: z.strictObject({ headroom: headroom.default(1.25), blockBytes: blockBytes.default(16_384) }).prefault({}),
+  appPacing16k: z
+    .strictObject({ headroom: headroom.default(1.25), blockBytes: blockBytes.default(16_384) })
+    .prefault({}),
   /** The cwnd-clamp enforcer (trickle, trickle-abr): Algorithm 1. */
   trickle: z
     .strictObject({
@@ -83,7 +111,9 @@ export const deliverySchema = z.strictObject({
       gain: headroom.default(1.2),
       floorPackets: z.number().int().min(1).max(1000).default(10),
       blockBytes: blockBytes.default(65_536),
-      /** How the clamp is lifted for catch-up and at the end of a response (in the kernel, catch-up is always gradual). */
+      /**
+       * How the clamp is lifted for catch-up and at the end of a response (in the kernel, catch-up is always gradual).
+       */
       release: z.enum(['gradual', 'immediate']).default('gradual'),
       /**
        * Run Algorithm 1 in the sock_ops program (bpf backend): the response is written at once and the
@@ -104,7 +134,10 @@ export const deliverySchema = z.strictObject({
     .strictObject({
       headroom: headroom.default(1.25),
       blockBytes: blockBytes.default(65_536),
-      /** Below this many packets per srtt the kernel paces at the floor and writes are throttled at the rate (block by block only). */
+      /**
+       * Below this many packets per srtt the kernel paces at the floor and writes are throttled at the rate (block by
+       * block only).
+       */
       floorPackets: z.number().int().min(1).max(1000).default(10),
       /**
        * Hand the phase to the sock_ops program (bpf backend): the response is written at once and
@@ -135,7 +168,10 @@ export const deliverySchema = z.strictObject({
       lowBufferMs: z.number().int().min(0).default(5_000),
     })
     .prefault({}),
-  /** The sammy rate rule (Spang et al., SIGCOMM 2023): pace at (c1 B + c0 (1 - B)) x the top bitrate, B = buffer / maxBufferMs. */
+  /**
+   * The sammy rate rule (Spang et al., SIGCOMM 2023): pace at (c1 B + c0 (1 - B)) x the top bitrate, B = buffer /
+   * maxBufferMs.
+   */
   sammy: z
     .strictObject({
       /** The multiple of the top bitrate with an empty buffer (the paper's production value). */

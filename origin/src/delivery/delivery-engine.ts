@@ -11,7 +11,13 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { SocketControl, TcpInfo } from '@trickle/native';
 import type { ByteRange } from '../http/range.js';
 import type { MediaFile } from '../media/library.js';
-import { rangeKey, segmentsInRange, type AssetIndex, type RenditionIndex, type SegmentEntry } from '../media/media-index.js';
+import {
+  rangeKey,
+  segmentsInRange,
+  type AssetIndex,
+  type RenditionIndex,
+  type SegmentEntry,
+} from '../media/media-index.js';
 import { BlockTimer } from './block-timer.js';
 import { policyCatalogue, policyNames, type PolicyName } from './catalogue.js';
 import { readCmcd } from './cmcd.js';
@@ -25,7 +31,14 @@ import { PolicySelector, type Selection, type SelectionResult } from './policy-s
 import { vbrBlocksOf } from './rate-plan.js';
 import type { MediaResponse, RateRule } from './rates/rate-rule.js';
 import { rateRules } from './rates/registry.js';
-import { bytesWrittenTo, nothingInFlight, ResponseDelivery, streamBytesTaken, type DrainOutcome, type ResponseServices } from './response-delivery.js';
+import {
+  bytesWrittenTo,
+  nothingInFlight,
+  ResponseDelivery,
+  streamBytesTaken,
+  type DrainOutcome,
+  type ResponseServices,
+} from './response-delivery.js';
 import { ViewerRuns } from './viewer-runs.js';
 
 export interface DeliveryEngineOptions {
@@ -59,14 +72,22 @@ export function buildPolicies(delivery: DeliveryConfig): Readonly<Record<PolicyN
 
 /** Whether initial windows are configured (TCP_BPF_IW, set by the clamp's BPF program). */
 export function deliveryWantsInitialWindow(delivery: DeliveryConfig): boolean {
-  return delivery.transport.initialWindowPackets !== undefined || (delivery.ab ?? []).some((g) => g.initialWindowPackets !== undefined);
+  return (
+    delivery.transport.initialWindowPackets !== undefined ||
+    (delivery.ab ?? []).some((g) => g.initialWindowPackets !== undefined)
+  );
 }
 
-/** Whether a delivery config can use the cwnd clamp's BPF program (a policy whose enforcer clamps, or initial windows). */
+/**
+ * Whether a delivery config can use the cwnd clamp's BPF program (a policy whose enforcer clamps, or initial windows).
+ */
 export function deliveryNeedsClamp(delivery: DeliveryConfig): boolean {
   const named = [delivery.policy, ...delivery.rules.map((r) => r.policy), ...(delivery.ab ?? []).map((g) => g.policy)];
   const policies = delivery.allowPolicyOverride ? policyNames : named;
-  return deliveryWantsInitialWindow(delivery) || policies.some((name) => enforcers[policyCatalogue[name].enforcer](delivery).usesClamp);
+  return (
+    deliveryWantsInitialWindow(delivery) ||
+    policies.some((name) => enforcers[policyCatalogue[name].enforcer](delivery).usesClamp)
+  );
 }
 
 interface ConnectionState {
@@ -149,7 +170,12 @@ export class DeliveryEngine {
   select(request: FastifyRequest, asset: string, role: 'segment' | 'progressive'): SelectionResult {
     const connection = this.connection(request.raw.socket);
     const override = (request.query as Record<string, unknown> | undefined)?.policy;
-    return this.selector.select({ asset, role, override: typeof override === 'string' ? override : undefined, group: connection.group });
+    return this.selector.select({
+      asset,
+      role,
+      override: typeof override === 'string' ? override : undefined,
+      group: connection.group,
+    });
   }
 
   /**
@@ -157,7 +183,14 @@ export class DeliveryEngine {
    * media response of the index (the caller sends it plainly). A reply is thenable, so it is never
    * returned from here.
    */
-  deliver(request: FastifyRequest, reply: FastifyReply, file: MediaFile, range: ByteRange, index: AssetIndex, selection: Selection): boolean {
+  deliver(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    file: MediaFile,
+    range: ByteRange,
+    index: AssetIndex,
+    selection: Selection,
+  ): boolean {
     const described = this.describe(request, file, range, index);
     if (described === undefined) return false;
     const socket = request.raw.socket;
@@ -167,11 +200,19 @@ export class DeliveryEngine {
     const media = described.response;
     const nowMs = performance.now();
     const segment = media.segment;
-    const viewer = segment === undefined ? undefined : this.runs.join(`${media.cmcd?.sid ?? socket.remoteAddress}|${media.asset}|${segment.kind}`, { number: segment.number, startSec: segment.presentationSec, durationSec: segment.durationSec }, nowMs);
+    const viewer =
+      segment === undefined
+        ? undefined
+        : this.runs.join(
+            `${media.cmcd?.sid ?? socket.remoteAddress}|${media.asset}|${segment.kind}`,
+            { number: segment.number, startSec: segment.presentationSec, durationSec: segment.durationSec },
+            nowMs,
+          );
     const plan = policy.rate.plan({ response: media, viewer, nowMs });
     const idle = connection.idleReading;
     connection.idleReading = undefined;
-    const startReading = idle !== undefined && idle.bytesWritten === bytesWrittenTo(socket) ? idle.info : this.tcpInfo(socket);
+    const startReading =
+      idle !== undefined && idle.bytesWritten === bytesWrittenTo(socket) ? idle.info : this.tcpInfo(socket);
     new ResponseDelivery(this.services, {
       socket,
       reply,
@@ -190,13 +231,22 @@ export class DeliveryEngine {
   }
 
   /** The media facts of a response, or undefined when the file is not an indexed segment or progressive file. */
-  private describe(request: FastifyRequest, file: MediaFile, range: ByteRange, index: AssetIndex): { response: MediaResponse; rendition: string | undefined } | undefined {
+  private describe(
+    request: FastifyRequest,
+    file: MediaFile,
+    range: ByteRange,
+    index: AssetIndex,
+  ): { response: MediaResponse; rendition: string | undefined } | undefined {
     const queryAt = request.url.indexOf('?');
     const cmcd = readCmcd(queryAt < 0 ? undefined : request.url.slice(queryAt + 1), request.headers);
     const base = { asset: file.asset, file: file.name, rangeStart: range.start, rangeEnd: range.end, cmcd };
     if (file.role === 'segment') {
       // An I-frame playlist's range: trick play, wanted at once.
-      if (index.trickPlayRanges.size > 0 && index.trickPlayRanges.has(rangeKey(file.name, { offset: range.start, sizeBytes: range.end - range.start + 1 }))) return undefined;
+      if (
+        index.trickPlayRanges.size > 0 &&
+        index.trickPlayRanges.has(rangeKey(file.name, { offset: range.start, sizeBytes: range.end - range.start + 1 }))
+      )
+        return undefined;
       const whole = index.segmentByFile.get(file.name);
       if (whole !== undefined) return this.segmentResponse(base, index, whole.rendition, whole.segment);
       const segmented = index.segmentedFiles.get(file.name);
@@ -206,16 +256,39 @@ export class DeliveryEngine {
       const covered = segmentsInRange(segmented, range.start, range.end);
       if (covered.length === 0) return undefined;
       if (covered.length === 1) return this.segmentResponse(base, index, segmented.rendition, covered[0]!);
-      return { response: { ...base, role: 'progressive', progressive: { blocks: vbrBlocksOf(segmented.byteTime, this.options.delivery.rateWindowSec, segmented.sizeBytes) } }, rendition: segmented.rendition.id };
+      return {
+        response: {
+          ...base,
+          role: 'progressive',
+          progressive: {
+            blocks: vbrBlocksOf(segmented.byteTime, this.options.delivery.rateWindowSec, segmented.sizeBytes),
+          },
+        },
+        rendition: segmented.rendition.id,
+      };
     }
     const progressive = index.progressive;
     if (file.role === 'progressive' && progressive?.file === file.name) {
-      return { response: { ...base, role: 'progressive', progressive: { blocks: vbrBlocksOf(progressive.byteTime, this.options.delivery.rateWindowSec, progressive.sizeBytes) } }, rendition: undefined };
+      return {
+        response: {
+          ...base,
+          role: 'progressive',
+          progressive: {
+            blocks: vbrBlocksOf(progressive.byteTime, this.options.delivery.rateWindowSec, progressive.sizeBytes),
+          },
+        },
+        rendition: undefined,
+      };
     }
     return undefined;
   }
 
-  private segmentResponse(base: Omit<MediaResponse, 'role'>, index: AssetIndex, rendition: RenditionIndex, segment: SegmentEntry): { response: MediaResponse; rendition: string } | undefined {
+  private segmentResponse(
+    base: Omit<MediaResponse, 'role'>,
+    index: AssetIndex,
+    rendition: RenditionIndex,
+    segment: SegmentEntry,
+  ): { response: MediaResponse; rendition: string } | undefined {
     const ladder = index.abrLadders.get(rendition.id);
     if (ladder === undefined) return undefined;
     return {
@@ -265,10 +338,22 @@ export class DeliveryEngine {
         initialWindow = { packets: initialWindowPackets, status: 'pending' };
       } catch (error) {
         this.socketError('setInitialWindow', error);
-        initialWindow = { packets: initialWindowPackets, status: (error as { code?: unknown }).code === 'NATIVE_ERR_UNSUPPORTED' ? 'unsupported' : 'failed' };
+        initialWindow = {
+          packets: initialWindowPackets,
+          status: (error as { code?: unknown }).code === 'NATIVE_ERR_UNSUPPORTED' ? 'unsupported' : 'failed',
+        };
       }
     }
-    const created: ConnectionState = { id: this.nextConnectionId++, group, congestionControl, initialWindow, settlePrevious: undefined, idleReading: undefined, peerLeft: false, peerEndedWithAll: undefined };
+    const created: ConnectionState = {
+      id: this.nextConnectionId++,
+      group,
+      congestionControl,
+      initialWindow,
+      settlePrevious: undefined,
+      idleReading: undefined,
+      peerLeft: false,
+      peerEndedWithAll: undefined,
+    };
     state = created;
     this.connections.set(socket, state);
     // A client that got everything closes: its FIN arrives after its last ACKs, and the fd is still open at 'end'.
@@ -316,7 +401,11 @@ export class DeliveryEngine {
    * a schedule) the timeout allows the rest its time at that rate, and polls come at about half
    * the time the rest still needs: a few per response, not one per RTT.
    */
-  private awaitDrain(socket: Socket, done: (end: TcpSnapshot, outcome: DrainOutcome) => void, paceFloorBytesPerSec?: number): void {
+  private awaitDrain(
+    socket: Socket,
+    done: (end: TcpSnapshot, outcome: DrainOutcome) => void,
+    paceFloorBytesPerSec?: number,
+  ): void {
     const connection = this.connection(socket);
     const finishedMs = performance.now();
     let timeoutMs = this.options.drainTimeoutMs;
@@ -329,7 +418,8 @@ export class DeliveryEngine {
       timer = undefined;
       connection.settlePrevious = undefined;
       this.draining--;
-      if (outcome === 'drained' && info !== undefined && (info.notsentBytes ?? 0) === 0 && !socket.destroyed) connection.idleReading = { info, bytesWritten: bytesWrittenTo(socket) };
+      if (outcome === 'drained' && info !== undefined && (info.notsentBytes ?? 0) === 0 && !socket.destroyed)
+        connection.idleReading = { info, bytesWritten: bytesWrittenTo(socket) };
       done({ atMs: performance.now(), info }, outcome);
     };
     // Closed by the server itself (Connection: close) the kernel still delivers what the socket holds.
@@ -341,7 +431,8 @@ export class DeliveryEngine {
      */
     let responseEndBytes: number | undefined;
     const acknowledgedAll = (info: TcpInfo) =>
-      nothingInFlight(info) || (responseEndBytes !== undefined && info.bytesAcked !== undefined && info.bytesAcked >= responseEndBytes);
+      nothingInFlight(info) ||
+      (responseEndBytes !== undefined && info.bytesAcked !== undefined && info.bytesAcked >= responseEndBytes);
     connection.settlePrevious = (cause) => {
       const info = socket.destroyed ? lastInfo : (this.tcpInfo(socket) ?? lastInfo);
       const drained = info !== undefined && acknowledgedAll(info);
@@ -356,11 +447,15 @@ export class DeliveryEngine {
       if (first) responseEndBytes = streamBytesTaken(info);
       if (acknowledgedAll(info)) return settle('drained', info);
       const restBytes = (info.unacked ?? 0) * (info.mss ?? 0) + (info.notsentBytes ?? 0);
-      const restMs = paceFloorBytesPerSec !== undefined && paceFloorBytesPerSec > 0 ? (restBytes / paceFloorBytesPerSec) * 1000 : 0;
+      const restMs =
+        paceFloorBytesPerSec !== undefined && paceFloorBytesPerSec > 0 ? (restBytes / paceFloorBytesPerSec) * 1000 : 0;
       if (first) timeoutMs += restMs;
       first = false;
       if (performance.now() - finishedMs >= timeoutMs) return settle('timeout', info);
-      const waitMs = restMs > 0 ? Math.min(pacedDrainPollMaxMs, Math.max(drainPollMaxMs, restMs / 2)) : Math.min(drainPollMaxMs, Math.max(drainPollMinMs, (info.rttUs ?? 0) / 4000));
+      const waitMs =
+        restMs > 0
+          ? Math.min(pacedDrainPollMaxMs, Math.max(drainPollMaxMs, restMs / 2))
+          : Math.min(drainPollMaxMs, Math.max(drainPollMinMs, (info.rttUs ?? 0) / 4000));
       timer = setTimeout(poll, waitMs);
     };
     const peerEnd = connection.peerEndedWithAll;
@@ -392,6 +487,10 @@ export class DeliveryEngine {
     const key = `${operation}:${codeText}`;
     if (this.warned.has(key)) return;
     this.warned.add(key);
-    this.options.log.warn({ operation, code: codeText, err: error }, `${operation} failed (${codeText}): the response goes on without it; further failures are only counted (trickle_socket_errors_total)`);
+    this.options.log.warn(
+      { operation, code: codeText, err: error },
+      `${operation} failed (${codeText}): the response goes on without it; further ` +
+        `failures are only counted (trickle_socket_errors_total)`,
+    );
   }
 }

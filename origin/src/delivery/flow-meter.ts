@@ -42,7 +42,10 @@ export interface MeterFacts {
    * socket; with an application limit also those still unsent): startup goodput, not throttled goodput.
    */
   readonly startupBacklogBytes: number;
-  /** Startup bytes still unsent in the socket when throttling began that leave under its limit (the phase's schedule starts with them). */
+  /**
+   * Startup bytes still unsent in the socket when throttling began that leave under its limit (the phase's schedule
+   * starts with them).
+   */
   readonly unsentStartupBytes: number;
   /** Target R over the throttled blocks (over all blocks when none was throttled), bits/s. */
   readonly targetRateBps: Summary | null;
@@ -50,7 +53,9 @@ export interface MeterFacts {
   readonly throttledTargetMeanBps: number | undefined;
   /** The media's own rate over the same blocks, bits/s. */
   readonly mediaRateBps: Summary | null;
-  /** The socket's cwnd read before each throttled block was written (before sampled blocks, for a clock-only enforcer). */
+  /**
+   * The socket's cwnd read before each throttled block was written (before sampled blocks, for a clock-only enforcer).
+   */
   readonly cwndPackets: Summary | null;
 }
 
@@ -87,14 +92,24 @@ export class FlowMeter {
     return info;
   }
 
-  /** The first throttled block, at file offset `offset`, is next: the phase's start reading and the startup bytes still unsent. */
+  /**
+   * The first throttled block, at file offset `offset`, is next: the phase's start reading and the startup bytes still
+   * unsent.
+   */
   startThrottling(nowMs: number, offset: number, plan: RatePlan): ThrottlingStart {
     const info = this.read(nowMs);
     const startInfo = this.start.info;
-    const ackedSinceStart = info?.bytesAcked !== undefined && startInfo?.bytesAcked !== undefined ? info.bytesAcked - startInfo.bytesAcked : 0;
+    const ackedSinceStart =
+      info?.bytesAcked !== undefined && startInfo?.bytesAcked !== undefined
+        ? info.bytesAcked - startInfo.bytesAcked
+        : 0;
     const unsentBytes = Math.min(this.startupBytes, info?.notsentBytes ?? 0);
-    const unsent = { sizeBytes: unsentBytes, rateBytesPerSec: unsentBytes > 0 ? plan.rateAt(offset - unsentBytes, unsentBytes) : 0 };
-    // Under a limit in the socket, startup bytes still unsent leave at the throttled pace: throttled goodput, at their own R.
+    const unsent = {
+      sizeBytes: unsentBytes,
+      rateBytesPerSec: unsentBytes > 0 ? plan.rateAt(offset - unsentBytes, unsentBytes) : 0,
+    };
+    // Under a limit in the socket, startup bytes still unsent leave at the throttled pace: throttled goodput, at their
+    // own R.
     const throttledUnsentBytes = this.options.limitsInSocket ? unsentBytes : 0;
     this.unsentStartupBytes = throttledUnsentBytes;
     if (throttledUnsentBytes > 0) {
@@ -103,7 +118,8 @@ export class FlowMeter {
     }
     this.startupBacklogBytes = Math.max(0, this.startupBytes - ackedSinceStart - throttledUnsentBytes);
     this.throttlingStart = { atMs: nowMs, info };
-    // Under a limit in the socket the schedule starts with the unsent startup bytes: the kernel took them before the phase, they leave in it.
+    // Under a limit in the socket the schedule starts with the unsent startup bytes: the kernel took them before the
+    // phase, they leave in it.
     const taken = info === undefined ? undefined : takenBytes(info);
     this.takenAtStart = taken === undefined ? undefined : taken - throttledUnsentBytes;
     if (throttledUnsentBytes > 0) this.handed(throttledUnsentBytes, unsent.rateBytesPerSec);
@@ -130,7 +146,13 @@ export class FlowMeter {
     const rttUs = info.rttUs ?? 0;
     const taken = takenBytes(info);
     const elapsedMs = nowMs - (this.throttlingStart?.atMs ?? nowMs);
-    if (this.takenAtStart === undefined || taken === undefined || rttUs <= 0 || elapsedMs < Math.max(minimumGoodputWindowMs, (this.options.goodputGraceRtts * rttUs) / 1000)) return undefined;
+    if (
+      this.takenAtStart === undefined ||
+      taken === undefined ||
+      rttUs <= 0 ||
+      elapsedMs < Math.max(minimumGoodputWindowMs, (this.options.goodputGraceRtts * rttUs) / 1000)
+    )
+      return undefined;
     // Nothing waits in the socket: the path took all it was given, so a shortfall is the sender's own
     // (a write throttle or a bucket holding the next block), not the path's. Judging it would lift
     // the limit just before each held-back block and turn that block into a burst.
@@ -161,7 +183,10 @@ export class FlowMeter {
     this.throttlingStart = start;
     const ackedThen = start.info?.bytesAcked;
     const ackedAtStart = this.start.info?.bytesAcked;
-    this.startupBacklogBytes = ackedThen === undefined || ackedAtStart === undefined ? 0 : Math.max(0, this.startupBytes - (ackedThen - ackedAtStart));
+    this.startupBacklogBytes =
+      ackedThen === undefined || ackedAtStart === undefined
+        ? 0
+        : Math.max(0, this.startupBytes - (ackedThen - ackedAtStart));
   }
 
   /** A block went to the socket; `mediaBytesPerSec` is the media's own rate of its bytes. */

@@ -57,9 +57,15 @@ export interface PhaseRecord {
 }
 
 export interface ThrottlingRecord extends PhaseRecord {
-  /** Startup bytes that left at startup speed but were acknowledged after throttling began (credited to the startup phase's goodput). */
+  /**
+   * Startup bytes that left at startup speed but were acknowledged after throttling began (credited to the startup
+   * phase's goodput).
+   */
   readonly startupBacklogBytes: number;
-  /** Startup bytes still unsent in the socket when throttling began, which left under the phase's limit in the socket (its schedule starts with them). */
+  /**
+   * Startup bytes still unsent in the socket when throttling began, which left under the phase's limit in the socket
+   * (its schedule starts with them).
+   */
   readonly unsentStartupBytes: number;
 }
 
@@ -111,9 +117,15 @@ export interface FlowRecord {
   readonly cwndPackets: Summary | null;
   readonly catchUps: number;
   readonly throttledWriteBlocks: number;
-  /** The cwnd clamp: whether Algorithm 1 ran in the kernel's sock_ops program or block by block in user space (null: no clamp). */
+  /**
+   * The cwnd clamp: whether Algorithm 1 ran in the kernel's sock_ops program or block by block in user space (null: no
+   * clamp).
+   */
   readonly trickleIn: 'kernel' | 'user-space' | null;
-  /** The phase in the kernel (trickle's Algorithm 1, or kernel pacing): whether it began and was held at its first byte, ms at the floor paced at R, ms catching up, the furthest behind the schedule (ms), the state at the end. */
+  /**
+   * The phase in the kernel (trickle's Algorithm 1, or kernel pacing): whether it began and was held at its first byte,
+   * ms at the floor paced at R, ms catching up, the furthest behind the schedule (ms), the state at the end.
+   */
   readonly kernelPhase: EnforcerReport['kernelPhase'] | null;
   readonly cmcd: Record<string, unknown> | null;
   readonly congestionControl: string | null;
@@ -124,7 +136,11 @@ export interface FlowRecord {
   readonly client: { readonly address: string | null; readonly port: number | null };
 }
 
-function delta(from: TcpInfo | undefined, to: TcpInfo | undefined, field: 'bytesAcked' | 'totalRetrans' | 'dataSegsOut'): number | undefined {
+function delta(
+  from: TcpInfo | undefined,
+  to: TcpInfo | undefined,
+  field: 'bytesAcked' | 'totalRetrans' | 'dataSegsOut',
+): number | undefined {
   const a = from?.[field];
   const b = to?.[field];
   return a === undefined || b === undefined ? undefined : Math.max(0, b - a);
@@ -144,21 +160,39 @@ function phase(from: TcpSnapshot, to: TcpSnapshot, bytes: number, creditedBytes:
   };
 }
 
-function retransmissions(retransmitted: number | undefined, segmentsOut: number | undefined): Pick<PhaseRecord, 'retransmittedSegments' | 'dataSegmentsOut' | 'retransmissionRate'> {
+function retransmissions(
+  retransmitted: number | undefined,
+  segmentsOut: number | undefined,
+): Pick<PhaseRecord, 'retransmittedSegments' | 'dataSegmentsOut' | 'retransmissionRate'> {
   return {
     retransmittedSegments: retransmitted ?? null,
     dataSegmentsOut: segmentsOut ?? null,
-    retransmissionRate: retransmitted === undefined || segmentsOut === undefined || segmentsOut === 0 ? null : retransmitted / segmentsOut,
+    retransmissionRate:
+      retransmitted === undefined || segmentsOut === undefined || segmentsOut === 0
+        ? null
+        : retransmitted / segmentsOut,
   };
 }
 
-export function buildFlowRecord(response: ResponseFacts, meter: MeterFacts, report: EnforcerReport, ending: EndFacts): FlowRecord {
+export function buildFlowRecord(
+  response: ResponseFacts,
+  meter: MeterFacts,
+  report: EnforcerReport,
+  ending: EndFacts,
+): FlowRecord {
   const { start, throttlingStart } = meter;
   const end = ending.end;
   // Startup bytes acknowledged after throttling began count for the startup phase's goodput, not the throttled one's.
   const backlog = throttlingStart === undefined ? 0 : meter.startupBacklogBytes;
   const startup = phase(start, throttlingStart ?? end, meter.startupBytes, backlog);
-  const throttling = throttlingStart === undefined ? null : { ...phase(throttlingStart, end, meter.throttledBytes, -backlog), startupBacklogBytes: backlog, unsentStartupBytes: meter.unsentStartupBytes };
+  const throttling =
+    throttlingStart === undefined
+      ? null
+      : {
+          ...phase(throttlingStart, end, meter.throttledBytes, -backlog),
+          startupBacklogBytes: backlog,
+          unsentStartupBytes: meter.unsentStartupBytes,
+        };
   const targetMean = meter.throttledTargetMeanBps;
   return {
     id: response.id,
@@ -190,7 +224,10 @@ export function buildFlowRecord(response: ResponseFacts, meter: MeterFacts, repo
     targetRateBps: meter.targetRateBps,
     mediaRateBps: meter.mediaRateBps,
     paceRateBps: report.paceRateBps,
-    throttledGoodputToTarget: throttling?.goodputBps == null || targetMean === undefined || targetMean <= 0 ? null : throttling.goodputBps / targetMean,
+    throttledGoodputToTarget:
+      throttling?.goodputBps == null || targetMean === undefined || targetMean <= 0
+        ? null
+        : throttling.goodputBps / targetMean,
     clampPackets: report.clamp?.computedPackets ?? null,
     appliedClampPackets: report.clamp?.appliedPackets ?? null,
     cwndWhileClampedPackets: report.clamp?.cwndWhileClampedPackets ?? null,

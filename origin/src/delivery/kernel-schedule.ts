@@ -18,7 +18,13 @@ export interface FilePiece {
 const sameRateTolerance = 1e-9;
 
 /** The plan's pieces over [throttleOffset, rangeEnd], at most `maxPieces` of them; empty when nothing is throttled. */
-export function kernelSchedule(plan: Pick<RatePlan, 'rateAt'>, throttleOffset: number, rangeEnd: number, blockBytes: number, maxPieces: number): FilePiece[] {
+export function kernelSchedule(
+  plan: Pick<RatePlan, 'rateAt'>,
+  throttleOffset: number,
+  rangeEnd: number,
+  blockBytes: number,
+  maxPieces: number,
+): FilePiece[] {
   const blocks: FilePiece[] = [];
   for (let offset = throttleOffset; offset <= rangeEnd; offset += blockBytes) {
     const endOffset = Math.min(rangeEnd + 1, offset + blockBytes);
@@ -28,7 +34,11 @@ export function kernelSchedule(plan: Pick<RatePlan, 'rateAt'>, throttleOffset: n
     // merged at the bytes over the time both take, so the merge changes no time.
     if (last !== undefined && Math.abs(last.rateBytesPerSec - rateBytesPerSec) <= sameRateTolerance * rateBytesPerSec) {
       const lastSeconds = (last.endOffset - last.startOffset) / last.rateBytesPerSec;
-      blocks[blocks.length - 1] = { ...last, endOffset, rateBytesPerSec: (endOffset - last.startOffset) / (lastSeconds + (endOffset - offset) / rateBytesPerSec) };
+      blocks[blocks.length - 1] = {
+        ...last,
+        endOffset,
+        rateBytesPerSec: (endOffset - last.startOffset) / (lastSeconds + (endOffset - offset) / rateBytesPerSec),
+      };
     } else blocks.push({ startOffset: offset, endOffset, rateBytesPerSec });
   }
   if (blocks.length <= maxPieces) return blocks;
@@ -36,7 +46,10 @@ export function kernelSchedule(plan: Pick<RatePlan, 'rateAt'>, throttleOffset: n
   const pieces: FilePiece[] = [];
   for (let i = 0; i < blocks.length; i += perPiece) {
     const group = blocks.slice(i, i + perPiece);
-    const seconds = group.reduce((sum, block) => sum + (block.endOffset - block.startOffset) / block.rateBytesPerSec, 0);
+    const seconds = group.reduce(
+      (sum, block) => sum + (block.endOffset - block.startOffset) / block.rateBytesPerSec,
+      0,
+    );
     const startOffset = group[0]!.startOffset;
     const endOffset = group.at(-1)!.endOffset;
     pieces.push({ startOffset, endOffset, rateBytesPerSec: (endOffset - startOffset) / seconds });

@@ -32,8 +32,18 @@ export class DeliveryMetrics {
     // flows). Every 100 ms still sees a blocked loop; nodejs_eventloop_lag_seconds is measured at each scrape.
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: eventLoopSampleMs });
     const registers = [this.registry];
-    this.responses = new Counter({ name: 'trickle_responses_total', help: 'Media responses by policy, A/B group, role and outcome (completed, aborted)', labelNames: [...labelNames, 'role', 'outcome'], registers });
-    this.bytes = new Counter({ name: 'trickle_response_bytes_total', help: 'Body bytes written to media responses', labelNames, registers });
+    this.responses = new Counter({
+      name: 'trickle_responses_total',
+      help: 'Media responses by policy, A/B group, role and outcome (completed, aborted)',
+      labelNames: [...labelNames, 'role', 'outcome'],
+      registers,
+    });
+    this.bytes = new Counter({
+      name: 'trickle_response_bytes_total',
+      help: 'Body bytes written to media responses',
+      labelNames,
+      registers,
+    });
     this.retransmissionRate = new Histogram({
       name: 'trickle_retransmission_ratio',
       help: 'Retransmitted / data segments sent, per response',
@@ -41,7 +51,13 @@ export class DeliveryMetrics {
       buckets: [0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2],
       registers,
     });
-    this.srtt = new Histogram({ name: 'trickle_srtt_seconds', help: 'Smoothed RTT at the end of each response', labelNames, buckets: [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2], registers });
+    this.srtt = new Histogram({
+      name: 'trickle_srtt_seconds',
+      help: 'Smoothed RTT at the end of each response',
+      labelNames,
+      buckets: [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2],
+      registers,
+    });
     this.goodputRatio = new Histogram({
       name: 'trickle_throttled_goodput_ratio',
       help: 'Goodput of the throttling phase / target media rate, per response that throttled',
@@ -49,9 +65,24 @@ export class DeliveryMetrics {
       buckets: [0.5, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.3, 1.5, 2, 5],
       registers,
     });
-    this.activeFlows = new Gauge({ name: 'trickle_active_paced_flows', help: 'Responses being delivered under a paced policy', labelNames, registers });
-    this.socketErrors = new Counter({ name: 'trickle_socket_errors_total', help: 'Socket option or TCP_INFO calls that failed (the response went on unpaced)', labelNames: ['operation', 'code'], registers });
-    this.catchUps = new Counter({ name: 'trickle_clamp_catchups_total', help: 'Times trickle lifted the clamp because goodput fell below R', labelNames, registers });
+    this.activeFlows = new Gauge({
+      name: 'trickle_active_paced_flows',
+      help: 'Responses being delivered under a paced policy',
+      labelNames,
+      registers,
+    });
+    this.socketErrors = new Counter({
+      name: 'trickle_socket_errors_total',
+      help: 'Socket option or TCP_INFO calls that failed (the response went on unpaced)',
+      labelNames: ['operation', 'code'],
+      registers,
+    });
+    this.catchUps = new Counter({
+      name: 'trickle_clamp_catchups_total',
+      help: 'Times trickle lifted the clamp because goodput fell below R',
+      labelNames,
+      registers,
+    });
     this.httpDuration = new Histogram({
       name: 'trickle_http_request_duration_seconds',
       // A paced media response lasts as long as its pacing: seconds to minutes.

@@ -41,7 +41,10 @@ export interface BlockSink {
    * when the rest goes as the socket has room (`done` then). Throws what fails at once.
    */
   send(offset: number, sizeBytes: number, done: (error: Error | null) => void): boolean;
-  /** The body is done with the sink (every block is in the socket, or the client left): stop what is under way and release what it holds. */
+  /**
+   * The body is done with the sink (every block is in the socket, or the client left): stop what is under way and
+   * release what it holds.
+   */
   close(): void;
 }
 
@@ -75,7 +78,10 @@ export class PacedBody extends Readable implements Sleeper {
     this.offset = rangeStart;
   }
 
-  /** Every byte of the range has been pushed, or is in the socket for a sink (the stream may not have emitted 'end' yet). */
+  /**
+   * Every byte of the range has been pushed, or is in the socket for a sink (the stream may not have emitted 'end'
+   * yet).
+   */
   get allPushed(): boolean {
     return this.sink === undefined ? this.offset > this.rangeEnd : this.sinkFinished;
   }
@@ -143,7 +149,11 @@ export class PacedBody extends Readable implements Sleeper {
     }
     const read = block;
     if (Buffer.isBuffer(bytes)) this.pushBlock(read, bytes);
-    else bytes.then((chunk) => this.pushBlock(read, chunk), (error: unknown) => this.destroy(error as Error));
+    else
+      bytes.then(
+        (chunk) => this.pushBlock(read, chunk),
+        (error: unknown) => this.destroy(error as Error),
+      );
   }
 
   private pushBlock(block: Block, chunk: Buffer): void {
@@ -179,8 +189,16 @@ export class PacedBody extends Readable implements Sleeper {
       const inStartup = this.offset < driver.startupEndOffset;
       // Startup blocks end where the throttling phase begins, so phase lengths are exact to the byte.
       const limit = inStartup ? Math.min(this.rangeEnd + 1, driver.startupEndOffset) : this.rangeEnd + 1;
-      const sizeBytes = Math.min(inStartup ? Math.max(startupBlockBytes, driver.blockBytes) : driver.blockBytes, limit - this.offset);
-      block = { offset: this.offset, sizeBytes, rateBytesPerSec: driver.rateAt(this.offset, sizeBytes), nowMs: this.now() };
+      const sizeBytes = Math.min(
+        inStartup ? Math.max(startupBlockBytes, driver.blockBytes) : driver.blockBytes,
+        limit - this.offset,
+      );
+      block = {
+        offset: this.offset,
+        sizeBytes,
+        rateBytesPerSec: driver.rateAt(this.offset, sizeBytes),
+        nowMs: this.now(),
+      };
       if (inStartup) return block;
       if (!this.throttling) {
         this.throttling = true;

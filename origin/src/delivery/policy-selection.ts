@@ -26,13 +26,21 @@ export class PolicySelector {
     return this.assigner?.assign();
   }
 
-  select(input: { asset: string; role: 'segment' | 'progressive'; override: string | undefined; group: AbGroupConfig | undefined }): SelectionResult {
+  select(input: {
+    asset: string;
+    role: 'segment' | 'progressive';
+    override: string | undefined;
+    group: AbGroupConfig | undefined;
+  }): SelectionResult {
     if (input.override !== undefined && this.config.allowPolicyOverride) {
-      if (!isPolicyName(input.override)) return { error: `unknown policy "${input.override}"; known: ${policyNames.join(', ')}` };
+      if (!isPolicyName(input.override))
+        return { error: `unknown policy "${input.override}"; known: ${policyNames.join(', ')}` };
       return { policy: input.override, reason: `?policy=${input.override}` };
     }
     if (input.group !== undefined) return { policy: input.group.policy, reason: `A/B group ${input.group.name}` };
-    const rule = this.config.rules.find((r) => (r.asset === undefined || r.asset === input.asset) && (r.role === undefined || r.role === input.role));
+    const rule = this.config.rules.find(
+      (r) => (r.asset === undefined || r.asset === input.asset) && (r.role === undefined || r.role === input.role),
+    );
     if (rule !== undefined) return { policy: rule.policy, reason: `rule ${rule.asset ?? '*'}/${rule.role ?? '*'}` };
     return { policy: this.config.policy, reason: 'default policy' };
   }

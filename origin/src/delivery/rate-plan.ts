@@ -24,7 +24,12 @@ export function segmentRateBytesPerSec(segment: Pick<SegmentEntry, 'sizeBytes' |
  * file's end when that is past the last sample (a startup phase longer than the rest of the media
  * covers all of it, trailing bytes included).
  */
-export function startupEndByte(map: ByteTimeMap, rangeStart: number, startupSec: number, fileSizeBytes = Number.POSITIVE_INFINITY): number {
+export function startupEndByte(
+  map: ByteTimeMap,
+  rangeStart: number,
+  startupSec: number,
+  fileSizeBytes = Number.POSITIVE_INFINITY,
+): number {
   const endSec = map.mediaTimeAtByte(rangeStart) + startupSec;
   return endSec >= map.mediaTimeAtByte(Number.MAX_SAFE_INTEGER) ? fileSizeBytes : map.byteAtMediaTime(endSec);
 }
@@ -68,7 +73,10 @@ export class VbrBlocks {
     return lo;
   }
 
-  /** Block k's rate: its bytes over the media seconds they carry (bytes/s); undefined for a block that carries no media time. */
+  /**
+   * Block k's rate: its bytes over the media seconds they carry (bytes/s); undefined for a block that carries no media
+   * time.
+   */
   rateOf(k: number): number | undefined {
     const seconds = this.startSec[k + 1]! - this.startSec[k]!;
     return seconds > 0 ? (this.startBytes[k + 1]! - this.startBytes[k]!) / seconds : undefined;
@@ -80,9 +88,15 @@ const vbrBlocksCache = new WeakMap<ByteTimeMap, Map<number, VbrBlocks>>();
 /** The VBR blocks of a progressive file, made once per file and window. */
 export function vbrBlocksOf(map: ByteTimeMap, windowSec: number, fileSizeBytes: number): VbrBlocks {
   let byWindow = vbrBlocksCache.get(map);
-  if (byWindow === undefined) vbrBlocksCache.set(map, (byWindow = new Map()));
+  if (byWindow === undefined) {
+    byWindow = new Map();
+    vbrBlocksCache.set(map, byWindow);
+  }
   let blocks = byWindow.get(windowSec);
-  if (blocks === undefined) byWindow.set(windowSec, (blocks = new VbrBlocks(map, windowSec, fileSizeBytes)));
+  if (blocks === undefined) {
+    blocks = new VbrBlocks(map, windowSec, fileSizeBytes);
+    byWindow.set(windowSec, blocks);
+  }
   return blocks;
 }
 

@@ -53,7 +53,11 @@ export interface ResponseServices {
    * calls `done`. `paceFloorBytesPerSec`: the bytes left in the socket leave at least this fast (a
    * schedule the kernel paces): the wait allows for them and polls as they go.
    */
-  awaitDrain(socket: Socket, done: (end: TcpSnapshot, outcome: DrainOutcome) => void, paceFloorBytesPerSec?: number): void;
+  awaitDrain(
+    socket: Socket,
+    done: (end: TcpSnapshot, outcome: DrainOutcome) => void,
+    paceFloorBytesPerSec?: number,
+  ): void;
   /** The reading at the client's FIN if it came with every byte written acknowledged (see the engine). */
   peerEndedWithAll(socket: Socket): { readonly atMs: number; readonly info: TcpInfo } | undefined;
   /** The connection's initial window and what became of it, read back from the clamp backend. */
@@ -75,7 +79,11 @@ export interface ResponseSpec {
   readonly plan: RatePlan;
   /** Why this policy (selection) and why this plan (rule). */
   readonly reason: string;
-  readonly connection: { readonly id: number; readonly group: string | undefined; readonly congestionControl: string | undefined };
+  readonly connection: {
+    readonly id: number;
+    readonly group: string | undefined;
+    readonly congestionControl: string | undefined;
+  };
   /** Where the connection's previous reading can stand for this response's start (see the engine). */
   readonly startReading: TcpInfo | undefined;
 }
@@ -87,7 +95,10 @@ export interface ResponseSpec {
  * kernel's own count (sent, less retransmitted, plus not yet sent) and offsets grow by each full
  * record's overhead (writes are large: records are full). Undefined: the kernel does not say.
  */
-function transportBytes(socket: Socket, tcpInfo: (socket: Socket) => TcpInfo | undefined): { baseBytes: number; onWire: (offset: number) => number } | undefined {
+function transportBytes(
+  socket: Socket,
+  tcpInfo: (socket: Socket) => TcpInfo | undefined,
+): { baseBytes: number; onWire: (offset: number) => number } | undefined {
   if (!(socket instanceof TLSSocket)) return { baseBytes: bytesWrittenTo(socket), onWire: (offset) => offset };
   const info = tcpInfo(socket);
   const baseBytes = info === undefined ? undefined : streamBytesTaken(info);
@@ -106,7 +117,9 @@ export function bytesWrittenTo(socket: Socket): number {
 
 /** Data bytes the kernel has taken on this connection: sent (less retransmissions, counted again) plus not yet sent. */
 export function streamBytesTaken(info: TcpInfo): number | undefined {
-  return info.bytesSent === undefined ? undefined : info.bytesSent - (info.bytesRetrans ?? 0) + (info.notsentBytes ?? 0);
+  return info.bytesSent === undefined
+    ? undefined
+    : info.bytesSent - (info.bytesRetrans ?? 0) + (info.notsentBytes ?? 0);
 }
 
 /** Every byte the kernel has taken is acknowledged: none in flight, none waiting to be sent. */
@@ -143,8 +156,16 @@ export class ResponseDelivery implements BlockDriver {
     private readonly spec: ResponseSpec,
   ) {
     const { socket, policy } = spec;
-    this.enforcement = policy.enforcer.start({ socket, control: services.control, socketError: (operation, error) => services.socketError(operation, error) });
-    this.meter = new FlowMeter(() => services.tcpInfo(socket), { atMs: performance.now(), info: spec.startReading }, { goodputGraceRtts: services.goodputGraceRtts, limitsInSocket: this.enforcement.limitsInSocket });
+    this.enforcement = policy.enforcer.start({
+      socket,
+      control: services.control,
+      socketError: (operation, error) => services.socketError(operation, error),
+    });
+    this.meter = new FlowMeter(
+      () => services.tcpInfo(socket),
+      { atMs: performance.now(), info: spec.startReading },
+      { goodputGraceRtts: services.goodputGraceRtts, limitsInSocket: this.enforcement.limitsInSocket },
+    );
     this.groupLabel = spec.connection.group ?? policy.name;
     // Read now: a socket the client closed no longer knows its peer when the record is built.
     this.client = { address: socket.remoteAddress, port: socket.remotePort };
@@ -167,7 +188,10 @@ export class ResponseDelivery implements BlockDriver {
     this.enforcement.startThrottling(this.meter.startThrottling(nowMs, offset, this.spec.plan));
   }
   beforeBlock(block: Block): number {
-    return this.enforcement.beforeBlock(block, this.meter.observe(block.nowMs, this.enforcement.clockOnly === true ? clockOnlySampleMs : 0));
+    return this.enforcement.beforeBlock(
+      block,
+      this.meter.observe(block.nowMs, this.enforcement.clockOnly === true ? clockOnlySampleMs : 0),
+    );
   }
   written(block: Block, phase: 'startup' | 'throttling'): void {
     if (phase === 'throttling') this.enforcement.afterBlock(block);
@@ -182,7 +206,11 @@ export class ResponseDelivery implements BlockDriver {
     if (policy.enforcer.paced) services.metrics.flowStarted(policy.name, this.groupLabel);
     const detail = this.enforcement.detail;
     // Clients of an A/B experiment learn their connection's group (to attribute their QoE to it).
-    const timing = [`policy;desc="${policy.name}${detail === undefined ? '' : ` (${detail})`}"`, plan.headers['server-timing'], connection.group === undefined ? undefined : `ab;desc="${connection.group}"`];
+    const timing = [
+      `policy;desc="${policy.name}${detail === undefined ? '' : ` (${detail})`}"`,
+      plan.headers['server-timing'],
+      connection.group === undefined ? undefined : `ab;desc="${connection.group}"`,
+    ];
     for (const [name, value] of Object.entries(plan.headers)) if (name !== 'server-timing') reply.header(name, value);
     reply.header('server-timing', timing.filter((entry) => entry !== undefined).join(', '));
     // Without it Resource Timing hides Server-Timing from a player page on another origin.
@@ -190,8 +218,16 @@ export class ResponseDelivery implements BlockDriver {
     // Headers about this viewer (its A/B group, a rate from its buffer, a ?policy= pin) must not be
     // replayed by a shared cache to others: qualified private (RFC 9111 5.2.2.7) keeps the body
     // cacheable; a cache that ignores the qualifier treats the response as private.
-    if (connection.group !== undefined || plan.headers['server-timing'] !== undefined || plan.headers['cmsd-dynamic'] !== undefined || this.spec.reason.startsWith('?policy=')) {
-      reply.header('cache-control', `${String(reply.getHeader('cache-control') ?? 'public')}, private="server-timing, cmsd-dynamic"`);
+    if (
+      connection.group !== undefined ||
+      plan.headers['server-timing'] !== undefined ||
+      plan.headers['cmsd-dynamic'] !== undefined ||
+      this.spec.reason.startsWith('?policy=')
+    ) {
+      reply.header(
+        'cache-control',
+        `${String(reply.getHeader('cache-control') ?? 'public')}, private="server-timing, cmsd-dynamic"`,
+      );
     }
 
     const raw = reply.raw;
@@ -213,13 +249,15 @@ export class ResponseDelivery implements BlockDriver {
       if (raw.writableFinished) return;
       // Every byte handed to the socket and acknowledged when the client closed, before 'finish'
       // (TLS completes writes after the bytes have left, and a paused pipe never ends the response).
-      const handedOver = raw.writableEnded || (this.body !== undefined && this.body.allPushed && this.body.readableLength === 0);
+      const handedOver = raw.writableEnded || (this.body?.allPushed && this.body.readableLength === 0);
       const peerEnd = handedOver ? services.peerEndedWithAll(socket) : undefined;
       if (peerEnd !== undefined) {
         this.record({ end: this.end(peerEnd), completed: true, drained: true });
         return;
       }
-      const last: TcpSnapshot = socket.destroyed ? (this.meter.facts().lastReading ?? { atMs: performance.now(), info: undefined }) : { atMs: performance.now(), info: this.meter.read(performance.now()) };
+      const last: TcpSnapshot = socket.destroyed
+        ? (this.meter.facts().lastReading ?? { atMs: performance.now(), info: undefined })
+        : { atMs: performance.now(), info: this.meter.read(performance.now()) };
       this.record({ end: this.end(last), completed: false, drained: false });
     };
     // The client may have gone while the file was being read: its 'close' has already been emitted.
@@ -233,10 +271,23 @@ export class ResponseDelivery implements BlockDriver {
     const rangeBytes = range.end - range.start + 1;
     // Unpaced and small enough to hold: one buffer (a view of the cache), no block-by-block stream.
     if (!policy.enforcer.paced && (file.body !== undefined || rangeBytes <= wholeRangeMaxBytes)) {
-      this.meter.written({ offset: range.start, sizeBytes: rangeBytes, rateBytesPerSec: plan.rateAt(range.start, rangeBytes), nowMs: performance.now() }, 'startup', plan.media.rateAt(range.start, rangeBytes));
+      this.meter.written(
+        {
+          offset: range.start,
+          sizeBytes: rangeBytes,
+          rateBytesPerSec: plan.rateAt(range.start, rangeBytes),
+          nowMs: performance.now(),
+        },
+        'startup',
+        plan.media.rateAt(range.start, rangeBytes),
+      );
       const bytes = this.read(range.start, rangeBytes);
       if (Buffer.isBuffer(bytes)) void reply.send(bytes);
-      else void bytes.then((whole) => reply.send(whole), (error: unknown) => reply.send(error as Error));
+      else
+        void bytes.then(
+          (whole) => reply.send(whole),
+          (error: unknown) => reply.send(error as Error),
+        );
       return;
     }
     if (this.enforcement.kernel !== undefined && this.handOver(this.enforcement.kernel)) {
@@ -248,7 +299,15 @@ export class ResponseDelivery implements BlockDriver {
       void reply.send(sink);
       return;
     }
-    this.body = new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, this, services.blockTimer, undefined, sink);
+    this.body = new PacedBody(
+      { read: (offset, sizeBytes) => this.read(offset, sizeBytes) },
+      range.start,
+      range.end,
+      this,
+      services.blockTimer,
+      undefined,
+      sink,
+    );
     void reply.send(this.body);
   }
 
@@ -260,12 +319,19 @@ export class ResponseDelivery implements BlockDriver {
   private sendFileSink(): BlockSink | Error | undefined {
     const { socket, file, reply, range } = this.spec;
     if (!this.services.sendFile || socket instanceof TLSSocket) return undefined;
-    const transfer = openFileSend(this.services.control, socket, file.path, range.end + 1, (operation, error) => this.services.socketError(operation, error));
+    const transfer = openFileSend(this.services.control, socket, file.path, range.end + 1, (operation, error) =>
+      this.services.socketError(operation, error),
+    );
     if (transfer === undefined || transfer instanceof Error) return transfer;
-    return sendFileSink(socket, transfer, () => reply.raw.flushHeaders(), (sentBytes, calls) => {
-      sentFileBytes.set(socket, (sentFileBytes.get(socket) ?? 0) + sentBytes);
-      this.sendfileCalls = (this.sendfileCalls ?? 0) + calls;
-    });
+    return sendFileSink(
+      socket,
+      transfer,
+      () => reply.raw.flushHeaders(),
+      (sentBytes, calls) => {
+        sentFileBytes.set(socket, (sentFileBytes.get(socket) ?? 0) + sentBytes);
+        this.sendfileCalls = (this.sendfileCalls ?? 0) + calls;
+      },
+    );
   }
 
   /**
@@ -283,7 +349,10 @@ export class ResponseDelivery implements BlockDriver {
     const taken = kernel.handOver({
       baseBytes: transport.baseBytes,
       throttleOffsetBytes: transport.onWire(throttleOffset - range.start),
-      pieces: pieces.map((piece) => ({ endOffsetBytes: transport.onWire(piece.endOffset - range.start), rateBytesPerSec: piece.rateBytesPerSec })),
+      pieces: pieces.map((piece) => ({
+        endOffsetBytes: transport.onWire(piece.endOffset - range.start),
+        rateBytesPerSec: piece.rateBytesPerSec,
+      })),
       graceUs: Math.round(Math.max(minimumGoodputWindowMs * 1000, this.services.goodputGraceRtts * rttUs)),
     });
     if (!taken) return false;
@@ -292,10 +361,24 @@ export class ResponseDelivery implements BlockDriver {
     const nowMs = performance.now();
     const startupBytes = throttleOffset - range.start;
     this.throttleOffsetBytes = startupBytes;
-    if (startupBytes > 0) this.meter.written({ offset: range.start, sizeBytes: startupBytes, rateBytesPerSec: plan.rateAt(range.start, startupBytes), nowMs }, 'startup', plan.media.rateAt(range.start, startupBytes));
+    if (startupBytes > 0)
+      this.meter.written(
+        {
+          offset: range.start,
+          sizeBytes: startupBytes,
+          rateBytesPerSec: plan.rateAt(range.start, startupBytes),
+          nowMs,
+        },
+        'startup',
+        plan.media.rateAt(range.start, startupBytes),
+      );
     for (const piece of pieces) {
       const sizeBytes = piece.endOffset - piece.startOffset;
-      this.meter.written({ offset: piece.startOffset, sizeBytes, rateBytesPerSec: piece.rateBytesPerSec, nowMs }, 'throttling', plan.media.rateAt(piece.startOffset, sizeBytes));
+      this.meter.written(
+        { offset: piece.startOffset, sizeBytes, rateBytesPerSec: piece.rateBytesPerSec, nowMs },
+        'throttling',
+        plan.media.rateAt(piece.startOffset, sizeBytes),
+      );
     }
     return true;
   }
@@ -317,8 +400,17 @@ export class ResponseDelivery implements BlockDriver {
       return;
     }
     if (sink !== undefined) {
-      const phase: SentFilePiece = { offset: throttleOffset, sizeBytes: range.end + 1 - throttleOffset, before: () => kernel.phaseWriting(range.end + 1 - throttleOffset) };
-      this.body = new SentFileBody(sink, noStartup ? [phase] : [{ offset: range.start, sizeBytes: throttleOffset - range.start }, ...(phase.sizeBytes > 0 ? [phase] : [])]);
+      const phase: SentFilePiece = {
+        offset: throttleOffset,
+        sizeBytes: range.end + 1 - throttleOffset,
+        before: () => kernel.phaseWriting(range.end + 1 - throttleOffset),
+      };
+      this.body = new SentFileBody(
+        sink,
+        noStartup
+          ? [phase]
+          : [{ offset: range.start, sizeBytes: throttleOffset - range.start }, ...(phase.sizeBytes > 0 ? [phase] : [])],
+      );
       void reply.send(this.body);
       return;
     }
@@ -326,7 +418,11 @@ export class ResponseDelivery implements BlockDriver {
     if (noStartup && (file.body !== undefined || rangeBytes <= wholeRangeMaxBytes)) {
       const bytes = this.read(range.start, rangeBytes);
       if (Buffer.isBuffer(bytes)) void reply.send(bytes);
-      else void bytes.then((whole) => reply.send(whole), (error: unknown) => reply.send(error as Error));
+      else
+        void bytes.then(
+          (whole) => reply.send(whole),
+          (error: unknown) => reply.send(error as Error),
+        );
       return;
     }
     const unpaced: BlockDriver = {
@@ -340,16 +436,27 @@ export class ResponseDelivery implements BlockDriver {
         if (block.offset + block.sizeBytes > throttleOffset) kernel.phaseWriting(range.end + 1 - block.offset);
       },
     };
-    this.body = new PacedBody({ read: (offset, sizeBytes) => this.read(offset, sizeBytes) }, range.start, range.end, unpaced, this.services.blockTimer);
+    this.body = new PacedBody(
+      { read: (offset, sizeBytes) => this.read(offset, sizeBytes) },
+      range.start,
+      range.end,
+      unpaced,
+      this.services.blockTimer,
+    );
     void reply.send(this.body);
   }
 
   private read(offset: number, sizeBytes: number): Buffer | Promise<Buffer> {
     const file = this.spec.file;
-    return file.body !== undefined ? file.body.subarray(offset, offset + sizeBytes) : this.services.readRange(file, { start: offset, end: offset + sizeBytes - 1 });
+    return file.body !== undefined
+      ? file.body.subarray(offset, offset + sizeBytes)
+      : this.services.readRange(file, { start: offset, end: offset + sizeBytes - 1 });
   }
 
-  /** Ends the enforcement; returns the response's last reading (a phase in the kernel keeps its own when the socket closed under it). */
+  /**
+   * Ends the enforcement; returns the response's last reading (a phase in the kernel keeps its own when the socket
+   * closed under it).
+   */
   private end(last: TcpSnapshot): TcpSnapshot {
     if (this.ended) return last;
     this.ended = true;

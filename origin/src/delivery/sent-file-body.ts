@@ -21,13 +21,31 @@ const noBytes = Buffer.alloc(0);
  * cannot be duplicated (descriptors exhausted, or it closed) is the socket's failure, not the
  * file's: reported to `socketError`, and undefined (Node writes the response).
  */
-export function openFileSend(control: SocketControl, socket: Socket, path: string, endOffset: number, socketError: (operation: string, error: unknown) => void): FileSend | OriginError | undefined {
+export function openFileSend(
+  control: SocketControl,
+  socket: Socket,
+  path: string,
+  endOffset: number,
+  socketError: (operation: string, error: unknown) => void,
+): FileSend | OriginError | undefined {
   try {
     return control.openFileSend(socket, path, endOffset);
   } catch (error) {
     const { code, syscall } = error as NodeJS.ErrnoException;
-    if (code === 'NATIVE_ERR_FILE_SHORT') return new OriginError('ORIGIN_ERR_FILE_CHANGED', `${path} changed while being served: it ends before ${endOffset} bytes`, { file: path }, { cause: error });
-    if (syscall === 'open' || syscall === 'fstat') return new OriginError('ORIGIN_ERR_FILE_CHANGED', `${path} could not be read: ${(error as Error).message}`, { file: path }, { cause: error });
+    if (code === 'NATIVE_ERR_FILE_SHORT')
+      return new OriginError(
+        'ORIGIN_ERR_FILE_CHANGED',
+        `${path} changed while being served: it ends before ${endOffset} bytes`,
+        { file: path },
+        { cause: error },
+      );
+    if (syscall === 'open' || syscall === 'fstat')
+      return new OriginError(
+        'ORIGIN_ERR_FILE_CHANGED',
+        `${path} could not be read: ${(error as Error).message}`,
+        { file: path },
+        { cause: error },
+      );
     socketError('openFileSend', error);
     return undefined;
   }
@@ -39,7 +57,12 @@ export function openFileSend(control: SocketControl, socket: Socket, path: strin
  * write after it completes once it is in the socket, before the file's first byte. `sent` counts
  * every write's bytes and sendfile calls.
  */
-export function sendFileSink(socket: Socket, transfer: FileSend, flushHeaders: () => void, sent: (sentBytes: number, calls: number) => void): BlockSink {
+export function sendFileSink(
+  socket: Socket,
+  transfer: FileSend,
+  flushHeaders: () => void,
+  sent: (sentBytes: number, calls: number) => void,
+): BlockSink {
   let pending: ((error: Error | null) => void) | undefined;
   const written: SendFileDone = (error, sentBytes, calls) => {
     sent(sentBytes, calls);
@@ -105,7 +128,12 @@ export class SentFileBody extends Readable {
         }
         piece.before?.();
         const next = index + 1;
-        if (!this.sink.send(piece.offset, piece.sizeBytes, (error) => (error === null ? this.next(next) : this.destroy(error)))) return;
+        if (
+          !this.sink.send(piece.offset, piece.sizeBytes, (error) =>
+            error === null ? this.next(next) : this.destroy(error),
+          )
+        )
+          return;
       }
     } catch (error) {
       this.destroy(error as Error);

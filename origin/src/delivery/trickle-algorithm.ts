@@ -18,7 +18,10 @@ export interface TrickleInput {
   readonly rateBytesPerSec: number;
   readonly rttUs: number;
   readonly mssBytes: number;
-  /** Bytes delivered (acknowledged) / time since the throttling phase began, bytes/s; undefined before the first measurement. */
+  /**
+   * Bytes delivered (acknowledged) / time since the throttling phase began, bytes/s; undefined before the first
+   * measurement.
+   */
   readonly goodputBytesPerSec: number | undefined;
   /**
    * What goodput is compared with: R of the media sent so far in the phase (bytes over the media
@@ -27,21 +30,32 @@ export interface TrickleInput {
    * Defaults to `rateBytesPerSec` (constant-rate media).
    */
   readonly goodputTargetBytesPerSec?: number;
-  /** Whether the last delivery-rate sample was app-limited (TCP_INFO), i.e. the sender, not the path, held the flow back. */
+  /**
+   * Whether the last delivery-rate sample was app-limited (TCP_INFO), i.e. the sender, not the path, held the flow
+   * back.
+   */
   readonly appLimited: boolean;
   readonly gain: number;
   readonly floorPackets: number;
 }
 
 export type TrickleDecision =
-  | { readonly action: 'clamp'; readonly clampPackets: number; readonly throttleWrites: boolean; readonly reason: string }
+  | {
+      readonly action: 'clamp';
+      readonly clampPackets: number;
+      readonly throttleWrites: boolean;
+      readonly reason: string;
+    }
   | { readonly action: 'unclamp'; readonly reason: string };
 
 export function trickleDecision(input: TrickleInput): TrickleDecision {
   const { rateBytesPerSec: rate, rttUs, mssBytes, goodputBytesPerSec: goodput } = input;
   const goodputTarget = input.goodputTargetBytesPerSec ?? rate;
   if (goodput !== undefined && goodput < goodputTarget && !input.appLimited) {
-    return { action: 'unclamp', reason: `goodput ${Math.round(goodput)} B/s below R ${Math.round(goodputTarget)} B/s: clamp lifted to catch up` };
+    return {
+      action: 'unclamp',
+      reason: `goodput ${Math.round(goodput)} B/s below R ${Math.round(goodputTarget)} B/s: clamp lifted to catch up`,
+    };
   }
   const exact = (input.gain * rate * (rttUs / 1e6)) / mssBytes;
   if (exact < input.floorPackets) {
@@ -49,8 +63,15 @@ export function trickleDecision(input: TrickleInput): TrickleDecision {
       action: 'clamp',
       clampPackets: input.floorPackets,
       throttleWrites: true,
-      reason: `clamp ${exact.toFixed(2)} packets is below the floor: ${input.floorPackets} packets, writes throttled at R`,
+      reason:
+        `clamp ${exact.toFixed(2)} packets is below the floor: ${input.floorPackets} ` +
+        `packets, writes throttled at R`,
     };
   }
-  return { action: 'clamp', clampPackets: Math.ceil(exact), throttleWrites: false, reason: `clamp ${input.gain} x R x rtt / mss = ${Math.ceil(exact)} packets` };
+  return {
+    action: 'clamp',
+    clampPackets: Math.ceil(exact),
+    throttleWrites: false,
+    reason: `clamp ${input.gain} x R x rtt / mss = ${Math.ceil(exact)} packets`,
+  };
 }

@@ -67,7 +67,15 @@ export class ViewerRuns {
     const live = (this.runs.get(key) ?? []).filter((run) => nowMs - run.lastSeenMs <= this.options.idleMs);
     let run = this.belongsTo(live, segment, nowMs);
     if (run === undefined) {
-      run = { firstStartSec: segment.startSec, firstNumber: segment.number, highestNumber: segment.number - 1, fetchedSec: 0, segments: 0, startedAtMs: nowMs, lastSeenMs: nowMs };
+      run = {
+        firstStartSec: segment.startSec,
+        firstNumber: segment.number,
+        highestNumber: segment.number - 1,
+        fetchedSec: 0,
+        segments: 0,
+        startedAtMs: nowMs,
+        lastSeenMs: nowMs,
+      };
       live.push(run);
       if (live.length > this.options.maxRunsPerKey) {
         live.sort((a, b) => a.lastSeenMs - b.lastSeenMs);
@@ -75,7 +83,12 @@ export class ViewerRuns {
       }
     }
     const elapsedSec = (nowMs - run.startedAtMs) / 1000;
-    const state: ViewerRunState = { segmentsBefore: run.segments, fetchedSec: run.fetchedSec, elapsedSec, bufferLowerBoundSec: run.fetchedSec - elapsedSec };
+    const state: ViewerRunState = {
+      segmentsBefore: run.segments,
+      fetchedSec: run.fetchedSec,
+      elapsedSec,
+      bufferLowerBoundSec: run.fetchedSec - elapsedSec,
+    };
     if (segment.number === run.highestNumber + 1) {
       run.highestNumber = segment.number;
       run.fetchedSec += segment.durationSec;
@@ -91,8 +104,12 @@ export class ViewerRuns {
     let best: Run | undefined;
     for (const run of runs) {
       const continues = segment.number === run.highestNumber + 1;
-      // Playback cannot be past the run's first segment plus the time since: a segment from there on is still ahead of it.
-      const replaces = segment.number >= run.firstNumber && segment.number <= run.highestNumber && segment.startSec >= run.firstStartSec + (nowMs - run.startedAtMs) / 1000;
+      // Playback cannot be past the run's first segment plus the time since: a segment from there on is still ahead of
+      // it.
+      const replaces =
+        segment.number >= run.firstNumber &&
+        segment.number <= run.highestNumber &&
+        segment.startSec >= run.firstStartSec + (nowMs - run.startedAtMs) / 1000;
       if (!continues && !replaces) continue;
       if (best === undefined || run.lastSeenMs > best.lastSeenMs) best = run;
     }

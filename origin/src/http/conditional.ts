@@ -43,8 +43,8 @@ function parseHttpDateSec(value: string | undefined): number | undefined {
 function parseEntityTagList(value: string): string[] {
   const tags: string[] = [];
   const pattern = /\s*(\*|(?:W\/)?"[^"]*")\s*(?:,|$)/gy;
-  let match: RegExpExecArray | null;
-  while ((match = pattern.exec(value)) !== null && match[0] !== '') tags.push(match[1]!);
+  for (let match = pattern.exec(value); match !== null && match[0] !== ''; match = pattern.exec(value))
+    tags.push(match[1]!);
   return tags;
 }
 

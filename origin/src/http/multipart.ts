@@ -14,9 +14,18 @@ export function newBoundary(): string {
   return `trickle-${randomBytes(12).toString('hex')}`;
 }
 
-export function frameMultipart(ranges: readonly ByteRange[], sizeBytes: number, contentType: string, boundary: string): MultipartFrame {
+export function frameMultipart(
+  ranges: readonly ByteRange[],
+  sizeBytes: number,
+  contentType: string,
+  boundary: string,
+): MultipartFrame {
   const partHeaders = ranges.map((range, i) =>
-    Buffer.from(`${i === 0 ? '' : '\r\n'}--${boundary}\r\nContent-Type: ${contentType}\r\nContent-Range: bytes ${range.start}-${range.end}/${sizeBytes}\r\n\r\n`, 'latin1'),
+    Buffer.from(
+      `${i === 0 ? '' : '\r\n'}--${boundary}\r\nContent-Type: ${contentType}\r\nContent-Range: ` +
+        `bytes ${range.start}-${range.end}/${sizeBytes}\r\n\r\n`,
+      'latin1',
+    ),
   );
   const trailer = Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1');
   const contentLength =

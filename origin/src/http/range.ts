@@ -62,7 +62,8 @@ export function parseRange(
     if (match === null) return { kind: 'unsatisfiable', reason: `malformed range "${spec}"` };
     const firstDigits = match[1] ?? '';
     const lastDigits = match[2] ?? '';
-    if (firstDigits === '' && lastDigits === '') return { kind: 'unsatisfiable', reason: 'range "-" has neither first nor last position' };
+    if (firstDigits === '' && lastDigits === '')
+      return { kind: 'unsatisfiable', reason: 'range "-" has neither first nor last position' };
 
     if (firstDigits === '') {
       const suffixLength = parsePosition(lastDigits);
@@ -78,7 +79,8 @@ export function parseRange(
   }
 
   if (!sawMember) return { kind: 'unsatisfiable', reason: 'empty range set' };
-  if (satisfiable.length === 0) return { kind: 'unsatisfiable', reason: `no range overlaps the ${sizeBytes} bytes of the representation` };
+  if (satisfiable.length === 0)
+    return { kind: 'unsatisfiable', reason: `no range overlaps the ${sizeBytes} bytes of the representation` };
   return { kind: 'partial', ranges: coalesce(satisfiable) };
 }
 

@@ -14,13 +14,22 @@ import { byteRangeLength, parseRange, type ByteRange } from './range.js';
 
 export interface SendFileOptions {
   readonly maxRanges: number;
-  readonly cacheControl: { readonly manifestMaxAgeSec: number; readonly segmentMaxAgeSec: number; readonly progressiveMaxAgeSec: number };
+  readonly cacheControl: {
+    readonly manifestMaxAgeSec: number;
+    readonly segmentMaxAgeSec: number;
+    readonly progressiveMaxAgeSec: number;
+  };
   /** Called when a streamed file turns out shorter than its stat said (replaced or truncated). */
   readonly onShortRead: (file: MediaFile, error: Error) => void;
   /** An uncached file's range in one buffer (used for ranges up to wholeRangeMaxBytes). */
   readonly readRange: (file: MediaFile, range: ByteRange) => Buffer | Promise<Buffer>;
   /** Sends a media body under a delivery policy; false when the file is not paced media (sent plainly). */
-  readonly deliver?: (request: FastifyRequest, reply: FastifyReply, file: MediaFile, range: ByteRange) => Promise<boolean>;
+  readonly deliver?: (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    file: MediaFile,
+    range: ByteRange,
+  ) => Promise<boolean>;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -62,7 +71,12 @@ function rangeStream(file: MediaFile, range: ByteRange, onShortRead: SendFileOpt
   );
 }
 
-function multipartStream(file: MediaFile, ranges: readonly ByteRange[], frame: ReturnType<typeof frameMultipart>, onShortRead: SendFileOptions['onShortRead']): Readable {
+function multipartStream(
+  file: MediaFile,
+  ranges: readonly ByteRange[],
+  frame: ReturnType<typeof frameMultipart>,
+  onShortRead: SendFileOptions['onShortRead'],
+): Readable {
   return Readable.from(
     (async function* () {
       for (const [i, range] of ranges.entries()) {
@@ -74,7 +88,12 @@ function multipartStream(file: MediaFile, ranges: readonly ByteRange[], frame: R
   );
 }
 
-export async function sendFile(request: FastifyRequest, reply: FastifyReply, file: MediaFile, options: SendFileOptions): Promise<FastifyReply> {
+export async function sendFile(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  file: MediaFile,
+  options: SendFileOptions,
+): Promise<FastifyReply> {
   const method = request.method;
   reply.header('accept-ranges', 'bytes');
   reply.header('etag', file.validators.etag);
@@ -93,7 +112,10 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
   );
   if (precondition === 'not-modified') return reply.code(304).send();
   if (precondition === 'precondition-failed') {
-    return reply.code(statusOf('ORIGIN_ERR_PRECONDITION')).type('application/json; charset=utf-8').send(errorBody('ORIGIN_ERR_PRECONDITION', 'precondition failed'));
+    return reply
+      .code(statusOf('ORIGIN_ERR_PRECONDITION'))
+      .type('application/json; charset=utf-8')
+      .send(errorBody('ORIGIN_ERR_PRECONDITION', 'precondition failed'));
   }
 
   const rangeHeader = method === 'GET' || method === 'HEAD' ? header(request, 'range') : undefined;
@@ -120,7 +142,10 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
   const ranges = outcome.ranges;
   if (ranges.length === 1) {
     const range = ranges[0]!;
-    reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.sizeBytes}`).header('content-length', byteRangeLength(range));
+    reply
+      .code(206)
+      .header('content-range', `bytes ${range.start}-${range.end}/${file.sizeBytes}`)
+      .header('content-length', byteRangeLength(range));
     if (method === 'HEAD') return reply.send();
     if ((await options.deliver?.(request, reply, file, range)) === true) return reply;
     if (file.body !== undefined) return reply.send(file.body.subarray(range.start, range.end + 1));
@@ -129,7 +154,10 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
   }
 
   const frame = frameMultipart(ranges, file.sizeBytes, file.contentType, newBoundary());
-  reply.code(206).type(`multipart/byteranges; boundary=${frame.boundary}`).header('content-length', frame.contentLength);
+  reply
+    .code(206)
+    .type(`multipart/byteranges; boundary=${frame.boundary}`)
+    .header('content-length', frame.contentLength);
   if (method === 'HEAD') return reply.send();
   return reply.send(multipartStream(file, ranges, frame, options.onShortRead));
 }

@@ -185,7 +185,9 @@ export class MediaFileReader {
     return corruptFile(this.path, message, offset);
   }
 
-  /** `length` bytes at `offset` (fewer only at the file's end). Small reads are served from a 64 kB read-ahead window. */
+  /**
+   * `length` bytes at `offset` (fewer only at the file's end). Small reads are served from a 64 kB read-ahead window.
+   */
   async read(offset: number, length: number): Promise<Buffer> {
     if (offset >= this.windowStart && offset + length <= this.windowStart + this.window.length) {
       return this.window.subarray(offset - this.windowStart, offset - this.windowStart + length);
@@ -204,9 +206,15 @@ export class MediaFileReader {
   }
 
   /** The top-level boxes of `span` (the whole file by default), from their headers alone. */
-  async boxes(span: { readonly offset: number; readonly sizeBytes: number } = { offset: 0, sizeBytes: this.sizeBytes }): Promise<TopLevelBox[]> {
+  async boxes(
+    span: { readonly offset: number; readonly sizeBytes: number } = { offset: 0, sizeBytes: this.sizeBytes },
+  ): Promise<TopLevelBox[]> {
     const end = span.offset + span.sizeBytes;
-    if (end > this.sizeBytes) throw this.corrupt(`the range ${span.offset}-${end - 1} runs past the end of the ${this.sizeBytes}-byte file`, span.offset);
+    if (end > this.sizeBytes)
+      throw this.corrupt(
+        `the range ${span.offset}-${end - 1} runs past the end of the ${this.sizeBytes}-byte file`,
+        span.offset,
+      );
     const boxes: TopLevelBox[] = [];
     let offset = span.offset;
     while (offset < end) {
@@ -223,7 +231,13 @@ export class MediaFileReader {
         sizeBytes = end - offset;
       }
       if (sizeBytes < 8 || offset + sizeBytes > end) {
-        throw this.corrupt(`top-level box "${printable(type)}" of ${sizeBytes} bytes runs past the end of the ${span.offset === 0 && end === this.sizeBytes ? `${this.sizeBytes}-byte file` : `range ${span.offset}-${end - 1}`}`, offset);
+        throw this.corrupt(
+          `top-level box "${printable(type)}" of ${sizeBytes} bytes runs past the end of ` +
+            (span.offset === 0 && end === this.sizeBytes
+              ? `the ${this.sizeBytes}-byte file`
+              : `the range ${span.offset}-${end - 1}`),
+          offset,
+        );
       }
       boxes.push({ type, start: offset, sizeBytes });
       offset += sizeBytes;

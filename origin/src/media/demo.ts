@@ -28,7 +28,10 @@ const sceneSources: readonly ((d: number) => string)[] = [
   (d) => `mandelbrot=s=${width}x${height}:r=${frameRate},trim=duration=${d}`,
   (d) => `smptehdbars=s=${width}x${height}:r=${frameRate}:d=${d}`,
   (d) => `gradients=s=${width}x${height}:r=${frameRate}:d=${d}:speed=0.05,noise=alls=40:allf=t`,
-  (d) => `life=s=${width}x${height}:r=${frameRate}:mold=10:ratio=0.1:death_color=#C83232:life_color=#00ff00,trim=duration=${d}`,
+  (d) =>
+    `life=s=${width}x${height}:r=` +
+    `${frameRate}:mold=10:ratio=0.1:death_color=#C83232:life_color=#00ff00,trim=duration=` +
+    `${d}`,
   (d) => `sierpinski=s=${width}x${height}:r=${frameRate},trim=duration=${d}`,
 ];
 
@@ -43,15 +46,18 @@ export function sceneDurations(totalSec: number): number[] {
 export async function generateDemoMedia(options: DemoOptions): Promise<void> {
   const durationSec = options.durationSec ?? 120;
   if (!Number.isFinite(durationSec) || durationSec < 4 || durationSec > 3600) {
-    throw new OriginError('ORIGIN_ERR_CONFIG', `--duration must be between 4 and 3600 seconds (got ${options.durationSec})`);
+    throw new OriginError(
+      'ORIGIN_ERR_CONFIG',
+      `--duration must be between 4 and 3600 seconds (got ${options.durationSec})`,
+    );
   }
   await encodeAndPackage(demoEncodeSource(durationSec), {
-      outDir: options.outDir,
-      rungs: demoRungs(),
-      segmentSeconds,
-      overwrite: options.overwrite ?? false,
-      ...(options.tools === undefined ? {} : { tools: options.tools }),
-      ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+    outDir: options.outDir,
+    rungs: demoRungs(),
+    segmentSeconds,
+    overwrite: options.overwrite ?? false,
+    ...(options.tools === undefined ? {} : { tools: options.tools }),
+    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
   });
 }
 
@@ -66,7 +72,12 @@ export function demoEncodeSource(durationSec: number): EncodeSource {
   const inputArgs: string[] = [];
   scenes.forEach((d, i) => inputArgs.push('-f', 'lavfi', '-i', sceneSources[i % sceneSources.length]!(d)));
   const audioDurationSec = durationSec - 0.05;
-  inputArgs.push('-f', 'lavfi', '-i', `sine=frequency=440:beep_factor=4:sample_rate=48000,atrim=duration=${audioDurationSec.toFixed(3)}`);
+  inputArgs.push(
+    '-f',
+    'lavfi',
+    '-i',
+    `sine=frequency=440:beep_factor=4:sample_rate=48000,atrim=duration=${audioDurationSec.toFixed(3)}`,
+  );
   const concatInputs = scenes.map((_, i) => `[${i}:v]format=yuv420p,setsar=1[c${i}]`).join(';');
   const concatLabels = scenes.map((_, i) => `[c${i}]`).join('');
   return {

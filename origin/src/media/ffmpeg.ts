@@ -12,8 +12,16 @@ export const defaultTools: FfmpegTools = {
   ffprobe: process.env.TRICKLE_FFPROBE ?? 'ffprobe',
 };
 
-/** Runs a media tool, collecting its output; a command not found is ORIGIN_ERR_FFMPEG_MISSING (callers of other tools map it). */
-export function runTool(command: string, args: readonly string[], onStdoutLine?: (line: string) => void, cwd?: string): Promise<{ stdout: string; stderr: string; code: number | null }> {
+/**
+ * Runs a media tool, collecting its output; a command not found is ORIGIN_ERR_FFMPEG_MISSING (callers of other tools
+ * map it).
+ */
+export function runTool(
+  command: string,
+  args: readonly string[],
+  onStdoutLine?: (line: string) => void,
+  cwd?: string,
+): Promise<{ stdout: string; stderr: string; code: number | null }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(cwd === undefined ? {} : { cwd }) });
     let stdout = '';
@@ -35,7 +43,15 @@ export function runTool(command: string, args: readonly string[], onStdoutLine?:
     });
     child.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') {
-        reject(new OriginError('ORIGIN_ERR_FFMPEG_MISSING', `${command} not found on PATH: install it (Debian: apt-get install ffmpeg) or set TRICKLE_FFMPEG/TRICKLE_FFPROBE`, { command }, { cause: error }));
+        reject(
+          new OriginError(
+            'ORIGIN_ERR_FFMPEG_MISSING',
+            `${command} not found on PATH: install it (Debian: apt-get install ffmpeg) or set ` +
+              `TRICKLE_FFMPEG/TRICKLE_FFPROBE`,
+            { command },
+            { cause: error },
+          ),
+        );
       } else {
         reject(error);
       }
@@ -47,7 +63,8 @@ export function runTool(command: string, args: readonly string[], onStdoutLine?:
 export async function checkTools(tools: FfmpegTools = defaultTools): Promise<void> {
   for (const command of [tools.ffmpeg, tools.ffprobe]) {
     const { code } = await runTool(command, ['-hide_banner', '-version']);
-    if (code !== 0) throw new OriginError('ORIGIN_ERR_FFMPEG_MISSING', `${command} -version failed (exit ${code})`, { command });
+    if (code !== 0)
+      throw new OriginError('ORIGIN_ERR_FFMPEG_MISSING', `${command} -version failed (exit ${code})`, { command });
   }
 }
 
@@ -67,7 +84,11 @@ export async function runFfmpeg(
     }
   });
   if (code !== 0) {
-    throw new OriginError('ORIGIN_ERR_FFMPEG_FAILED', `ffmpeg failed while ${options.what} (exit ${code}):\n${stderr.trim().split('\n').slice(-8).join('\n')}`, { exitCode: code, stderr });
+    throw new OriginError(
+      'ORIGIN_ERR_FFMPEG_FAILED',
+      `ffmpeg failed while ${options.what} (exit ${code}):\n${stderr.trim().split('\n').slice(-8).join('\n')}`,
+      { exitCode: code, stderr },
+    );
   }
   options.onProgress?.(1);
 }
@@ -90,10 +111,27 @@ export interface ProbeResult {
   readonly format: { readonly duration?: string; readonly format_name?: string };
 }
 
-export async function ffprobe(input: string, extraArgs: readonly string[] = [], tools: FfmpegTools = defaultTools): Promise<ProbeResult & Record<string, unknown>> {
-  const { code, stdout, stderr } = await runTool(tools.ffprobe, ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', ...extraArgs, input]);
+export async function ffprobe(
+  input: string,
+  extraArgs: readonly string[] = [],
+  tools: FfmpegTools = defaultTools,
+): Promise<ProbeResult & Record<string, unknown>> {
+  const { code, stdout, stderr } = await runTool(tools.ffprobe, [
+    '-v',
+    'error',
+    '-print_format',
+    'json',
+    '-show_format',
+    '-show_streams',
+    ...extraArgs,
+    input,
+  ]);
   if (code !== 0) {
-    throw new OriginError('ORIGIN_ERR_INPUT_UNREADABLE', `ffprobe cannot read ${input}: ${stderr.trim().split('\n').slice(-3).join(' ') || `exit ${code}`}`, { input });
+    throw new OriginError(
+      'ORIGIN_ERR_INPUT_UNREADABLE',
+      `ffprobe cannot read ${input}: ${stderr.trim().split('\n').slice(-3).join(' ') || `exit ${code}`}`,
+      { input },
+    );
   }
   return JSON.parse(stdout) as ProbeResult & Record<string, unknown>;
 }

@@ -15,7 +15,10 @@ export interface InitTrack {
   readonly defaultSampleDurationTicks: number;
   /** From `mvex/trex`, used when a fragment's tfhd and trun give no sample size. */
   readonly defaultSampleSizeBytes: number;
-  /** The protection scheme of an encrypted track (`cenc`, `cbcs`, ... from stsd/encv|enca/sinf/schm); sizes and durations need no key. */
+  /**
+   * The protection scheme of an encrypted track (`cenc`, `cbcs`, ... from stsd/encv|enca/sinf/schm); sizes and
+   * durations need no key.
+   */
   readonly encryptionScheme: string | undefined;
 }
 
@@ -62,7 +65,10 @@ export function parseInitSegment(buffer: Buffer, source: string): InitTrack[] {
   if (mvex !== undefined) {
     for (const trex of reader.findAll(mvex, 'trex')) {
       const trackId = reader.u32(trex.payloadStart + 4, trex.end);
-      trexDefaults.set(trackId, { durationTicks: reader.u32(trex.payloadStart + 12, trex.end), sizeBytes: reader.u32(trex.payloadStart + 16, trex.end) });
+      trexDefaults.set(trackId, {
+        durationTicks: reader.u32(trex.payloadStart + 12, trex.end),
+        sizeBytes: reader.u32(trex.payloadStart + 16, trex.end),
+      });
     }
   }
   const tracks: InitTrack[] = [];
@@ -86,14 +92,17 @@ export function parseInitSegment(buffer: Buffer, source: string): InitTrack[] {
 export function readEncryptionScheme(reader: BoxReader, mdia: Box): string | undefined {
   const stsd = reader.path(mdia, ['minf', 'stbl', 'stsd']);
   if (stsd === undefined) return undefined;
-  // stsd: FullBox header (4), entry_count (4), then sample entries; a visual entry has 78 bytes before its boxes, an audio one 28.
+  // stsd: FullBox header (4), entry_count (4), then sample entries; a visual entry has 78 bytes before its boxes, an
+  // audio one 28.
   const first = reader.children(stsd.payloadStart + 8, stsd.end).next().value;
   if (first === undefined || !['encv', 'enca', 'encs', 'enct'].includes(first.type)) return undefined;
   const skip = first.type === 'encv' ? 78 : first.type === 'enca' ? 28 : 8;
   for (const box of reader.children(first.payloadStart + skip, first.end)) {
     if (box.type !== 'sinf') continue;
     const schm = reader.find(box, 'schm');
-    return schm === undefined ? 'unknown' : reader.buffer.toString('latin1', schm.payloadStart + 4, schm.payloadStart + 8);
+    return schm === undefined
+      ? 'unknown'
+      : reader.buffer.toString('latin1', schm.payloadStart + 4, schm.payloadStart + 8);
   }
   return 'unknown';
 }
@@ -109,7 +118,11 @@ const trunSampleFlags = 0x400;
 const trunCompositionOffset = 0x800;
 
 /** Timing of every track fragment in the given `moof` boxes, merged per track. */
-export function parseFragments(moofBuffers: readonly Buffer[], source: string, tracks: readonly InitTrack[]): FragmentTiming[] {
+export function parseFragments(
+  moofBuffers: readonly Buffer[],
+  source: string,
+  tracks: readonly InitTrack[],
+): FragmentTiming[] {
   const byTrack = new Map<number, { base: number; duration: number; samples: number }>();
   for (const buffer of moofBuffers) {
     const reader = new BoxReader(buffer, source);
@@ -119,7 +132,11 @@ export function parseFragments(moofBuffers: readonly Buffer[], source: string, t
         const timing = parseTrackFragment(reader, traf, tracks);
         const merged = byTrack.get(timing.trackId);
         if (merged === undefined) {
-          byTrack.set(timing.trackId, { base: timing.baseDecodeTimeTicks, duration: timing.durationTicks, samples: timing.sampleCount });
+          byTrack.set(timing.trackId, {
+            base: timing.baseDecodeTimeTicks,
+            duration: timing.durationTicks,
+            samples: timing.sampleCount,
+          });
         } else {
           merged.duration += timing.durationTicks;
           merged.samples += timing.sampleCount;
@@ -127,7 +144,12 @@ export function parseFragments(moofBuffers: readonly Buffer[], source: string, t
       }
     }
   }
-  return [...byTrack].map(([trackId, t]) => ({ trackId, baseDecodeTimeTicks: t.base, durationTicks: t.duration, sampleCount: t.samples }));
+  return [...byTrack].map(([trackId, t]) => ({
+    trackId,
+    baseDecodeTimeTicks: t.base,
+    durationTicks: t.duration,
+    sampleCount: t.samples,
+  }));
 }
 
 function parseTrackFragment(reader: BoxReader, traf: Box, tracks: readonly InitTrack[]): FragmentTiming {
@@ -146,7 +168,8 @@ function parseTrackFragment(reader: BoxReader, traf: Box, tracks: readonly InitT
   const tfdt = reader.find(traf, 'tfdt');
   if (tfdt !== undefined) {
     const { version } = reader.fullBoxHeader(tfdt);
-    baseDecodeTimeTicks = version === 1 ? reader.u64(tfdt.payloadStart + 4, tfdt.end) : reader.u32(tfdt.payloadStart + 4, tfdt.end);
+    baseDecodeTimeTicks =
+      version === 1 ? reader.u64(tfdt.payloadStart + 4, tfdt.end) : reader.u32(tfdt.payloadStart + 4, tfdt.end);
   }
 
   let durationTicks = 0;
@@ -177,7 +200,9 @@ const tfhdDefaultSampleSize = 0x10;
 const tfhdDefaultSampleFlags = 0x20;
 const tfhdDefaultBaseIsMoof = 0x020000;
 
-/** The samples of one track fragment: where each lies in the file, its size, and its decode time and duration (ticks). */
+/**
+ * The samples of one track fragment: where each lies in the file, its size, and its decode time and duration (ticks).
+ */
 export interface FragmentSamples {
   readonly trackId: number;
   readonly offsets: number[];
@@ -193,7 +218,13 @@ export interface FragmentSamples {
  * and durations from trun, else tfhd's defaults, else trex's. `moofOffset` is the moof's place in
  * the file; `nextDecodeTicks` carries each track's decode time when a traf has no tfdt.
  */
-export function fragmentSamples(moofBuffer: Buffer, moofOffset: number, source: string, tracks: readonly InitTrack[], nextDecodeTicks: Map<number, number>): FragmentSamples[] {
+export function fragmentSamples(
+  moofBuffer: Buffer,
+  moofOffset: number,
+  source: string,
+  tracks: readonly InitTrack[],
+  nextDecodeTicks: Map<number, number>,
+): FragmentSamples[] {
   const reader = new BoxReader(moofBuffer, source);
   const moof = reader.boxAt(0, moofBuffer.length);
   const out: FragmentSamples[] = [];
@@ -227,7 +258,8 @@ export function fragmentSamples(moofBuffer: Buffer, moofOffset: number, source: 
     let decode = nextDecodeTicks.get(trackId) ?? 0;
     if (tfdt !== undefined) {
       const { version } = reader.fullBoxHeader(tfdt);
-      decode = version === 1 ? reader.u64(tfdt.payloadStart + 4, tfdt.end) : reader.u32(tfdt.payloadStart + 4, tfdt.end);
+      decode =
+        version === 1 ? reader.u64(tfdt.payloadStart + 4, tfdt.end) : reader.u32(tfdt.payloadStart + 4, tfdt.end);
     }
     const samples: FragmentSamples = { trackId, offsets: [], sizes: [], decodeTicks: [], durationTicks: [] };
     let dataAt = base;
@@ -240,7 +272,11 @@ export function fragmentSamples(moofBuffer: Buffer, moofOffset: number, source: 
         at += 4;
       }
       if (trunFlags & trunFirstSampleFlags) at += 4;
-      const perSample = (trunFlags & trunSampleDuration ? 4 : 0) + (trunFlags & trunSampleSize ? 4 : 0) + (trunFlags & trunSampleFlags ? 4 : 0) + (trunFlags & trunCompositionOffset ? 4 : 0);
+      const perSample =
+        (trunFlags & trunSampleDuration ? 4 : 0) +
+        (trunFlags & trunSampleSize ? 4 : 0) +
+        (trunFlags & trunSampleFlags ? 4 : 0) +
+        (trunFlags & trunCompositionOffset ? 4 : 0);
       reader.need(at, perSample * count, trun.end);
       for (let i = 0; i < count; i++) {
         let field = at + i * perSample;
@@ -271,9 +307,16 @@ export function fragmentSamples(moofBuffer: Buffer, moofOffset: number, source: 
  * Reads the `moof` boxes of a media segment (a whole file, or `span` of one) and returns their
  * timing; never reads an `mdat`. An `sidx`, `styp`, `prft` or `emsg` before them is passed over.
  */
-export async function readSegmentTiming(file: MediaFileReader, tracks: readonly InitTrack[], span?: ByteSpan): Promise<{ timings: FragmentTiming[]; sizeBytes: number }> {
+export async function readSegmentTiming(
+  file: MediaFileReader,
+  tracks: readonly InitTrack[],
+  span?: ByteSpan,
+): Promise<{ timings: FragmentTiming[]; sizeBytes: number }> {
   const boxes = await file.boxes(span);
   const moofs = boxes.filter((box) => box.type === 'moof');
   if (moofs.length === 0) throw file.corrupt('media segment has no moof box', span?.offset ?? 0);
-  return { timings: parseFragments(await file.boxBytes(moofs), file.path, tracks), sizeBytes: span?.sizeBytes ?? file.sizeBytes };
+  return {
+    timings: parseFragments(await file.boxBytes(moofs), file.path, tracks),
+    sizeBytes: span?.sizeBytes ?? file.sizeBytes,
+  };
 }

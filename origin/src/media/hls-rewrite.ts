@@ -18,18 +18,27 @@ export function rewriteMasterPlaylist(text: string, ratesByUri: ReadonlyMap<stri
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (line.startsWith('#EXT-X-STREAM-INF:')) {
-      const uri = lines.slice(i + 1).find((next) => next.trim() !== '' && !next.startsWith('#'))?.trim();
+      const uri = lines
+        .slice(i + 1)
+        .find((next) => next.trim() !== '' && !next.startsWith('#'))
+        ?.trim();
       const rates = uri === undefined ? undefined : ratesByUri.get(uri);
       if (rates !== undefined) {
-        let attributes = line.slice('#EXT-X-STREAM-INF:'.length).replace(/(^|,)(AVERAGE-BANDWIDTH|FRAME-RATE)=[^,]*/g, '');
-        attributes = attributes.replace(/(^|,)BANDWIDTH=\d+/, `$1BANDWIDTH=${Math.ceil(rates.peakBps)},AVERAGE-BANDWIDTH=${Math.ceil(rates.averageBps)}`);
+        let attributes = line
+          .slice('#EXT-X-STREAM-INF:'.length)
+          .replace(/(^|,)(AVERAGE-BANDWIDTH|FRAME-RATE)=[^,]*/g, '');
+        attributes = attributes.replace(
+          /(^|,)BANDWIDTH=\d+/,
+          `$1BANDWIDTH=${Math.ceil(rates.peakBps)},AVERAGE-BANDWIDTH=${Math.ceil(rates.averageBps)}`,
+        );
         if (rates.frameRate !== undefined) attributes += `,FRAME-RATE=${rates.frameRate.toFixed(3)}`;
         out.push(`#EXT-X-STREAM-INF:${attributes.replace(/^,/, '')}`);
         continue;
       }
     }
     out.push(line);
-    if (line.startsWith('#EXT-X-VERSION') && !text.includes('#EXT-X-INDEPENDENT-SEGMENTS')) out.push('#EXT-X-INDEPENDENT-SEGMENTS');
+    if (line.startsWith('#EXT-X-VERSION') && !text.includes('#EXT-X-INDEPENDENT-SEGMENTS'))
+      out.push('#EXT-X-INDEPENDENT-SEGMENTS');
   }
   return out.join('\n');
 }

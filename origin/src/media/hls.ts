@@ -33,7 +33,12 @@ export function parsePlaylist(text: string, source: string): HLS.types.MasterPla
   try {
     return HLS.parse(text);
   } catch (error) {
-    throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: not a valid HLS playlist: ${(error as Error).message}`, { file: source }, { cause: error });
+    throw new OriginError(
+      'ORIGIN_ERR_CORRUPT_MEDIA',
+      `${source}: not a valid HLS playlist: ${(error as Error).message}`,
+      { file: source },
+      { cause: error },
+    );
   }
 }
 
@@ -41,7 +46,10 @@ export function isMasterPlaylist(text: string): boolean {
   return text.includes('#EXT-X-STREAM-INF') || text.includes('#EXT-X-I-FRAME-STREAM-INF');
 }
 
-/** A URI of a playlist, relative to the asset directory; undefined for one that leaves the asset (absolute, or above it). */
+/**
+ * A URI of a playlist, relative to the asset directory; undefined for one that leaves the asset (absolute, or above
+ * it).
+ */
 export function assetPath(playlistPath: string, uri: string): string | undefined {
   if (/^[a-z][a-z0-9+.-]*:/i.test(uri) || uri.startsWith('/')) return undefined;
   const joined = posix.normalize(posix.join(posix.dirname(playlistPath), decodeURIComponent(uri.split('?')[0]!)));
@@ -50,14 +58,24 @@ export function assetPath(playlistPath: string, uri: string): string | undefined
 
 /** An audio-only variant declares audio codecs and no resolution. */
 function variantKind(variant: HLS.types.Variant): 'video' | 'audio' {
-  const codecs = (variant.codecs ?? '').split(',').map((c) => c.trim()).filter(Boolean);
-  return variant.resolution === undefined && codecs.length > 0 && codecs.every((c) => /^(mp4a|ac-3|ec-3|opus|flac|alac)/i.test(c)) ? 'audio' : 'video';
+  const codecs = (variant.codecs ?? '')
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  return variant.resolution === undefined &&
+    codecs.length > 0 &&
+    codecs.every((c) => /^(mp4a|ac-3|ec-3|opus|flac|alac)/i.test(c))
+    ? 'audio'
+    : 'video';
 }
 
 /** The media playlists a master names, each once: variants, I-frame playlists, alternate audio and subtitles. */
 export function parseMasterPlaylist(text: string, masterPath: string): HlsPlaylistRef[] {
   const playlist = parsePlaylist(text, masterPath);
-  if (!playlist.isMasterPlaylist) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${masterPath}: expected a master playlist`, { file: masterPath });
+  if (!playlist.isMasterPlaylist)
+    throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${masterPath}: expected a master playlist`, {
+      file: masterPath,
+    });
   const refs: HlsPlaylistRef[] = [];
   const seen = new Set<string>();
   const add = (uri: string | undefined, ref: Omit<HlsPlaylistRef, 'uri'>) => {
@@ -67,7 +85,13 @@ export function parseMasterPlaylist(text: string, masterPath: string): HlsPlayli
     seen.add(path);
     refs.push({ uri: path, ...ref });
   };
-  const none = { bandwidthBps: undefined, averageBandwidthBps: undefined, width: undefined, height: undefined, codecs: undefined };
+  const none = {
+    bandwidthBps: undefined,
+    averageBandwidthBps: undefined,
+    width: undefined,
+    height: undefined,
+    codecs: undefined,
+  };
   for (const variant of (playlist as HLS.types.MasterPlaylist).variants) {
     add(variant.uri, {
       kind: variant.isIFrameOnly === true ? 'video' : variantKind(variant),
@@ -79,15 +103,27 @@ export function parseMasterPlaylist(text: string, masterPath: string): HlsPlayli
       codecs: variant.codecs,
       groupId: variant.audio[0]?.groupId,
     });
-    for (const audio of variant.audio) add(audio.uri, { ...none, kind: 'audio', iFrame: false, groupId: audio.groupId });
-    for (const subtitles of variant.subtitles) add(subtitles.uri, { ...none, kind: 'subtitles', iFrame: false, groupId: subtitles.groupId });
+    for (const audio of variant.audio)
+      add(audio.uri, { ...none, kind: 'audio', iFrame: false, groupId: audio.groupId });
+    for (const subtitles of variant.subtitles)
+      add(subtitles.uri, { ...none, kind: 'subtitles', iFrame: false, groupId: subtitles.groupId });
   }
   return refs;
 }
 
 /** The ref a lone media playlist stands for (an asset without a master playlist). */
 export function loneMediaPlaylistRef(path: string): HlsPlaylistRef {
-  return { uri: path, kind: 'video', iFrame: false, bandwidthBps: undefined, averageBandwidthBps: undefined, width: undefined, height: undefined, codecs: undefined, groupId: undefined };
+  return {
+    uri: path,
+    kind: 'video',
+    iFrame: false,
+    bandwidthBps: undefined,
+    averageBandwidthBps: undefined,
+    width: undefined,
+    height: undefined,
+    codecs: undefined,
+    groupId: undefined,
+  };
 }
 
 function containerOf(media: HLS.types.MediaPlaylist, ref: HlsPlaylistRef): ManifestRendition['container'] {
@@ -102,7 +138,10 @@ function containerOf(media: HLS.types.MediaPlaylist, ref: HlsPlaylistRef): Manif
 /** One media playlist as a rendition; `playlistPath` is its path relative to the asset directory. */
 export function parseMediaPlaylist(text: string, playlistPath: string, ref: HlsPlaylistRef): ManifestRendition {
   const playlist = parsePlaylist(text, playlistPath);
-  if (playlist.isMasterPlaylist) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${playlistPath}: expected a media playlist`, { file: playlistPath });
+  if (playlist.isMasterPlaylist)
+    throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${playlistPath}: expected a media playlist`, {
+      file: playlistPath,
+    });
   const media = playlist as HLS.types.MediaPlaylist;
   const container = containerOf(media, ref);
   const base = {
@@ -118,7 +157,12 @@ export function parseMediaPlaylist(text: string, playlistPath: string, ref: HlsP
     manifest: playlistPath,
   };
   if (!media.endlist && media.playlistType !== 'VOD') {
-    return { ...base, initFile: undefined, segments: [], unsupported: 'a live playlist (no EXT-X-ENDLIST): the origin indexes VOD' };
+    return {
+      ...base,
+      initFile: undefined,
+      segments: [],
+      unsupported: 'a live playlist (no EXT-X-ENDLIST): the origin indexes VOD',
+    };
   }
   let startSec = 0;
   let initFile: string | undefined;
@@ -131,12 +175,18 @@ export function parseMediaPlaylist(text: string, playlistPath: string, ref: HlsP
     if (initFile === undefined && segment.map != null) {
       initFile = assetPath(playlistPath, segment.map.uri);
       if (initFile === undefined) outside ??= segment.map.uri;
-      initRange = segment.map.byterange == null ? undefined : { offset: segment.map.byterange.offset, sizeBytes: segment.map.byterange.length };
+      initRange =
+        segment.map.byterange == null
+          ? undefined
+          : { offset: segment.map.byterange.offset, sizeBytes: segment.map.byterange.length };
     }
     if (segment.key?.method === 'AES-128') wholeSegmentEncryption = true;
     const entry: ManifestSegment = {
       file: file ?? segment.uri,
-      range: segment.byterange == null ? undefined : { offset: segment.byterange.offset, sizeBytes: segment.byterange.length },
+      range:
+        segment.byterange == null
+          ? undefined
+          : { offset: segment.byterange.offset, sizeBytes: segment.byterange.length },
       number: (media.mediaSequenceBase ?? 0) + k,
       manifestStartSec: startSec,
       manifestDurationSec: segment.duration,
@@ -144,7 +194,14 @@ export function parseMediaPlaylist(text: string, playlistPath: string, ref: HlsP
     startSec += segment.duration;
     return entry;
   });
-  if (outside !== undefined) return { ...base, initFile, initRange, segments: [], unsupported: `it names "${outside}", which is not a file of this asset (an absolute URI, or above the asset's folder)` };
+  if (outside !== undefined)
+    return {
+      ...base,
+      initFile,
+      initRange,
+      segments: [],
+      unsupported: `it names "${outside}", which is not a file of this asset ${outsideWhy}`,
+    };
   return {
     ...base,
     initFile,
@@ -152,6 +209,13 @@ export function parseMediaPlaylist(text: string, playlistPath: string, ref: HlsP
     segments,
     // Whole-segment AES-128: the bytes cannot be read without the key; the playlist's durations stand in.
     unsupported: undefined,
-    ...(wholeSegmentEncryption ? { timingFromManifest: 'its segments are AES-128 encrypted whole: durations are the playlist\'s EXTINF, not the media\'s' } : {}),
+    ...(wholeSegmentEncryption
+      ? {
+          timingFromManifest:
+            "its segments are AES-128 encrypted whole: durations are the playlist's EXTINF, not the media's",
+        }
+      : {}),
   };
 }
+
+const outsideWhy = "(an absolute URI, or above the asset's folder)";

@@ -12,20 +12,40 @@ import { assetFilesOf, buildAssetIndex, hasMedia, type AssetIndex } from './medi
 export async function inspectAsset(dir: string): Promise<AssetIndex> {
   const path = resolve(dir);
   const names = await readdir(path).catch((error: unknown) => {
-    throw new OriginError('ORIGIN_ERR_INPUT_UNREADABLE', `${path} is not a readable folder (${(error as Error).message})`, { dir: path }, { cause: error });
+    throw new OriginError(
+      'ORIGIN_ERR_INPUT_UNREADABLE',
+      `${path} is not a readable folder (${(error as Error).message})`,
+      { dir: path },
+      { cause: error },
+    );
   });
   const files = assetFilesOf(names);
-  if (!hasMedia(files)) throw new OriginError('ORIGIN_ERR_INPUT_UNREADABLE', `${path} holds no MPD, HLS playlist or MP4 at its top: give an asset's folder`, { dir: path });
+  if (!hasMedia(files))
+    throw new OriginError(
+      'ORIGIN_ERR_INPUT_UNREADABLE',
+      `${path} holds no MPD, HLS playlist or MP4 at its top: give an asset's folder`,
+      { dir: path },
+    );
   return buildAssetIndex(basename(path), path, files);
 }
 
 /** One line per rendition: what the index understood. */
 export function describeRenditions(index: AssetIndex): string[] {
   return index.renditions.map((r) => {
-    const what = `${r.id} (${r.kind}${r.height === undefined ? '' : ` ${r.height}p`}, ${r.container}, ${r.addressing}${r.encryption === undefined ? '' : `, ${r.encryption}`}${r.trickPlay ? ', I-frames' : ''}, from ${r.manifest})`;
+    const what =
+      `${r.id} (${r.kind}${r.height === undefined ? '' : ` ${r.height}p`}, ` +
+      `${r.container}, ${r.addressing}` +
+      `${r.encryption === undefined ? '' : `, ${r.encryption}`}` +
+      `${r.trickPlay ? ', I-frames' : ''}, ` +
+      `from ${r.manifest})`;
     if (!r.pacing.paced) return `${what}: plain: ${r.pacing.reason}`;
     const kbps = (bps: number) => `${Math.round(bps / 1000)}`;
-    return `${what}: paced, ${r.segments.length} segments, ${r.durationSec.toFixed(2)} s, ${kbps(r.minSegmentBitrateBps)}-${kbps(r.peakSegmentBitrateBps)} kbit/s (mean ${kbps(r.averageBitrateBps)}), durations from ${r.pacing.timing}${r.pacing.note === undefined ? '' : ` (${r.pacing.note})`}`;
+    return (
+      `${what}: paced, ${r.segments.length} segments, ${r.durationSec.toFixed(2)} ` +
+      `s, ${kbps(r.minSegmentBitrateBps)}-${kbps(r.peakSegmentBitrateBps)} kbit/s ` +
+      `(mean ${kbps(r.averageBitrateBps)}), durations ` +
+      `from ${r.pacing.timing}${r.pacing.note === undefined ? '' : ` (${r.pacing.note})`}`
+    );
   });
 }
 
@@ -38,7 +58,13 @@ export function describeAsset(index: AssetIndex): string[] {
     ...describeRenditions(index).map((line) => `  ${line}`),
     progressive === undefined
       ? 'progressive: none'
-      : `progressive: ${progressive.file} (${progressive.faststart ? 'faststart' : 'moov at the end'}${progressive.fragmented ? ', fragmented' : ''}), ${progressive.durationSec.toFixed(2)} s, ${Math.round(progressive.averageBitrateBps / 1000)} kbit/s: paced per VBR block`,
-    ...(index.issues.length === 0 ? ['nothing left unread'] : ['not paced, and why:', ...index.issues.map((issue) => `  ${issue}`)]),
+      : `progressive: ${progressive.file} ` +
+        `(${progressive.faststart ? 'faststart' : 'moov at the end'}` +
+        `${progressive.fragmented ? ', fragmented' : ''}), ` +
+        `${progressive.durationSec.toFixed(2)} ` +
+        `s, ${Math.round(progressive.averageBitrateBps / 1000)} kbit/s: paced per VBR block`,
+    ...(index.issues.length === 0
+      ? ['nothing left unread']
+      : ['not paced, and why:', ...index.issues.map((issue) => `  ${issue}`)]),
   ];
 }

@@ -23,10 +23,14 @@ export const defaultLadderSpec = '234p:400k,360p:800k,540p:1400k,720p:2800k';
 
 export function parseBitrate(text: string): number {
   const match = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(text.trim());
-  if (match === null) throw new OriginError('ORIGIN_ERR_LADDER', `bitrate "${text}" is not a number with an optional k or M suffix`, { value: text });
+  if (match === null)
+    throw new OriginError('ORIGIN_ERR_LADDER', `bitrate "${text}" is not a number with an optional k or M suffix`, {
+      value: text,
+    });
   const scale = match[2] === '' ? 1 : match[2]!.toLowerCase() === 'k' ? 1e3 : 1e6;
   const bps = Math.round(Number(match[1]) * scale);
-  if (bps < 16_000 || bps > 200e6) throw new OriginError('ORIGIN_ERR_LADDER', `bitrate "${text}" is outside 16k..200M`, { value: text });
+  if (bps < 16_000 || bps > 200e6)
+    throw new OriginError('ORIGIN_ERR_LADDER', `bitrate "${text}" is outside 16k..200M`, { value: text });
   return bps;
 }
 
@@ -37,7 +41,12 @@ export function parseLadder(spec: string): RungRequest[] {
     .filter((part) => part !== '')
     .map((part) => {
       const match = /^(?:(\d+)x(\d+)|(\d+)p)[:@](.+)$/.exec(part);
-      if (match === null) throw new OriginError('ORIGIN_ERR_LADDER', `ladder rung "${part}" is not <height>p:<bitrate> or <width>x<height>:<bitrate>`, { rung: part });
+      if (match === null)
+        throw new OriginError(
+          'ORIGIN_ERR_LADDER',
+          `ladder rung "${part}" is not <height>p:<bitrate> or <width>x<height>:<bitrate>`,
+          { rung: part },
+        );
       const width = match[1] === undefined ? undefined : Number(match[1]);
       const height = Number(match[2] ?? match[3]);
       if (height < 16 || height > 4320 || (width !== undefined && (width < 16 || width > 7680))) {
@@ -47,7 +56,8 @@ export function parseLadder(spec: string): RungRequest[] {
     });
   if (rungs.length === 0) throw new OriginError('ORIGIN_ERR_LADDER', 'the ladder is empty', { spec });
   const heights = rungs.map((r) => r.height);
-  if (new Set(heights).size !== heights.length) throw new OriginError('ORIGIN_ERR_LADDER', 'two rungs share a height', { spec });
+  if (new Set(heights).size !== heights.length)
+    throw new OriginError('ORIGIN_ERR_LADDER', 'two rungs share a height', { spec });
   return [...rungs].sort((a, b) => a.height - b.height);
 }
 
@@ -70,19 +80,29 @@ export function fitLadder(
   const landscape = source.width >= source.height;
   const aspect = source.width / source.height;
   const sourceShort = Math.min(source.width, source.height);
-  const atShortSide = (short: number): { width: number; height: number } => (landscape ? { width: even(short * aspect), height: short } : { width: short, height: even(short / aspect) });
+  const atShortSide = (short: number): { width: number; height: number } =>
+    landscape ? { width: even(short * aspect), height: short } : { width: short, height: even(short / aspect) };
   const fitted: Rung[] = [];
   let firstDropped: Rung | undefined;
   for (const request of requests) {
-    const size = request.width === undefined ? atShortSide(request.height) : { width: request.width, height: request.height };
-    const larger = request.width === undefined ? request.height > sourceShort : size.width > source.width || size.height > source.height;
+    const size =
+      request.width === undefined ? atShortSide(request.height) : { width: request.width, height: request.height };
+    const larger =
+      request.width === undefined
+        ? request.height > sourceShort
+        : size.width > source.width || size.height > source.height;
     if (larger && !options.allowUpscale) {
       if (options.dropTaller) {
         firstDropped ??= { ...size, bitrateBps: request.bitrateBps };
         continue;
       }
       const name = request.width === undefined ? `${request.height}p` : `${request.width}x${request.height}`;
-      throw new OriginError('ORIGIN_ERR_LADDER', `rung ${name} would upscale the ${source.width}x${source.height} source; remove it, or pass --force to upscale anyway`, { rung: name, sourceWidth: source.width, sourceHeight: source.height });
+      throw new OriginError(
+        'ORIGIN_ERR_LADDER',
+        `rung ${name} would upscale the ${source.width}x${source.height} source; remove it, ` +
+          `or pass --force to upscale anyway`,
+        { rung: name, sourceWidth: source.width, sourceHeight: source.height },
+      );
     }
     fitted.push({ ...size, bitrateBps: request.bitrateBps });
   }
@@ -91,13 +111,20 @@ export function fitLadder(
     const below = fitted.at(-1);
     const pixels = (rung: { width: number; height: number }) => rung.width * rung.height;
     if (below === undefined || pixels(top) > pixels(below)) {
-      const share = below === undefined ? pixels(top) / pixels(firstDropped) : (pixels(top) - pixels(below)) / (pixels(firstDropped) - pixels(below));
+      const share =
+        below === undefined
+          ? pixels(top) / pixels(firstDropped)
+          : (pixels(top) - pixels(below)) / (pixels(firstDropped) - pixels(below));
       const fromBps = below?.bitrateBps ?? 0;
       fitted.push({ ...top, bitrateBps: Math.round(fromBps + (firstDropped.bitrateBps - fromBps) * share) });
     }
   }
   if (fitted.length === 0) {
-    throw new OriginError('ORIGIN_ERR_LADDER', `every rung of the ladder is larger than the ${source.width}x${source.height} source; give a --ladder that fits`, { sourceWidth: source.width, sourceHeight: source.height });
+    throw new OriginError(
+      'ORIGIN_ERR_LADDER',
+      `every rung of the ladder is larger than the ${source.width}x${source.height} source; give a --ladder that fits`,
+      { sourceWidth: source.width, sourceHeight: source.height },
+    );
   }
   return fitted;
 }

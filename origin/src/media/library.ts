@@ -127,7 +127,8 @@ export class MediaLibrary {
     this.files = new LRUCache<string, CachedFile | CachedChunk>({
       max: 100_000,
       maxSize: Math.max(1, options.cacheMaxBytes),
-      sizeCalculation: (entry) => (entry.kind === 'chunk' ? entry.bytes.length : Math.max(1, entry.file.body?.length ?? 0)) + 256,
+      sizeCalculation: (entry) =>
+        (entry.kind === 'chunk' ? entry.bytes.length : Math.max(1, entry.file.body?.length ?? 0)) + 256,
     });
   }
 
@@ -138,12 +139,18 @@ export class MediaLibrary {
       const info = await stat(this.realRoot);
       if (!info.isDirectory()) throw new Error('not a directory');
     } catch (error) {
-      throw new OriginError('ORIGIN_ERR_MEDIA_ROOT', `media root ${this.root} is missing or not a readable directory (${(error as Error).message})`, { root: this.root }, { cause: error });
+      throw new OriginError(
+        'ORIGIN_ERR_MEDIA_ROOT',
+        `media root ${this.root} is missing or not a readable directory (${(error as Error).message})`,
+        { root: this.root },
+        { cause: error },
+      );
     }
   }
 
   private requireRoot(): string {
-    if (this.realRoot === undefined) throw new OriginError('ORIGIN_ERR_MEDIA_ROOT', 'MediaLibrary.open() was not called', { root: this.root });
+    if (this.realRoot === undefined)
+      throw new OriginError('ORIGIN_ERR_MEDIA_ROOT', 'MediaLibrary.open() was not called', { root: this.root });
     return this.realRoot;
   }
 
@@ -201,7 +208,13 @@ export class MediaLibrary {
     return load;
   }
 
-  private async loadFile(asset: string, relative: string, key: string, cached: CachedFile | undefined, nowMs: number): Promise<MediaFile | undefined> {
+  private async loadFile(
+    asset: string,
+    relative: string,
+    key: string,
+    cached: CachedFile | undefined,
+    nowMs: number,
+  ): Promise<MediaFile | undefined> {
     const root = this.requireRoot();
     const assetDir = join(root, asset);
     let path: string;
@@ -220,7 +233,13 @@ export class MediaLibrary {
       this.files.delete(key);
       return undefined;
     }
-    if (cached !== undefined && cached.ino === info.ino && cached.file.sizeBytes === info.size && cached.file.mtimeMs === info.mtimeMs && cached.file.path === path) {
+    if (
+      cached !== undefined &&
+      cached.ino === info.ino &&
+      cached.file.sizeBytes === info.size &&
+      cached.file.mtimeMs === info.mtimeMs &&
+      cached.file.path === path
+    ) {
       cached.checkedAtMs = nowMs;
       return cached.file;
     }
@@ -230,7 +249,8 @@ export class MediaLibrary {
     if (info.size <= this.options.cacheMaxFileBytes) {
       body = await readFile(path);
       // A writer replaced the file between stat and read: serve what was read, and describe it.
-      if (body.length !== info.size) return this.describe(asset, relative, path, body.length, info.mtimeMs, contentType, role, body);
+      if (body.length !== info.size)
+        return this.describe(asset, relative, path, body.length, info.mtimeMs, contentType, role, body);
     }
     const file = this.describe(asset, relative, path, info.size, info.mtimeMs, contentType, role, body);
     this.files.set(key, { kind: 'file', file, checkedAtMs: nowMs, ino: info.ino });
@@ -246,7 +266,8 @@ export class MediaLibrary {
   readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer> {
     const length = range.end - range.start + 1;
     // A chunk would not survive in a cache smaller than a few of them: read directly then.
-    if (length > wholeRangeMaxBytes || this.options.cacheMaxBytes < 4 * fileChunkBytes) return this.readDirect(file, range.start, length);
+    if (length > wholeRangeMaxBytes || this.options.cacheMaxBytes < 4 * fileChunkBytes)
+      return this.readDirect(file, range.start, length);
     const firstChunk = Math.floor(range.start / fileChunkBytes);
     const lastChunk = Math.floor(range.end / fileChunkBytes);
     if (firstChunk === lastChunk) {
@@ -259,13 +280,21 @@ export class MediaLibrary {
 
   private async readChunked(file: MediaFile, range: ByteRange, firstChunk: number, lastChunk: number): Promise<Buffer> {
     const length = range.end - range.start + 1;
-    const chunks = await Promise.all(Array.from({ length: lastChunk - firstChunk + 1 }, (_, i) => this.chunk(file, firstChunk + i)));
+    const chunks = await Promise.all(
+      Array.from({ length: lastChunk - firstChunk + 1 }, (_, i) => this.chunk(file, firstChunk + i)),
+    );
     const offset = range.start - firstChunk * fileChunkBytes;
     if (chunks.length === 1) return chunks[0]!.subarray(offset, offset + length);
     // Across a chunk boundary: copy just the range's bytes out of each chunk.
     const bytes = Buffer.allocUnsafe(length);
     let written = 0;
-    for (const [i, chunk] of chunks.entries()) written += chunk.copy(bytes, written, i === 0 ? offset : 0, Math.min(chunk.length, (i === 0 ? offset : 0) + length - written));
+    for (const [i, chunk] of chunks.entries())
+      written += chunk.copy(
+        bytes,
+        written,
+        i === 0 ? offset : 0,
+        Math.min(chunk.length, (i === 0 ? offset : 0) + length - written),
+      );
     return bytes;
   }
 
@@ -309,12 +338,21 @@ export class MediaLibrary {
       ({ bytesRead } = await (await handle).read(buffer, 0, length, start));
     } catch (error) {
       this.handles.delete(key);
-      throw new OriginError('ORIGIN_ERR_FILE_CHANGED', `${file.path} could not be read: ${(error as Error).message}`, { file: file.path }, { cause: error });
+      throw new OriginError(
+        'ORIGIN_ERR_FILE_CHANGED',
+        `${file.path} could not be read: ${(error as Error).message}`,
+        { file: file.path },
+        { cause: error },
+      );
     }
     if (bytesRead !== length) {
       this.handles.delete(key);
       this.forget(file.asset, file.name);
-      throw new OriginError('ORIGIN_ERR_FILE_CHANGED', `${file.path} changed while being served: read ${bytesRead} of ${length} bytes`, { file: file.path });
+      throw new OriginError(
+        'ORIGIN_ERR_FILE_CHANGED',
+        `${file.path} changed while being served: read ${bytesRead} of ${length} bytes`,
+        { file: file.path },
+      );
     }
     return buffer;
   }
@@ -329,8 +367,27 @@ export class MediaLibrary {
     this.files.delete(`${asset}/${relative}`);
   }
 
-  private describe(asset: string, name: string, path: string, sizeBytes: number, mtimeMs: number, contentType: string, role: FileRole, body: Buffer | undefined): MediaFile {
-    return { asset, name, path, sizeBytes, mtimeMs, validators: makeValidators(sizeBytes, mtimeMs), contentType, role, body };
+  private describe(
+    asset: string,
+    name: string,
+    path: string,
+    sizeBytes: number,
+    mtimeMs: number,
+    contentType: string,
+    role: FileRole,
+    body: Buffer | undefined,
+  ): MediaFile {
+    return {
+      asset,
+      name,
+      path,
+      sizeBytes,
+      mtimeMs,
+      validators: makeValidators(sizeBytes, mtimeMs),
+      contentType,
+      role,
+      body,
+    };
   }
 
   /**
@@ -351,7 +408,11 @@ export class MediaLibrary {
       if (rendition.addressing === 'files') return { role: 'segment', contentType: classifyFile(relative).contentType };
       return { role: 'segment', contentType: rendition.container === 'ts' ? 'video/mp2t' : mp4Type(rendition.kind) };
     }
-    if (index.progressive?.file === relative) return { role: 'progressive', contentType: mp4Type(index.progressive.layout.tracks.some((t) => t.kind === 'video') ? 'video' : 'audio') };
+    if (index.progressive?.file === relative)
+      return {
+        role: 'progressive',
+        contentType: mp4Type(index.progressive.layout.tracks.some((t) => t.kind === 'video') ? 'video' : 'audio'),
+      };
     return undefined;
   }
 

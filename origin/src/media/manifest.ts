@@ -8,7 +8,10 @@ export interface ByteSpan {
 
 /** What a manifest (MPD or HLS) says about one rendition, before the segments are measured. */
 export interface ManifestRendition {
-  /** Unique within the asset (a DASH Representation id, prefixed by its Period's index when there are several; an HLS playlist's path). */
+  /**
+   * Unique within the asset (a DASH Representation id, prefixed by its Period's index when there are several; an HLS
+   * playlist's path).
+   */
   readonly id: string;
   readonly kind: TrackKind;
   readonly declaredBandwidthBps: number | undefined;
@@ -21,7 +24,10 @@ export interface ManifestRendition {
   readonly initRange?: ByteSpan | undefined;
   /** Listed segments (empty for SegmentBase, whose segments are the file's own `sidx`). */
   readonly segments: readonly ManifestSegment[];
-  /** DASH SegmentBase: one file whose segments its `sidx` lists (found at `indexRange`, else by scanning its top-level boxes). */
+  /**
+   * DASH SegmentBase: one file whose segments its `sidx` lists (found at `indexRange`, else by scanning its top-level
+   * boxes).
+   */
   readonly segmentBase?: { readonly file: string; readonly indexRange: ByteSpan | undefined } | undefined;
   /** How the segments are packed: fragmented MP4 (CMAF), MPEG-TS, or text (WebVTT subtitles, served but not paced). */
   readonly container: 'fmp4' | 'ts' | 'text';
@@ -37,7 +43,9 @@ export interface ManifestRendition {
    * by its time before the encoder's priming) can still be found.
    */
   readonly timeTemplate?: { readonly pattern: string; readonly timescale: number } | undefined;
-  /** Why its segments' durations come from the manifest rather than the media, when they do (whole-segment encryption). */
+  /**
+   * Why its segments' durations come from the manifest rather than the media, when they do (whole-segment encryption).
+   */
   readonly timingFromManifest?: string | undefined;
   /** Why the rendition cannot be indexed although its manifest is valid, when it cannot (it is then served plain). */
   readonly unsupported?: string | undefined;

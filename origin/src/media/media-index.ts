@@ -16,7 +16,13 @@ import { join, posix } from 'node:path';
 import { OriginError } from '../errors.js';
 import { MediaFileReader, withMediaFile } from './boxes.js';
 import { parseInitSegment, readSegmentTiming, type InitTrack, type TrackKind } from './fragments.js';
-import { isMasterPlaylist, loneMediaPlaylistRef, parseMasterPlaylist, parseMediaPlaylist, type HlsPlaylistRef } from './hls.js';
+import {
+  isMasterPlaylist,
+  loneMediaPlaylistRef,
+  parseMasterPlaylist,
+  parseMediaPlaylist,
+  type HlsPlaylistRef,
+} from './hls.js';
 import type { ByteSpan, ManifestRendition, ManifestSegment } from './manifest.js';
 import { readTsTimestamps, ticksToSec, typicalStepTicks } from './mpeg-ts.js';
 import { parseMpd } from './mpd.js';
@@ -146,7 +152,10 @@ export function abrLadders(renditions: readonly RenditionIndex[]): Map<string, A
     const peers = onLadder.filter((r) => r.period === rendition.period);
     const audioBps = Math.max(0, ...peers.filter((r) => r.kind === 'audio').map(declaredBps));
     const entryOf = (r: RenditionIndex) => declaredBps(r) + (r.kind === 'video' ? audioBps : 0);
-    const ladderBps = peers.filter((r) => r.kind === rendition.kind).map(entryOf).sort((a, b) => a - b);
+    const ladderBps = peers
+      .filter((r) => r.kind === rendition.kind)
+      .map(entryOf)
+      .sort((a, b) => a - b);
     ladders.set(rendition.id, { ladderBps, renditionBps: entryOf(rendition) });
   }
   return ladders;
@@ -165,8 +174,21 @@ const preferredProgressive = 'progressive.mp4';
 
 /** Sorts the names of an asset folder into manifests and MP4 candidates. */
 export function assetFilesOf(names: readonly string[]): AssetFiles {
-  const withExtension = (...extensions: string[]) => names.filter((n) => extensions.some((e) => n.toLowerCase().endsWith(e))).sort((a, b) => (a === 'manifest.mpd' || a === 'master.m3u8' || a === preferredProgressive ? -1 : b === 'manifest.mpd' || b === 'master.m3u8' || b === preferredProgressive ? 1 : a.localeCompare(b)));
-  return { mpdFiles: withExtension('.mpd'), playlistFiles: withExtension('.m3u8'), mp4Files: withExtension('.mp4', '.m4v', '.mov') };
+  const withExtension = (...extensions: string[]) =>
+    names
+      .filter((n) => extensions.some((e) => n.toLowerCase().endsWith(e)))
+      .sort((a, b) =>
+        a === 'manifest.mpd' || a === 'master.m3u8' || a === preferredProgressive
+          ? -1
+          : b === 'manifest.mpd' || b === 'master.m3u8' || b === preferredProgressive
+            ? 1
+            : a.localeCompare(b),
+      );
+  return {
+    mpdFiles: withExtension('.mpd'),
+    playlistFiles: withExtension('.m3u8'),
+    mp4Files: withExtension('.mp4', '.m4v', '.mov'),
+  };
 }
 
 export function hasMedia(files: AssetFiles): boolean {
@@ -174,7 +196,11 @@ export function hasMedia(files: AssetFiles): boolean {
 }
 
 /** Runs `task` over `items` with at most `limit` in flight, preserving order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
@@ -200,12 +226,16 @@ interface ManifestRead {
   readonly issues: string[];
 }
 
-/** Every manifest of the asset: each MPD, each master playlist's media playlists, and media playlists no master names. */
+/**
+ * Every manifest of the asset: each MPD, each master playlist's media playlists, and media playlists no master names.
+ */
 async function readManifests(assetDir: string, files: AssetFiles): Promise<ManifestRead> {
   const read: ManifestRead = { renditions: [], mpdFiles: [], hlsEntryFiles: [], hlsPlaylists: [], issues: [] };
   for (const mpdFile of files.mpdFiles) {
     try {
-      read.renditions.push(...parseMpd(await readFile(join(assetDir, mpdFile), 'utf8'), join(assetDir, mpdFile), mpdFile).renditions);
+      read.renditions.push(
+        ...parseMpd(await readFile(join(assetDir, mpdFile), 'utf8'), join(assetDir, mpdFile), mpdFile).renditions,
+      );
       read.mpdFiles.push(mpdFile);
     } catch (error) {
       read.issues.push(`${mpdFile}: ${describeError(error).message.replace(`${join(assetDir, mpdFile)}: `, '')}`);
@@ -239,13 +269,21 @@ async function readManifests(assetDir: string, files: AssetFiles): Promise<Manif
     try {
       read.renditions.push(parseMediaPlaylist(await readFile(join(assetDir, ref.uri), 'utf8'), ref.uri, ref));
     } catch (error) {
-      read.issues.push(`${ref.uri}: ${describeError(error).code === 'ENOENT' ? 'the playlist a master names is missing' : describeError(error).message.replace(`${ref.uri}: `, '')}`);
+      read.issues.push(
+        `${ref.uri}: ` +
+          (describeError(error).code === 'ENOENT'
+            ? 'the playlist a master names is missing'
+            : describeError(error).message.replace(`${ref.uri}: `, '')),
+      );
     }
   }
   return read;
 }
 
-/** The identity of a rendition's media: its init and first segment (an HLS playlist and an MPD of one packaging describe the same bytes). */
+/**
+ * The identity of a rendition's media: its init and first segment (an HLS playlist and an MPD of one packaging describe
+ * the same bytes).
+ */
 function mediaKey(rendition: ManifestRendition): string {
   const first = rendition.segmentBase?.file ?? rendition.segments[0]?.file ?? '';
   return `${rendition.trickPlay === true ? 'trick-play ' : ''}${rendition.initFile ?? ''}|${first}`;
@@ -253,15 +291,31 @@ function mediaKey(rendition: ManifestRendition): string {
 
 /** Files a rendition names (init and media), to tell the progressive file from a rendition's own MP4. */
 function namedFiles(rendition: ManifestRendition): string[] {
-  return [rendition.initFile, rendition.segmentBase?.file, ...rendition.segments.map((s) => s.file)].filter((f): f is string => f !== undefined);
+  return [rendition.initFile, rendition.segmentBase?.file, ...rendition.segments.map((s) => s.file)].filter(
+    (f): f is string => f !== undefined,
+  );
 }
 
-async function readInit(assetDir: string, rendition: ManifestRendition): Promise<{ tracks: InitTrack[]; sizeBytes: number }> {
-  if (rendition.initFile === undefined) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `rendition ${rendition.id} has no init segment`, { rendition: rendition.id });
+async function readInit(
+  assetDir: string,
+  rendition: ManifestRendition,
+): Promise<{ tracks: InitTrack[]; sizeBytes: number }> {
+  if (rendition.initFile === undefined)
+    throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `rendition ${rendition.id} has no init segment`, {
+      rendition: rendition.id,
+    });
   const path = join(assetDir, rendition.initFile);
   const range = rendition.initRange;
-  const buffer = range === undefined ? await readFile(path) : await withMediaFile(path, (file) => file.read(range.offset, range.sizeBytes));
-  if (range !== undefined && buffer.length !== range.sizeBytes) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${path}: the init range ${range.offset}+${range.sizeBytes} runs past the end of the file`, { file: path });
+  const buffer =
+    range === undefined
+      ? await readFile(path)
+      : await withMediaFile(path, (file) => file.read(range.offset, range.sizeBytes));
+  if (range !== undefined && buffer.length !== range.sizeBytes)
+    throw new OriginError(
+      'ORIGIN_ERR_CORRUPT_MEDIA',
+      `${path}: the init range ${range.offset}+${range.sizeBytes} runs past the end of the file`,
+      { file: path },
+    );
   return { tracks: parseInitSegment(buffer, path), sizeBytes: buffer.length };
 }
 
@@ -273,7 +327,10 @@ class OpenFiles {
 
   get(file: string): Promise<MediaFileReader> {
     let reader = this.open.get(file);
-    if (reader === undefined) this.open.set(file, (reader = MediaFileReader.open(join(this.assetDir, file))));
+    if (reader === undefined) {
+      reader = MediaFileReader.open(join(this.assetDir, file));
+      this.open.set(file, reader);
+    }
     return reader;
   }
 
@@ -296,7 +353,11 @@ interface MeasuredSegment {
   readonly offsetBytes: number;
 }
 
-async function measureFmp4(rendition: ManifestRendition, tracks: readonly InitTrack[], files: OpenFiles): Promise<{ segments: MeasuredSegment[]; timescale: number }> {
+async function measureFmp4(
+  rendition: ManifestRendition,
+  tracks: readonly InitTrack[],
+  files: OpenFiles,
+): Promise<{ segments: MeasuredSegment[]; timescale: number }> {
   const track = tracks.find((t) => t.kind === rendition.kind) ?? tracks[0]!;
   const source = (segment: ManifestSegment) => segment.sourceFile ?? segment.file;
   const last = new Map(rendition.segments.map((s, i) => [source(s), i]));
@@ -307,8 +368,14 @@ async function measureFmp4(rendition: ManifestRendition, tracks: readonly InitTr
     try {
       const { timings, sizeBytes } = await readSegmentTiming(file, tracks, segment.range);
       const timing = timings.find((t) => t.trackId === track.trackId) ?? timings[0];
-      if (timing === undefined || timing.durationTicks <= 0) throw file.corrupt('segment carries no samples', segment.range?.offset ?? 0);
-      return { startSec: timing.baseDecodeTimeTicks / track.timescale, durationSec: timing.durationTicks / track.timescale, sizeBytes, offsetBytes: segment.range?.offset ?? 0 };
+      if (timing === undefined || timing.durationTicks <= 0)
+        throw file.corrupt('segment carries no samples', segment.range?.offset ?? 0);
+      return {
+        startSec: timing.baseDecodeTimeTicks / track.timescale,
+        durationSec: timing.durationTicks / track.timescale,
+        sizeBytes,
+        offsetBytes: segment.range?.offset ?? 0,
+      };
     } finally {
       if (last.get(source(segment)) === i) await files.release(source(segment));
     }
@@ -322,10 +389,19 @@ async function measureFmp4(rendition: ManifestRendition, tracks: readonly InitTr
  * (a discontinuity), read whole: its span of DTS plus one frame.
  */
 async function measureTs(rendition: ManifestRendition, files: OpenFiles): Promise<MeasuredSegment[]> {
-  const sizes = await mapLimited(rendition.segments, 16, async (segment) => segment.range?.sizeBytes ?? (await files.get(segment.file)).sizeBytes);
+  const sizes = await mapLimited(
+    rendition.segments,
+    16,
+    async (segment) => segment.range?.sizeBytes ?? (await files.get(segment.file)).sizeBytes,
+  );
   const firsts = await mapLimited(rendition.segments, 16, async (segment) => {
     const found = await readTsTimestamps(await files.get(segment.file), segment.range, true);
-    if (found.ticks.length === 0) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${segment.file}: an MPEG-TS segment with no timestamped audio or video`, { file: segment.file });
+    if (found.ticks.length === 0)
+      throw new OriginError(
+        'ORIGIN_ERR_CORRUPT_MEDIA',
+        `${segment.file}: an MPEG-TS segment with no timestamped audio or video`,
+        { file: segment.file },
+      );
     return found.ticks[0]!;
   });
   const measured = await mapLimited(rendition.segments, 16, async (segment, i): Promise<MeasuredSegment> => {
@@ -336,8 +412,18 @@ async function measureTs(rendition: ManifestRendition, files: OpenFiles): Promis
       const whole = await readTsTimestamps(await files.get(segment.file), segment.range, false);
       durationTicks = Math.max(...whole.ticks) - Math.min(...whole.ticks) + typicalStepTicks(whole.ticks);
     }
-    if (!(durationTicks > 0)) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${segment.file}: an MPEG-TS segment whose timestamps span no time`, { file: segment.file });
-    return { startSec: ticksToSec(firsts[i]!), durationSec: ticksToSec(durationTicks), sizeBytes: sizes[i]!, offsetBytes: segment.range?.offset ?? 0 };
+    if (!(durationTicks > 0))
+      throw new OriginError(
+        'ORIGIN_ERR_CORRUPT_MEDIA',
+        `${segment.file}: an MPEG-TS segment whose timestamps span no time`,
+        { file: segment.file },
+      );
+    return {
+      startSec: ticksToSec(firsts[i]!),
+      durationSec: ticksToSec(durationTicks),
+      sizeBytes: sizes[i]!,
+      offsetBytes: segment.range?.offset ?? 0,
+    };
   });
   await files.closeAll();
   return measured;
@@ -355,7 +441,10 @@ async function measureFromManifest(rendition: ManifestRendition, files: OpenFile
   return measured;
 }
 
-function summarize(manifest: ManifestRendition, fields: Pick<RenditionIndex, 'timescale' | 'initSizeBytes' | 'segments' | 'encryption' | 'pacing'>): RenditionIndex {
+function summarize(
+  manifest: ManifestRendition,
+  fields: Pick<RenditionIndex, 'timescale' | 'initSizeBytes' | 'segments' | 'encryption' | 'pacing'>,
+): RenditionIndex {
   const { segments } = fields;
   const durationSec = segments.reduce((sum, s) => sum + s.durationSec, 0);
   const totalBytes = segments.reduce((sum, s) => sum + s.sizeBytes, 0);
@@ -375,7 +464,12 @@ function summarize(manifest: ManifestRendition, fields: Pick<RenditionIndex, 'ti
     minSegmentBitrateBps: rates.length > 0 ? Math.min(...rates) : 0,
     manifest: manifest.manifest,
     container: manifest.container,
-    addressing: manifest.segmentBase !== undefined ? 'sidx' : manifest.segments.some((s) => s.range !== undefined) ? 'byte-ranges' : 'files',
+    addressing:
+      manifest.segmentBase !== undefined
+        ? 'sidx'
+        : manifest.segments.some((s) => s.range !== undefined)
+          ? 'byte-ranges'
+          : 'files',
     period: manifest.period.index,
     periodStartSec: manifest.period.startSec,
     trickPlay: manifest.trickPlay === true,
@@ -384,7 +478,13 @@ function summarize(manifest: ManifestRendition, fields: Pick<RenditionIndex, 'ti
 }
 
 function plain(manifest: ManifestRendition, reason: string, code?: string): RenditionIndex {
-  return summarize(manifest, { timescale: 1, initSizeBytes: 0, segments: [], encryption: undefined, pacing: { paced: false, reason, code } });
+  return summarize(manifest, {
+    timescale: 1,
+    initSizeBytes: 0,
+    segments: [],
+    encryption: undefined,
+    pacing: { paced: false, reason, code },
+  });
 }
 
 /**
@@ -394,20 +494,31 @@ function plain(manifest: ManifestRendition, reason: string, code?: string): Rend
  * the encoder's priming, -1024, while its MPD says 0). Found ones are read, and served under the
  * manifest's name, from that file.
  */
-async function findMisnamedSegments(assetDir: string, manifest: ManifestRendition): Promise<{ manifest: ManifestRendition; found: string[] }> {
+async function findMisnamedSegments(
+  assetDir: string,
+  manifest: ManifestRendition,
+): Promise<{ manifest: ManifestRendition; found: string[] }> {
   const template = manifest.timeTemplate;
   if (template === undefined) return { manifest, found: [] };
   const listings = new Map<string, Set<string>>();
   const listing = async (folder: string) => {
     let names = listings.get(folder);
-    if (names === undefined) listings.set(folder, (names = new Set(await readdir(join(assetDir, folder)).catch(() => []))));
+    if (names === undefined) {
+      names = new Set(await readdir(join(assetDir, folder)).catch(() => []));
+      listings.set(folder, names);
+    }
     return names;
   };
   const folder = posix.dirname(template.pattern);
   const names = await listing(folder);
-  const escaped = posix.basename(template.pattern).replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace('\\{time\\}', '(-?\\d+)');
+  const escaped = posix
+    .basename(template.pattern)
+    .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    .replace('\\{time\\}', '(-?\\d+)');
   const pattern = new RegExp(`^${escaped}$`);
-  const times = [...names].map((name) => ({ name, ticks: Number(pattern.exec(name)?.[1]) })).filter((c) => Number.isFinite(c.ticks));
+  const times = [...names]
+    .map((name) => ({ name, ticks: Number(pattern.exec(name)?.[1]) }))
+    .filter((c) => Number.isFinite(c.ticks));
   const found: string[] = [];
   const segments = manifest.segments.map((segment) => {
     if (names.has(posix.basename(segment.file))) return segment;
@@ -424,7 +535,11 @@ async function findMisnamedSegments(assetDir: string, manifest: ManifestRenditio
 async function indexRendition(assetDir: string, manifest: ManifestRendition): Promise<RenditionIndex> {
   if (manifest.unsupported !== undefined) return plain(manifest, manifest.unsupported, 'ORIGIN_ERR_UNSUPPORTED_MEDIA');
   if (manifest.container === 'text') return plain(manifest, 'subtitles (WebVTT or TTML) are served, not paced');
-  if (manifest.trickPlay === true) return plain(manifest, 'trick play (I-frame) ranges are served at full speed: a player scrubbing wants them at once');
+  if (manifest.trickPlay === true)
+    return plain(
+      manifest,
+      'trick play (I-frame) ranges are served at full speed: a player scrubbing wants them at once',
+    );
   const files = new OpenFiles(assetDir);
   try {
     let measured: MeasuredSegment[];
@@ -444,13 +559,24 @@ async function indexRendition(assetDir: string, manifest: ManifestRendition): Pr
     } else {
       const init = await readInit(assetDir, manifest);
       initSizeBytes = init.sizeBytes;
-      encryption = init.tracks.find((t) => t.kind === manifest.kind)?.encryptionScheme ?? init.tracks[0]?.encryptionScheme;
+      encryption =
+        init.tracks.find((t) => t.kind === manifest.kind)?.encryptionScheme ?? init.tracks[0]?.encryptionScheme;
       if (manifest.segmentBase !== undefined) {
         // The sidx says where the segments are; their moof boxes say how much media each carries
-        // (the sidx's durations are presentation times: an AAC track's first one leaves out the priming its bytes carry).
+        // (the sidx's durations are presentation times: an AAC track's first one leaves out the priming its bytes
+        // carry).
         const base = manifest.segmentBase;
         const index = await readSegmentIndex(await files.get(base.file), base.indexRange);
-        const listed: ManifestRendition = { ...manifest, segments: index.subsegments.map((s, i) => ({ file: base.file, range: { offset: s.offset, sizeBytes: s.sizeBytes }, number: i + 1, manifestStartSec: s.startTicks / index.timescale, manifestDurationSec: s.durationTicks / index.timescale })) };
+        const listed: ManifestRendition = {
+          ...manifest,
+          segments: index.subsegments.map((s, i) => ({
+            file: base.file,
+            range: { offset: s.offset, sizeBytes: s.sizeBytes },
+            number: i + 1,
+            manifestStartSec: s.startTicks / index.timescale,
+            manifestDurationSec: s.durationTicks / index.timescale,
+          })),
+        };
         ({ segments: measured, timescale } = await measureFmp4(listed, init.tracks, files));
         timing = 'moof';
       } else {
@@ -460,17 +586,39 @@ async function indexRendition(assetDir: string, manifest: ManifestRendition): Pr
     }
     const file = (i: number) => manifest.segmentBase?.file ?? manifest.segments[i]!.file;
     const segments: SegmentEntry[] = measured.map((m, i) => {
-      if (!(m.durationSec > 0)) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${file(i)}: segment ${i + 1} carries no media time`, { file: file(i) });
+      if (!(m.durationSec > 0))
+        throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${file(i)}: segment ${i + 1} carries no media time`, {
+          file: file(i),
+        });
       const sourceFile = manifest.segments[i]?.sourceFile;
-      return { file: file(i), ...(sourceFile === undefined ? {} : { sourceFile }), number: manifest.segmentBase !== undefined ? i + 1 : manifest.segments[i]!.number, offsetBytes: m.offsetBytes, sizeBytes: m.sizeBytes, startSec: m.startSec, durationSec: m.durationSec, bitrateBps: (m.sizeBytes * 8) / m.durationSec };
+      return {
+        file: file(i),
+        ...(sourceFile === undefined ? {} : { sourceFile }),
+        number: manifest.segmentBase !== undefined ? i + 1 : manifest.segments[i]!.number,
+        offsetBytes: m.offsetBytes,
+        sizeBytes: m.sizeBytes,
+        startSec: m.startSec,
+        durationSec: m.durationSec,
+        bitrateBps: (m.sizeBytes * 8) / m.durationSec,
+      };
     });
-    return summarize(manifest, { timescale, initSizeBytes, segments, encryption, pacing: { paced: true, timing, note } });
+    return summarize(manifest, {
+      timescale,
+      initSizeBytes,
+      segments,
+      encryption,
+      pacing: { paced: true, timing, note },
+    });
   } catch (error) {
     await files.closeAll();
     const { message, code } = describeError(error);
     if (code === 'ENOENT') {
       const missing = /open '([^']+)'/.exec(message)?.[1];
-      return plain(manifest, `a file it names is missing: ${missing === undefined ? message : missing.slice(assetDir.length + 1)}`, 'ORIGIN_ERR_CORRUPT_MEDIA');
+      return plain(
+        manifest,
+        `a file it names is missing: ${missing === undefined ? message : missing.slice(assetDir.length + 1)}`,
+        'ORIGIN_ERR_CORRUPT_MEDIA',
+      );
     }
     return plain(manifest, message.startsWith(assetDir) ? message.slice(assetDir.length + 1) : message, code);
   }
@@ -499,13 +647,19 @@ function segmentedFile(rendition: RenditionIndex, segments: SegmentEntry[], size
   const completes = sorted.map((s) => (completeSec = Math.max(completeSec, s.startSec - firstSec + s.durationSec)));
   // The first point is where media starts (after the init and the index): none of it is complete there.
   const endBytes = [sorted[0]!.offsetBytes, ...sorted.map((s) => s.offsetBytes + s.sizeBytes)];
-  return { rendition, segments: sorted, sizeBytes, byteTime: new ByteTimeMap({ endBytes, completeSec: [0, ...completes] }) };
+  return {
+    rendition,
+    segments: sorted,
+    sizeBytes,
+    byteTime: new ByteTimeMap({ endBytes, completeSec: [0, ...completes] }),
+  };
 }
 
 export async function buildAssetIndex(asset: string, assetDir: string, files: AssetFiles): Promise<AssetIndex> {
   const manifests = await readManifests(assetDir, files);
   const issues = [...manifests.issues];
-  // The same media described twice (an MPD and HLS playlists of one packaging) is indexed once, from the first manifest that names it.
+  // The same media described twice (an MPD and HLS playlists of one packaging) is indexed once, from the first manifest
+  // that names it.
   const seen = new Set<string>();
   const unique = manifests.renditions.filter((rendition) => {
     const key = mediaKey(rendition);
@@ -516,10 +670,23 @@ export async function buildAssetIndex(asset: string, assetDir: string, files: As
   });
   const misnamed = await mapLimited(unique, 4, (rendition) => findMisnamedSegments(assetDir, rendition));
   const renditions = await mapLimited(misnamed, 4, ({ manifest, found }) =>
-    indexRendition(assetDir, manifest).then((rendition) => (found.length === 0 || !rendition.pacing.paced ? rendition : { ...rendition, pacing: { ...rendition.pacing, note: `served under the manifest's name: ${found.join(', ')} (the file is named by another time than the timeline's)` } })),
+    indexRendition(assetDir, manifest).then((rendition) =>
+      found.length === 0 || !rendition.pacing.paced
+        ? rendition
+        : {
+            ...rendition,
+            pacing: {
+              ...rendition.pacing,
+              note:
+                `served under the manifest's name: ${found.join(', ')} (the file is named by ` +
+                `another time than the timeline's)`,
+            },
+          },
+    ),
   );
   for (const rendition of renditions) {
-    if (!rendition.pacing.paced && rendition.pacing.code !== undefined) issues.push(`${rendition.manifest}: rendition ${rendition.id}: ${rendition.pacing.reason}`);
+    if (!rendition.pacing.paced && rendition.pacing.code !== undefined)
+      issues.push(`${rendition.manifest}: rendition ${rendition.id}: ${rendition.pacing.reason}`);
   }
 
   const named = new Set(manifests.renditions.flatMap(namedFiles));
@@ -529,7 +696,9 @@ export async function buildAssetIndex(asset: string, assetDir: string, files: As
     try {
       progressive = await indexProgressive(assetDir, progressiveFile);
     } catch (error) {
-      issues.push(`${progressiveFile}: ${describeError(error).message.replace(`${join(assetDir, progressiveFile)}: `, '')}`);
+      issues.push(
+        `${progressiveFile}: ${describeError(error).message.replace(`${join(assetDir, progressiveFile)}: `, '')}`,
+      );
     }
   }
 
@@ -540,9 +709,12 @@ export async function buildAssetIndex(asset: string, assetDir: string, files: As
   const fileAliases = new Map<string, string>();
   for (const [i, rendition] of renditions.entries()) {
     const manifest = misnamed[i]!.manifest;
-    for (const segment of rendition.pacing.paced ? rendition.segments : []) if (segment.sourceFile !== undefined) fileAliases.set(segment.file, segment.sourceFile);
-    if (rendition.trickPlay) for (const s of manifest.segments) if (s.range !== undefined) trickPlayRanges.add(rangeKey(s.file, s.range));
-    if (rendition.initFile !== undefined && manifest.initRange === undefined) renditionByInitFile.set(rendition.initFile, rendition);
+    for (const segment of rendition.pacing.paced ? rendition.segments : [])
+      if (segment.sourceFile !== undefined) fileAliases.set(segment.file, segment.sourceFile);
+    if (rendition.trickPlay)
+      for (const s of manifest.segments) if (s.range !== undefined) trickPlayRanges.add(rangeKey(s.file, s.range));
+    if (rendition.initFile !== undefined && manifest.initRange === undefined)
+      renditionByInitFile.set(rendition.initFile, rendition);
     if (!rendition.pacing.paced) continue;
     const byFile = new Map<string, SegmentEntry[]>();
     for (const segment of rendition.segments) byFile.set(segment.file, [...(byFile.get(segment.file) ?? []), segment]);
@@ -558,9 +730,17 @@ export async function buildAssetIndex(asset: string, assetDir: string, files: As
   const paced = renditions.filter((r) => r.pacing.paced);
   if (paced.length === 0 && progressive === undefined) {
     const first = renditions.find((r) => !r.pacing.paced);
-    const reason = issues[0] ?? (first !== undefined && !first.pacing.paced ? `rendition ${first.id}: ${first.pacing.reason}` : 'no manifest or MP4 the index can read');
+    const reason =
+      issues[0] ??
+      (first !== undefined && !first.pacing.paced
+        ? `rendition ${first.id}: ${first.pacing.reason}`
+        : 'no manifest or MP4 the index can read');
     const code = issues.length === 0 && first !== undefined && !first.pacing.paced ? first.pacing.code : undefined;
-    throw new OriginError(code === 'ORIGIN_ERR_UNSUPPORTED_MEDIA' ? 'ORIGIN_ERR_UNSUPPORTED_MEDIA' : 'ORIGIN_ERR_CORRUPT_MEDIA', `${assetDir}: nothing of the asset can be paced: ${reason}`, { asset });
+    throw new OriginError(
+      code === 'ORIGIN_ERR_UNSUPPORTED_MEDIA' ? 'ORIGIN_ERR_UNSUPPORTED_MEDIA' : 'ORIGIN_ERR_CORRUPT_MEDIA',
+      `${assetDir}: nothing of the asset can be paced: ${reason}`,
+      { asset },
+    );
   }
   const sources = new Set(paced.map((r) => (manifests.mpdFiles.includes(r.manifest) ? 'mpd' : 'hls')));
   return {
@@ -606,7 +786,11 @@ export function summarizeIndex(index: AssetIndex, options: { includeSegments: bo
   return {
     asset: index.asset,
     durationSec: index.durationSec,
-    manifests: { dash: index.mpdFiles[0] ?? null, hls: index.hlsEntryFiles[0] ?? null, all: [...index.mpdFiles, ...index.hlsEntryFiles] },
+    manifests: {
+      dash: index.mpdFiles[0] ?? null,
+      hls: index.hlsEntryFiles[0] ?? null,
+      all: [...index.mpdFiles, ...index.hlsEntryFiles],
+    },
     segmentSource: index.segmentSource,
     issues: index.issues,
     renditions: index.renditions.map((r) => ({
@@ -622,7 +806,9 @@ export function summarizeIndex(index: AssetIndex, options: { includeSegments: bo
       encryption: r.encryption ?? null,
       trickPlay: r.trickPlay,
       paced: r.pacing.paced,
-      ...(r.pacing.paced ? { timing: r.pacing.timing, ...(r.pacing.note === undefined ? {} : { note: r.pacing.note }) } : { reason: r.pacing.reason }),
+      ...(r.pacing.paced
+        ? { timing: r.pacing.timing, ...(r.pacing.note === undefined ? {} : { note: r.pacing.note }) }
+        : { reason: r.pacing.reason }),
       initFile: r.initFile ?? null,
       segmentCount: r.segments.length,
       durationSec: r.durationSec,

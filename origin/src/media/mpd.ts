@@ -25,7 +25,18 @@ type XmlNode = Record<string, unknown>;
 const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: '@',
-  isArray: (name) => ['Period', 'AdaptationSet', 'Representation', 'S', 'SegmentURL', 'BaseURL', 'EssentialProperty', 'SupplementalProperty', 'Role'].includes(name),
+  isArray: (name) =>
+    [
+      'Period',
+      'AdaptationSet',
+      'Representation',
+      'S',
+      'SegmentURL',
+      'BaseURL',
+      'EssentialProperty',
+      'SupplementalProperty',
+      'Role',
+    ].includes(name),
 });
 
 /** An ISO 8601 duration (`PT1M30.5S`, `P0Y0M0DT0H2M0S`) in seconds; throws on anything else. */
@@ -57,7 +68,9 @@ function child(node: XmlNode | undefined, name: string): XmlNode | undefined {
 function children(node: XmlNode | undefined, name: string): XmlNode[] {
   const value = node?.[name];
   if (value === undefined) return [];
-  return (Array.isArray(value) ? value : [value]).map((item) => (typeof item === 'object' && item !== null ? (item as XmlNode) : { '#text': String(item) }));
+  return (Array.isArray(value) ? value : [value]).map((item) =>
+    typeof item === 'object' && item !== null ? (item as XmlNode) : { '#text': String(item) },
+  );
 }
 
 function text(node: XmlNode): string {
@@ -68,11 +81,17 @@ function text(node: XmlNode): string {
 function byteRange(value: string | undefined, source: string, what: string): ByteSpan | undefined {
   if (value === undefined) return undefined;
   const match = /^\s*(\d+)-(\d+)\s*$/.exec(value);
-  if (match === null || Number(match[2]) < Number(match[1])) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: ${what} "${value}" is not a byte range first-last`, { file: source });
+  if (match === null || Number(match[2]) < Number(match[1]))
+    throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: ${what} "${value}" is not a byte range first-last`, {
+      file: source,
+    });
   return { offset: Number(match[1]), sizeBytes: Number(match[2]) - Number(match[1]) + 1 };
 }
 
-/** One addressing element (SegmentTemplate, SegmentList or SegmentBase) after inheritance: the inner level's attributes and children win. */
+/**
+ * One addressing element (SegmentTemplate, SegmentList or SegmentBase) after inheritance: the inner level's attributes
+ * and children win.
+ */
 function merged(levels: readonly XmlNode[], name: string): XmlNode | undefined {
   const found = levels.map((level) => child(level, name)).filter((node) => node !== undefined);
   return found.length === 0 ? undefined : Object.assign({}, ...found);
@@ -103,23 +122,39 @@ export function parseMpd(text: string, source: string, manifest = source): Parse
   try {
     document = parser.parse(text, true) as XmlNode;
   } catch (error) {
-    throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: MPD is not well-formed XML: ${(error as Error).message}`, { file: source }, { cause: error });
+    throw new OriginError(
+      'ORIGIN_ERR_CORRUPT_MEDIA',
+      `${source}: MPD is not well-formed XML: ${(error as Error).message}`,
+      { file: source },
+      { cause: error },
+    );
   }
   const mpd = child(document, 'MPD');
-  if (mpd === undefined) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: no MPD element`, { file: source });
+  if (mpd === undefined)
+    throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: no MPD element`, { file: source });
   if (attr(mpd, 'type') === 'dynamic') {
-    throw new OriginError('ORIGIN_ERR_UNSUPPORTED_MEDIA', `${source}: a dynamic (live) MPD; the origin indexes VOD (type="static"): serve a finished presentation`, { file: source });
+    throw new OriginError(
+      'ORIGIN_ERR_UNSUPPORTED_MEDIA',
+      `${source}: a dynamic (live) MPD; the origin indexes VOD (type="static"): serve a finished presentation`,
+      { file: source },
+    );
   }
   const iso = (value: string | undefined): number | undefined => {
     if (value === undefined) return undefined;
     try {
       return parseIsoDurationSec(value);
     } catch (error) {
-      throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: ${(error as Error).message}`, { file: source }, { cause: error });
+      throw new OriginError(
+        'ORIGIN_ERR_CORRUPT_MEDIA',
+        `${source}: ${(error as Error).message}`,
+        { file: source },
+        { cause: error },
+      );
     }
   };
   const periodNodes = children(mpd, 'Period');
-  if (periodNodes.length === 0) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: no Period`, { file: source });
+  if (periodNodes.length === 0)
+    throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: no Period`, { file: source });
   const presentationSec = iso(attr(mpd, 'mediaPresentationDuration'));
 
   // Period starts: @start, else the previous Period's end (ISO/IEC 23009-1 5.3.2.1).
@@ -127,10 +162,19 @@ export function parseMpd(text: string, source: string, manifest = source): Parse
   let previousEndSec: number | undefined = 0;
   periodNodes.forEach((node, index) => {
     if (attr(node, 'xlink:href') !== undefined) {
-      throw new OriginError('ORIGIN_ERR_UNSUPPORTED_MEDIA', `${source}: Period ${index} is remote (xlink:href); resolve remote Periods into the MPD before serving it`, { file: source });
+      throw new OriginError(
+        'ORIGIN_ERR_UNSUPPORTED_MEDIA',
+        `${source}: Period ${index} is remote (xlink:href); resolve remote Periods into the MPD before serving it`,
+        { file: source },
+      );
     }
     const startSec = iso(attr(node, 'start')) ?? previousEndSec;
-    if (startSec === undefined) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: Period ${index} has no start and the one before it no duration`, { file: source });
+    if (startSec === undefined)
+      throw new OriginError(
+        'ORIGIN_ERR_CORRUPT_MEDIA',
+        `${source}: Period ${index} has no start and the one before it no duration`,
+        { file: source },
+      );
     const stated = iso(attr(node, 'duration'));
     periods.push({ index, id: attr(node, 'id'), startSec, durationSec: stated });
     previousEndSec = stated === undefined ? undefined : startSec + stated;
@@ -138,11 +182,19 @@ export function parseMpd(text: string, source: string, manifest = source): Parse
   // A Period without a duration lasts until the next one starts, or the presentation ends.
   const resolvedPeriods = periods.map((period, i) => {
     const nextStart = periods[i + 1]?.startSec;
-    const durationSec = period.durationSec ?? (nextStart !== undefined ? nextStart - period.startSec : presentationSec !== undefined ? presentationSec - period.startSec : undefined);
+    const durationSec =
+      period.durationSec ??
+      (nextStart !== undefined
+        ? nextStart - period.startSec
+        : presentationSec !== undefined
+          ? presentationSec - period.startSec
+          : undefined);
     return { ...period, durationSec };
   });
   const lastPeriod = resolvedPeriods[resolvedPeriods.length - 1]!;
-  const durationSec = presentationSec ?? (lastPeriod.durationSec === undefined ? undefined : lastPeriod.startSec + lastPeriod.durationSec);
+  const durationSec =
+    presentationSec ??
+    (lastPeriod.durationSec === undefined ? undefined : lastPeriod.startSec + lastPeriod.durationSec);
 
   const renditions: ManifestRendition[] = [];
   const multiPeriod = periodNodes.length > 1;
@@ -151,22 +203,45 @@ export function parseMpd(text: string, source: string, manifest = source): Parse
     for (const adaptation of children(periodNode, 'AdaptationSet')) {
       for (const representation of children(adaptation, 'Representation')) {
         const representationId = attr(representation, 'id');
-        if (representationId === undefined) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: Representation without id`, { file: source });
+        if (representationId === undefined)
+          throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: Representation without id`, { file: source });
         const levels = [mpd, periodNode, adaptation, representation] as const;
-        renditions.push(readRepresentation(levels, representationId, multiPeriod ? `${period.id ?? periodIndex}/${representationId}` : representationId, period, source, manifest));
+        renditions.push(
+          readRepresentation(
+            levels,
+            representationId,
+            multiPeriod ? `${period.id ?? periodIndex}/${representationId}` : representationId,
+            period,
+            source,
+            manifest,
+          ),
+        );
       }
     }
   });
-  return { renditions, durationSec, periods: resolvedPeriods, profiles: (attr(mpd, 'profiles') ?? '').split(',').map((p) => p.trim()).filter(Boolean) };
+  return {
+    renditions,
+    durationSec,
+    periods: resolvedPeriods,
+    profiles: (attr(mpd, 'profiles') ?? '')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
+  };
 }
 
 type Levels = readonly [mpd: XmlNode, period: XmlNode, adaptation: XmlNode, representation: XmlNode];
 
-function kindOf(adaptation: XmlNode, representation: XmlNode): { kind: ManifestRendition['kind']; container: ManifestRendition['container'] } {
+function kindOf(
+  adaptation: XmlNode,
+  representation: XmlNode,
+): { kind: ManifestRendition['kind']; container: ManifestRendition['container'] } {
   const mimeType = attr(representation, 'mimeType') ?? attr(adaptation, 'mimeType') ?? '';
-  const contentType = attr(adaptation, 'contentType') ?? attr(representation, 'contentType') ?? mimeType.split('/')[0] ?? '';
+  const contentType =
+    attr(adaptation, 'contentType') ?? attr(representation, 'contentType') ?? mimeType.split('/')[0] ?? '';
   const codecs = attr(representation, 'codecs') ?? attr(adaptation, 'codecs') ?? '';
-  if (contentType === 'text' || mimeType.startsWith('text/') || /^(stpp|wvtt)/.test(codecs)) return { kind: 'other', container: mimeType === 'application/mp4' ? 'fmp4' : 'text' };
+  if (contentType === 'text' || mimeType.startsWith('text/') || /^(stpp|wvtt)/.test(codecs))
+    return { kind: 'other', container: mimeType === 'application/mp4' ? 'fmp4' : 'text' };
   const container = mimeType === 'video/mp2t' ? 'ts' : 'fmp4';
   if (contentType === 'video') return { kind: 'video', container };
   if (contentType === 'audio') return { kind: 'audio', container };
@@ -178,7 +253,14 @@ function isTrickPlay(adaptation: XmlNode, representation: XmlNode): boolean {
   return properties.some((p) => attr(p, 'schemeIdUri') === 'http://dashif.org/guidelines/trickmode');
 }
 
-function readRepresentation(levels: Levels, representationId: string, id: string, period: MpdPeriod, source: string, manifest: string): ManifestRendition {
+function readRepresentation(
+  levels: Levels,
+  representationId: string,
+  id: string,
+  period: MpdPeriod,
+  source: string,
+  manifest: string,
+): ManifestRendition {
   const [, , adaptation, representation] = levels;
   const { kind, container } = kindOf(adaptation, representation);
   const bandwidth = numberAttr(representation, 'bandwidth');
@@ -196,7 +278,14 @@ function readRepresentation(levels: Levels, representationId: string, id: string
   } as const;
   const files = new BaseUrls(levels, manifest, source);
   if (files.absolute !== undefined) {
-    return { ...base, initFile: undefined, segments: [], unsupported: `its BaseURL "${files.absolute}" is absolute: its files are not this asset's (the origin serves the files beside the manifest)` };
+    return {
+      ...base,
+      initFile: undefined,
+      segments: [],
+      unsupported:
+        `its BaseURL "${files.absolute}" is absolute: its files are not this asset's (the ` +
+        `origin serves the files beside the manifest)`,
+    };
   }
   return { ...base, ...addressing(levels, representationId, bandwidth, period, files, source) };
 }
@@ -225,7 +314,12 @@ class BaseUrls {
       try {
         base = new URL(value, base);
       } catch (error) {
-        throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: BaseURL "${value}" is not a URL`, { file: source }, { cause: error });
+        throw new OriginError(
+          'ORIGIN_ERR_CORRUPT_MEDIA',
+          `${source}: BaseURL "${value}" is not a URL`,
+          { file: source },
+          { cause: error },
+        );
       }
       if (base.origin !== root.origin) absolute ??= value;
     }
@@ -243,23 +337,47 @@ class BaseUrls {
   }
 }
 
-function addressing(levels: Levels, representationId: string, bandwidth: number | undefined, period: MpdPeriod, files: BaseUrls, source: string): Pick<ManifestRendition, 'initFile' | 'initRange' | 'segments' | 'segmentBase' | 'unsupported' | 'timeTemplate'> {
+function addressing(
+  levels: Levels,
+  representationId: string,
+  bandwidth: number | undefined,
+  period: MpdPeriod,
+  files: BaseUrls,
+  source: string,
+): Pick<ManifestRendition, 'initFile' | 'initRange' | 'segments' | 'segmentBase' | 'unsupported' | 'timeTemplate'> {
   const [, periodNode, adaptation, representation] = levels;
   const addressingLevels = [periodNode, adaptation, representation];
-  const fill = (template: string, number: number | null, time: number | null) => processUriTemplate(template, representationId, number, null, bandwidth ?? 0, time);
+  const fill = (template: string, number: number | null, time: number | null) =>
+    processUriTemplate(template, representationId, number, null, bandwidth ?? 0, time);
 
   const template = merged(addressingLevels, 'SegmentTemplate');
   if (template !== undefined) {
     const media = attr(template, 'media');
-    if (media === undefined) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: SegmentTemplate without media`, { file: source });
-    if (media.includes('$SubNumber$')) return { initFile: undefined, segments: [], unsupported: 'its SegmentTemplate addresses $SubNumber$ (low-latency parts); index whole segments' };
+    if (media === undefined)
+      throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: SegmentTemplate without media`, { file: source });
+    if (media.includes('$SubNumber$'))
+      return {
+        initFile: undefined,
+        segments: [],
+        unsupported: 'its SegmentTemplate addresses $SubNumber$ (low-latency parts); index whole segments',
+      };
     const initialization = attr(template, 'initialization');
     const slots = timeSlots(template, period, source);
     const timeMarker = 987654321987;
     return {
       initFile: initialization === undefined ? undefined : files.resolve(fill(initialization, null, null)),
-      segments: slots.map((slot) => ({ file: files.resolve(fill(media, slot.number, slot.time)), number: slot.number, manifestStartSec: slot.startSec, manifestDurationSec: slot.durationSec })),
-      timeTemplate: media.includes('$Time') ? { pattern: files.resolve(fill(media, null, timeMarker)).replace(String(timeMarker), '{time}'), timescale: numberAttr(template, 'timescale') ?? 1 } : undefined,
+      segments: slots.map((slot) => ({
+        file: files.resolve(fill(media, slot.number, slot.time)),
+        number: slot.number,
+        manifestStartSec: slot.startSec,
+        manifestDurationSec: slot.durationSec,
+      })),
+      timeTemplate: media.includes('$Time')
+        ? {
+            pattern: files.resolve(fill(media, null, timeMarker)).replace(String(timeMarker), '{time}'),
+            timescale: numberAttr(template, 'timescale') ?? 1,
+          }
+        : undefined,
     };
   }
 
@@ -272,9 +390,21 @@ function addressing(levels: Levels, representationId: string, bandwidth: number 
       const media = attr(url, 'media');
       const range = byteRange(attr(url, 'mediaRange'), source, 'SegmentURL@mediaRange');
       const file = media !== undefined ? files.resolve(media) : files.file;
-      if (file === undefined) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: Representation ${representationId}: SegmentURL ${k + 1} has neither media nor a BaseURL naming its file`, { file: source });
+      if (file === undefined)
+        throw new OriginError(
+          'ORIGIN_ERR_CORRUPT_MEDIA',
+          `${source}: Representation ${representationId}: SegmentURL ${k + 1} has neither ` +
+            `media nor a BaseURL naming its file`,
+          { file: source },
+        );
       const slot = slots[k]!;
-      return { file, range, number: slot.number, manifestStartSec: slot.startSec, manifestDurationSec: slot.durationSec };
+      return {
+        file,
+        range,
+        number: slot.number,
+        manifestStartSec: slot.startSec,
+        manifestDurationSec: slot.durationSec,
+      };
     });
     return { ...initializationOf(initialization, files, source), segments };
   }
@@ -285,23 +415,34 @@ function addressing(levels: Levels, representationId: string, bandwidth: number 
     return {
       ...initializationOf(child(segmentBase, 'Initialization'), files, source),
       segments: [],
-      segmentBase: { file: files.file, indexRange: byteRange(attr(segmentBase, 'indexRange'), source, 'SegmentBase@indexRange') },
+      segmentBase: {
+        file: files.file,
+        indexRange: byteRange(attr(segmentBase, 'indexRange'), source, 'SegmentBase@indexRange'),
+      },
     };
   }
   throw new OriginError(
     'ORIGIN_ERR_CORRUPT_MEDIA',
     segmentBase !== undefined
       ? `${source}: Representation ${representationId} uses SegmentBase but no BaseURL names its file`
-      : `${source}: Representation ${representationId} has no SegmentTemplate, SegmentList, SegmentBase or BaseURL: nothing addresses its media`,
+      : `${source}: Representation ${representationId} has no SegmentTemplate, SegmentList, ` +
+          `SegmentBase or BaseURL: nothing addresses its media`,
     { file: source },
   );
 }
 
-function initializationOf(node: XmlNode | undefined, files: BaseUrls, source: string): Pick<ManifestRendition, 'initFile' | 'initRange'> {
+function initializationOf(
+  node: XmlNode | undefined,
+  files: BaseUrls,
+  source: string,
+): Pick<ManifestRendition, 'initFile' | 'initRange'> {
   if (node === undefined) return { initFile: undefined, initRange: undefined };
   const sourceUrl = attr(node, 'sourceURL');
   const range = byteRange(attr(node, 'range'), source, 'Initialization@range');
-  return { initFile: sourceUrl !== undefined ? files.resolve(sourceUrl) : range !== undefined ? files.file : undefined, initRange: range };
+  return {
+    initFile: sourceUrl !== undefined ? files.resolve(sourceUrl) : range !== undefined ? files.file : undefined,
+    initRange: range,
+  };
 }
 
 interface TimeSlot {
@@ -331,12 +472,16 @@ function timeSlots(element: XmlNode, period: MpdPeriod, source: string, count?: 
     const entries = children(timeline, 'S');
     entries.forEach((entry, index) => {
       const d = numberAttr(entry, 'd');
-      if (d === undefined || d <= 0) throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: SegmentTimeline S without a positive d`, { file: source });
+      if (d === undefined || d <= 0)
+        throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: SegmentTimeline S without a positive d`, {
+          file: source,
+        });
       time = numberAttr(entry, 't') ?? time;
       let repeat = numberAttr(entry, 'r') ?? 0;
       if (repeat < 0) {
         const nextStart = numberAttr(entries[index + 1], 't');
-        const endTicks = nextStart ?? (period.durationSec === undefined ? time + d : offsetTicks + period.durationSec * timescale);
+        const endTicks =
+          nextStart ?? (period.durationSec === undefined ? time + d : offsetTicks + period.durationSec * timescale);
         repeat = Math.max(0, Math.ceil((endTicks - time) / d - 1e-9) - 1);
       }
       for (let k = 0; k <= repeat; k++) {
@@ -351,16 +496,31 @@ function timeSlots(element: XmlNode, period: MpdPeriod, source: string, count?: 
   if (count !== undefined) {
     // A SegmentList may omit its duration: the index measures every segment anyway.
     const step = duration ?? 0;
-    for (let k = 0; k < count; k++) slots.push({ number: startNumber + k, time: offsetTicks + k * step, startSec: toSec(offsetTicks + k * step), durationSec: step / timescale });
+    for (let k = 0; k < count; k++)
+      slots.push({
+        number: startNumber + k,
+        time: offsetTicks + k * step,
+        startSec: toSec(offsetTicks + k * step),
+        durationSec: step / timescale,
+      });
     return slots;
   }
   if (duration === undefined || duration <= 0 || period.durationSec === undefined) {
-    throw new OriginError('ORIGIN_ERR_CORRUPT_MEDIA', `${source}: SegmentTemplate needs a SegmentTimeline, or a duration and a known Period length`, { file: source });
+    throw new OriginError(
+      'ORIGIN_ERR_CORRUPT_MEDIA',
+      `${source}: SegmentTemplate needs a SegmentTimeline, or a duration and a known Period length`,
+      { file: source },
+    );
   }
   const total = Math.ceil((period.durationSec * timescale) / duration - 1e-9);
   for (let k = 0; k < total; k++) {
     const ticks = offsetTicks + k * duration;
-    slots.push({ number: startNumber + k, time: ticks, startSec: toSec(ticks), durationSec: Math.min(duration / timescale, period.durationSec - (k * duration) / timescale) });
+    slots.push({
+      number: startNumber + k,
+      time: ticks,
+      startSec: toSec(ticks),
+      durationSec: Math.min(duration / timescale, period.durationSec - (k * duration) / timescale),
+    });
   }
   return slots;
 }

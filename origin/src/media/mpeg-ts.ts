@@ -17,7 +17,10 @@ const wrapTicks = 2 ** 33;
 export interface TsTimestamps {
   /** The PES stream id the timestamps are of (0xe0-0xef video, 0xc0-0xdf audio, 0xbd private). */
   readonly streamId: number;
-  /** DTS (PTS where no DTS is sent) of each PES packet of that stream that starts in the bytes read, in 90 kHz ticks, unwrapped. */
+  /**
+   * DTS (PTS where no DTS is sent) of each PES packet of that stream that starts in the bytes read, in 90 kHz ticks,
+   * unwrapped.
+   */
   readonly ticks: readonly number[];
   /** Whether every packet of the bytes was read (else the read stopped after the first timestamp). */
   readonly complete: boolean;
@@ -25,7 +28,13 @@ export interface TsTimestamps {
 
 /** The timestamp field (5 bytes) at `at`. */
 function timestamp(buffer: Buffer, at: number): number {
-  return (((buffer[at]! >> 1) & 0x07) * 2 ** 30) + (buffer[at + 1]! << 22) + ((buffer[at + 2]! >> 1) << 15) + (buffer[at + 3]! << 7) + (buffer[at + 4]! >> 1);
+  return (
+    ((buffer[at]! >> 1) & 0x07) * 2 ** 30 +
+    (buffer[at + 1]! << 22) +
+    ((buffer[at + 2]! >> 1) << 15) +
+    (buffer[at + 3]! << 7) +
+    (buffer[at + 4]! >> 1)
+  );
 }
 
 function isVideo(streamId: number): boolean {
@@ -63,20 +72,38 @@ export function tsTimestamps(buffer: Buffer, source: string, firstOnly = false):
     payload += 9;
     const ticks = flags === 3 ? timestamp(buffer, payload + 5) : timestamp(buffer, payload);
     let stream = byPid.get(pid);
-    if (stream === undefined) byPid.set(pid, (stream = { streamId, ticks: [] }));
+    if (stream === undefined) {
+      stream = { streamId, ticks: [] };
+      byPid.set(pid, stream);
+    }
     const previous = stream.ticks[stream.ticks.length - 1];
     // Unwrap the 33-bit counter: a big step back is a wrap, not a reordering.
-    stream.ticks.push(previous !== undefined && ticks < previous - wrapTicks / 2 ? ticks + wrapTicks * Math.ceil((previous - ticks) / wrapTicks) : ticks);
+    stream.ticks.push(
+      previous !== undefined && ticks < previous - wrapTicks / 2
+        ? ticks + wrapTicks * Math.ceil((previous - ticks) / wrapTicks)
+        : ticks,
+    );
     if (firstOnly && isVideo(streamId)) return { streamId, ticks: stream.ticks, complete: false };
   }
   const streams = [...byPid.values()];
   const chosen = streams.find((s) => isVideo(s.streamId)) ?? streams.find((s) => isAudio(s.streamId));
   if (chosen === undefined) return { streamId: 0, ticks: [], complete: true };
-  return { streamId: chosen.streamId, ticks: firstOnly ? chosen.ticks.slice(0, 1) : chosen.ticks, complete: !firstOnly };
+  return {
+    streamId: chosen.streamId,
+    ticks: firstOnly ? chosen.ticks.slice(0, 1) : chosen.ticks,
+    complete: !firstOnly,
+  };
 }
 
-/** Reads a TS segment's bytes (`span` of the file, or all of it); with `firstOnly`, only as far as its first video timestamp. */
-export async function readTsTimestamps(file: MediaFileReader, span: ByteSpan | undefined, firstOnly: boolean): Promise<TsTimestamps> {
+/**
+ * Reads a TS segment's bytes (`span` of the file, or all of it); with `firstOnly`, only as far as its first video
+ * timestamp.
+ */
+export async function readTsTimestamps(
+  file: MediaFileReader,
+  span: ByteSpan | undefined,
+  firstOnly: boolean,
+): Promise<TsTimestamps> {
   const start = span?.offset ?? 0;
   const size = span?.sizeBytes ?? file.sizeBytes;
   // A video segment's first access unit starts in its first packets; 188 kB covers any PAT/PMT and audio ahead of it.
@@ -94,7 +121,11 @@ export async function readTsTimestamps(file: MediaFileReader, span: ByteSpan | u
 
 /** A stream's usual step between PES timestamps (the median), in ticks: one frame for video. */
 export function typicalStepTicks(ticks: readonly number[]): number {
-  const steps = ticks.slice(1).map((t, i) => t - ticks[i]!).filter((d) => d > 0).sort((a, b) => a - b);
+  const steps = ticks
+    .slice(1)
+    .map((t, i) => t - ticks[i]!)
+    .filter((d) => d > 0)
+    .sort((a, b) => a - b);
   return steps.length === 0 ? 0 : steps[Math.floor(steps.length / 2)]!;
 }
 

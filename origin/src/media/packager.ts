@@ -15,9 +15,7 @@ import { buildAssetIndex } from './media-index.js';
 
 export type Stage = 'encode' | 'package' | 'progressive' | 'index';
 
-export interface ProgressReporter {
-  (stage: Stage, fraction: number): void;
-}
+export type ProgressReporter = (stage: Stage, fraction: number) => void;
 
 export interface EncodeSource {
   /** ffmpeg input arguments (-i ..., -f lavfi -i ...). */
@@ -55,7 +53,11 @@ async function isNonEmptyDir(path: string): Promise<boolean> {
 export async function encodeAndPackage(source: EncodeSource, options: PackageOptions): Promise<void> {
   const tools = options.tools ?? defaultTools;
   if (!options.overwrite && (await isNonEmptyDir(options.outDir))) {
-    throw new OriginError('ORIGIN_ERR_CONFIG', `${options.outDir} already exists and is not empty; pass --overwrite to replace it`, { outDir: options.outDir });
+    throw new OriginError(
+      'ORIGIN_ERR_CONFIG',
+      `${options.outDir} already exists and is not empty; pass --overwrite to replace it`,
+      { outDir: options.outDir },
+    );
   }
   const staging = join(dirname(options.outDir), `.${basename(options.outDir)}.tmp-${process.pid}`);
   const work = join(staging, '.work');
@@ -78,20 +80,47 @@ export async function encodeAndPackage(source: EncodeSource, options: PackageOpt
 }
 
 /** Encodes the ladder into `work`: `v<i>.mp4` per rung (video only) and `audio.m4a` when the source has audio. */
-export async function encodeRungs(source: EncodeSource, options: Pick<PackageOptions, 'rungs' | 'segmentSeconds' | 'onProgress'>, work: string, tools: FfmpegTools): Promise<void> {
+export async function encodeRungs(
+  source: EncodeSource,
+  options: Pick<PackageOptions, 'rungs' | 'segmentSeconds' | 'onProgress'>,
+  work: string,
+  tools: FfmpegTools,
+): Promise<void> {
   const gop = Math.max(1, Math.round(source.frameRate * options.segmentSeconds));
   const splits = options.rungs.map((_, i) => `[s${i}]`).join('');
-  const scales = options.rungs.map((rung, i) => `[s${i}]scale=${rung.width}:${rung.height}:flags=bicubic,setdar=${source.displayAspect}[v${i}]`).join(';');
+  const scales = options.rungs
+    .map((rung, i) => `[s${i}]scale=${rung.width}:${rung.height}:flags=bicubic,setdar=${source.displayAspect}[v${i}]`)
+    .join(';');
   const graph = `${source.videoGraph};[src]split=${options.rungs.length}${splits};${scales}`;
   const args: string[] = [...source.inputArgs, '-filter_complex', graph];
   options.rungs.forEach((rung, i) => {
     args.push(
-      '-map', `[v${i}]`, '-an',
-      '-c:v', 'libx264', '-preset', 'veryfast', '-profile:v', 'high', '-pix_fmt', 'yuv420p',
+      '-map',
+      `[v${i}]`,
+      '-an',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-profile:v',
+      'high',
+      '-pix_fmt',
+      'yuv420p',
       // Capped CRF: quality-driven VBR whose peaks are bounded, like production ladders.
-      '-crf', '23', '-maxrate', String(Math.round(rung.bitrateBps * 1.5)), '-bufsize', String(rung.bitrateBps * 2),
-      '-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0',
-      '-force_key_frames', `expr:gte(t,n_forced*${options.segmentSeconds})`,
+      '-crf',
+      '23',
+      '-maxrate',
+      String(Math.round(rung.bitrateBps * 1.5)),
+      '-bufsize',
+      String(rung.bitrateBps * 2),
+      '-g',
+      String(gop),
+      '-keyint_min',
+      String(gop),
+      '-sc_threshold',
+      '0',
+      '-force_key_frames',
+      `expr:gte(t,n_forced*${options.segmentSeconds})`,
       join(work, `v${i}.mp4`),
     );
   });
@@ -108,19 +137,41 @@ export async function encodeRungs(source: EncodeSource, options: Pick<PackageOpt
   });
 }
 
-async function packageCmaf(options: PackageOptions, work: string, outDir: string, hasAudio: boolean, tools: FfmpegTools): Promise<void> {
+async function packageCmaf(
+  options: PackageOptions,
+  work: string,
+  outDir: string,
+  hasAudio: boolean,
+  tools: FfmpegTools,
+): Promise<void> {
   const args: string[] = [];
   options.rungs.forEach((_, i) => args.push('-i', join(work, `v${i}.mp4`)));
   if (hasAudio) args.push('-i', join(work, 'audio.m4a'));
   options.rungs.forEach((_, i) => args.push('-map', `${i}:v`));
   if (hasAudio) args.push('-map', `${options.rungs.length}:a`);
   args.push(
-    '-c', 'copy', '-f', 'dash', '-dash_segment_type', 'mp4',
-    '-seg_duration', String(options.segmentSeconds), '-use_template', '1', '-use_timeline', '1',
-    '-hls_playlist', '1', '-hls_master_name', 'master.m3u8',
-    '-adaptation_sets', hasAudio ? 'id=0,streams=v id=1,streams=a' : 'id=0,streams=v',
-    '-init_seg_name', 'init-$RepresentationID$.m4s',
-    '-media_seg_name', 'chunk-$RepresentationID$-$Number%05d$.m4s',
+    '-c',
+    'copy',
+    '-f',
+    'dash',
+    '-dash_segment_type',
+    'mp4',
+    '-seg_duration',
+    String(options.segmentSeconds),
+    '-use_template',
+    '1',
+    '-use_timeline',
+    '1',
+    '-hls_playlist',
+    '1',
+    '-hls_master_name',
+    'master.m3u8',
+    '-adaptation_sets',
+    hasAudio ? 'id=0,streams=v id=1,streams=a' : 'id=0,streams=v',
+    '-init_seg_name',
+    'init-$RepresentationID$.m4s',
+    '-media_seg_name',
+    'chunk-$RepresentationID$-$Number%05d$.m4s',
     join(outDir, 'manifest.mpd'),
   );
   await runFfmpeg(args, {
@@ -131,7 +182,13 @@ async function packageCmaf(options: PackageOptions, work: string, outDir: string
   });
 }
 
-async function writeProgressive(options: PackageOptions, work: string, outDir: string, source: EncodeSource, tools: FfmpegTools): Promise<void> {
+async function writeProgressive(
+  options: PackageOptions,
+  work: string,
+  outDir: string,
+  source: EncodeSource,
+  tools: FfmpegTools,
+): Promise<void> {
   const top = options.rungs.length - 1;
   const args = ['-i', join(work, `v${top}.mp4`)];
   if (source.audioMap !== undefined) args.push('-i', join(work, 'audio.m4a'), '-map', '0:v', '-map', '1:a');
@@ -146,7 +203,11 @@ async function writeProgressive(options: PackageOptions, work: string, outDir: s
 
 /** Rewrites the HLS playlists from the measured index (peak and average bandwidth). */
 async function finalizeHls(outDir: string, frameRate: number): Promise<void> {
-  const index = await buildAssetIndex('staging', outDir, { mpdFiles: ['manifest.mpd'], playlistFiles: ['master.m3u8'], mp4Files: [] });
+  const index = await buildAssetIndex('staging', outDir, {
+    mpdFiles: ['manifest.mpd'],
+    playlistFiles: ['master.m3u8'],
+    mp4Files: [],
+  });
   const audio = index.renditions.find((r) => r.kind === 'audio');
   const rates = new Map<string, VariantRates>();
   for (const ref of index.hlsPlaylists) {
@@ -186,18 +247,30 @@ export async function packageInput(options: PackageInputOptions): Promise<{ rung
   const tools = options.tools ?? defaultTools;
   const segmentSeconds = options.segmentSeconds ?? 2;
   if (!Number.isFinite(segmentSeconds) || segmentSeconds < 1 || segmentSeconds > 20) {
-    throw new OriginError('ORIGIN_ERR_CONFIG', `--segment-seconds must be between 1 and 20 (got ${options.segmentSeconds})`);
+    throw new OriginError(
+      'ORIGIN_ERR_CONFIG',
+      `--segment-seconds must be between 1 and 20 (got ${options.segmentSeconds})`,
+    );
   }
   const info = await stat(options.input).catch(() => undefined);
-  if (info === undefined || !info.isFile()) throw new OriginError('ORIGIN_ERR_INPUT_UNREADABLE', `input ${options.input} does not exist or is not a file`, { input: options.input });
+  if (info === undefined || !info.isFile())
+    throw new OriginError('ORIGIN_ERR_INPUT_UNREADABLE', `input ${options.input} does not exist or is not a file`, {
+      input: options.input,
+    });
   const probe = await ffprobe(options.input, [], tools);
   const video = probe.streams.find((s) => s.codec_type === 'video' && (s.width ?? 0) > 0);
   if (video === undefined || video.width === undefined || video.height === undefined) {
-    throw new OriginError('ORIGIN_ERR_INPUT_UNREADABLE', `input ${options.input} has no video stream ffmpeg can decode`, { input: options.input });
+    throw new OriginError(
+      'ORIGIN_ERR_INPUT_UNREADABLE',
+      `input ${options.input} has no video stream ffmpeg can decode`,
+      { input: options.input },
+    );
   }
   const durationSec = Number(probe.format.duration ?? video.duration);
   if (!Number.isFinite(durationSec) || durationSec <= 0) {
-    throw new OriginError('ORIGIN_ERR_INPUT_UNREADABLE', `input ${options.input} has no known duration`, { input: options.input });
+    throw new OriginError('ORIGIN_ERR_INPUT_UNREADABLE', `input ${options.input} has no known duration`, {
+      input: options.input,
+    });
   }
   const sar = parseRational(video.sample_aspect_ratio) ?? 1;
   const displayWidth = Math.round(video.width * sar);

@@ -4,7 +4,15 @@
  * policy knows how much playback time any byte range carries.
  */
 import { BoxReader, withMediaFile, type Box, type MediaFileReader, type TopLevelBox } from './boxes.js';
-import { fragmentSamples, handlerKind, parseInitSegment, readHandlerType, readTimescale, readTrackId, type TrackKind } from './fragments.js';
+import {
+  fragmentSamples,
+  handlerKind,
+  parseInitSegment,
+  readHandlerType,
+  readTimescale,
+  readTrackId,
+  type TrackKind,
+} from './fragments.js';
 
 export interface SampleTrack {
   readonly trackId: number;
@@ -45,7 +53,8 @@ export async function readProgressiveLayout(path: string): Promise<ProgressiveLa
     let tracks = reader.findAll(moov, 'trak').map((trak) => readSampleTrack(reader, moov, trak));
     const moofs = boxes.filter((box) => box.type === 'moof');
     // A fragmented MP4 keeps its samples in moof boxes; its moov's tables are empty.
-    if (moofs.length > 0 && tracks.every((t) => t.sizes.length === 0)) tracks = await fragmentedTracks(file, moovBuffer!, moofs, tracks);
+    if (moofs.length > 0 && tracks.every((t) => t.sizes.length === 0))
+      tracks = await fragmentedTracks(file, moovBuffer!, moofs, tracks);
     const ends = tracks.map((t) => {
       const last = t.decodeTimesSec.length - 1;
       return last < 0 ? 0 : t.decodeTimesSec[last]! + t.durationsSec[last]!;
@@ -62,8 +71,16 @@ export async function readProgressiveLayout(path: string): Promise<ProgressiveLa
   });
 }
 
-/** The samples of a fragmented MP4, track by track, from every moof in file order (decode times shifted by each track's edit as in the moov). */
-async function fragmentedTracks(file: MediaFileReader, moovBuffer: Buffer, moofs: readonly TopLevelBox[], fromMoov: readonly SampleTrack[]): Promise<SampleTrack[]> {
+/**
+ * The samples of a fragmented MP4, track by track, from every moof in file order (decode times shifted by each track's
+ * edit as in the moov).
+ */
+async function fragmentedTracks(
+  file: MediaFileReader,
+  moovBuffer: Buffer,
+  moofs: readonly TopLevelBox[],
+  fromMoov: readonly SampleTrack[],
+): Promise<SampleTrack[]> {
   const initTracks = parseInitSegment(moovBuffer, file.path);
   const collected = new Map<number, { offsets: number[]; sizes: number[]; decode: number[]; durations: number[] }>();
   const nextDecode = new Map<number, number>();
@@ -71,7 +88,10 @@ async function fragmentedTracks(file: MediaFileReader, moovBuffer: Buffer, moofs
     const [buffer] = await file.boxBytes([moof]);
     for (const samples of fragmentSamples(buffer!, moof.start, file.path, initTracks, nextDecode)) {
       let track = collected.get(samples.trackId);
-      if (track === undefined) collected.set(samples.trackId, (track = { offsets: [], sizes: [], decode: [], durations: [] }));
+      if (track === undefined) {
+        track = { offsets: [], sizes: [], decode: [], durations: [] };
+        collected.set(samples.trackId, track);
+      }
       track.offsets.push(...samples.offsets);
       track.sizes.push(...samples.sizes);
       track.decode.push(...samples.decodeTicks);
@@ -81,7 +101,8 @@ async function fragmentedTracks(file: MediaFileReader, moovBuffer: Buffer, moofs
   return fromMoov.map((track) => {
     const samples = collected.get(track.trackId);
     if (samples === undefined) return track;
-    // The moov's (empty) tables carried the edit's shift as the time of their first sample; apply it to the fragments' decode times.
+    // The moov's (empty) tables carried the edit's shift as the time of their first sample; apply it to the fragments'
+    // decode times.
     const shiftSec = track.editShiftSec;
     return {
       ...track,
@@ -184,7 +205,8 @@ function readSampleTrack(reader: BoxReader, moov: Box, trak: Box): SampleTrack {
     if (firstChunk < 1 || nextFirstChunk < firstChunk) throw reader.corrupt('stsc entries out of order', at);
     for (let chunk = firstChunk; chunk < nextFirstChunk && sample < sampleCount; chunk++) {
       const chunkOffset = chunkOffsets[chunk - 1];
-      if (chunkOffset === undefined) throw reader.corrupt(`stsc names chunk ${chunk} beyond the ${chunkOffsets.length} chunks of stco`, at);
+      if (chunkOffset === undefined)
+        throw reader.corrupt(`stsc names chunk ${chunk} beyond the ${chunkOffsets.length} chunks of stco`, at);
       let position = chunkOffset;
       for (let k = 0; k < samplesPerChunk && sample < sampleCount; k++) {
         offsets[sample] = position;
@@ -193,7 +215,8 @@ function readSampleTrack(reader: BoxReader, moov: Box, trak: Box): SampleTrack {
       }
     }
   }
-  if (sample !== sampleCount) throw reader.corrupt(`stsc/stco describe ${sample} samples, stsz ${sampleCount}`, stsc.start);
+  if (sample !== sampleCount)
+    throw reader.corrupt(`stsc/stco describe ${sample} samples, stsz ${sampleCount}`, stsc.start);
 
   const stts = reader.require(stbl, ['stts']);
   const sttsCount = reader.u32(stts.payloadStart + 4, stts.end);
@@ -238,8 +261,13 @@ export class ByteTimeMap {
   /** Media time complete once the corresponding sample end has been delivered (running max). */
   private readonly completeSec: Float64Array;
 
-  /** From a file's sample tables, or from points given directly (a segmented file: each segment's end and the media time complete there). */
-  constructor(source: ProgressiveLayout | { readonly endBytes: readonly number[]; readonly completeSec: readonly number[] }) {
+  /**
+   * From a file's sample tables, or from points given directly (a segmented file: each segment's end and the media time
+   * complete there).
+   */
+  constructor(
+    source: ProgressiveLayout | { readonly endBytes: readonly number[]; readonly completeSec: readonly number[] },
+  ) {
     if (!('tracks' in source)) {
       this.sampleEnds = Float64Array.from(source.endBytes);
       this.completeSec = Float64Array.from(source.completeSec);
@@ -302,7 +330,8 @@ export class ByteTimeMap {
       if (this.completeSec[mid]! < mediaSec) lo = mid + 1;
       else hi = mid;
     }
-    if (lo >= this.sampleEnds.length) return this.sampleEnds.length === 0 ? 0 : this.sampleEnds[this.sampleEnds.length - 1]!;
+    if (lo >= this.sampleEnds.length)
+      return this.sampleEnds.length === 0 ? 0 : this.sampleEnds[this.sampleEnds.length - 1]!;
     return this.sampleEnds[lo]!;
   }
 

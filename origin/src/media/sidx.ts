@@ -26,7 +26,15 @@ export interface SegmentIndex {
 const maxDepth = 8;
 
 /** Parses one sidx box (`buffer` holds it whole; `fileOffset` is where it lies in the file). */
-export function parseSidx(buffer: Buffer, fileOffset: number, source: string): { referenceId: number; timescale: number; references: { isIndex: boolean; offset: number; sizeBytes: number; startTicks: number; durationTicks: number }[] } {
+export function parseSidx(
+  buffer: Buffer,
+  fileOffset: number,
+  source: string,
+): {
+  referenceId: number;
+  timescale: number;
+  references: { isIndex: boolean; offset: number; sizeBytes: number; startTicks: number; durationTicks: number }[];
+} {
   const reader = new BoxReader(buffer, source);
   const box = reader.boxAt(0, buffer.length);
   if (box.type !== 'sidx') throw reader.corrupt(`expected a sidx box, found "${box.type}"`, fileOffset);
@@ -67,7 +75,8 @@ export async function readSegmentIndex(file: MediaFileReader, indexRange: ByteSp
   } else {
     const boxes = await file.boxes();
     const sidx = boxes.find((b) => b.type === 'sidx');
-    if (sidx === undefined) throw file.corrupt('an on-demand file (SegmentBase) with no sidx box to list its segments', 0);
+    if (sidx === undefined)
+      throw file.corrupt('an on-demand file (SegmentBase) with no sidx box to list its segments', 0);
     at = sidx.start;
   }
   const subsegments: SidxSubsegment[] = [];
@@ -78,9 +87,20 @@ export async function readSegmentIndex(file: MediaFileReader, indexRange: ByteSp
     const parsed = parseSidx(header!, offset, file.path);
     top ??= parsed;
     for (const reference of parsed.references) {
-      if (reference.offset + reference.sizeBytes > file.sizeBytes) throw file.corrupt(`sidx references bytes ${reference.offset}-${reference.offset + reference.sizeBytes - 1} past the end of the ${file.sizeBytes}-byte file`, offset);
+      if (reference.offset + reference.sizeBytes > file.sizeBytes)
+        throw file.corrupt(
+          `sidx references bytes ${reference.offset}-${reference.offset + reference.sizeBytes - 1} ` +
+            `past the end of the ${file.sizeBytes}-byte file`,
+          offset,
+        );
       if (reference.isIndex) await walk(reference.offset, depth + 1);
-      else subsegments.push({ offset: reference.offset, sizeBytes: reference.sizeBytes, startTicks: reference.startTicks * (top.timescale / parsed.timescale), durationTicks: reference.durationTicks * (top.timescale / parsed.timescale) });
+      else
+        subsegments.push({
+          offset: reference.offset,
+          sizeBytes: reference.sizeBytes,
+          startTicks: reference.startTicks * (top.timescale / parsed.timescale),
+          durationTicks: reference.durationTicks * (top.timescale / parsed.timescale),
+        });
     }
   };
   await walk(at, 0);

@@ -15,9 +15,12 @@ export interface PlayerFiles {
 }
 
 /** Every file of the page by its path below /player/: a body, or the optional package it needs. */
-export async function playerPageFiles(paths: PlayerFiles): Promise<Map<string, { body: Buffer; type: string } | { missing: string }>> {
+export async function playerPageFiles(
+  paths: PlayerFiles,
+): Promise<Map<string, { body: Buffer; type: string } | { missing: string }>> {
   const script = 'text/javascript; charset=utf-8';
-  const optional = async (path: string | undefined, name: string) => (path === undefined ? { missing: name } : { body: await readFile(path), type: script });
+  const optional = async (path: string | undefined, name: string) =>
+    path === undefined ? { missing: name } : { body: await readFile(path), type: script };
   return new Map<string, { body: Buffer; type: string } | { missing: string }>([
     ['', { body: await readFile(paths.indexHtml), type: 'text/html; charset=utf-8' }],
     ['player.js', { body: await readFile(paths.playerJs), type: script }],
@@ -36,7 +39,15 @@ export async function registerPlayerRoutes(app: FastifyInstance, paths: PlayerFi
   app.get('/player/*', async (request, reply) => {
     const file = files.get((request.params as { '*': string })['*']);
     if (file === undefined) return reply.code(404).send(errorBody('ORIGIN_ERR_NOT_FOUND', 'no such player file'));
-    if ('missing' in file) return reply.code(statusOf('ORIGIN_ERR_PLAYER_MISSING')).send(errorBody('ORIGIN_ERR_PLAYER_MISSING', `${file.missing} is not installed beside the origin (an optional dependency): npm install ${file.missing}`));
+    if ('missing' in file)
+      return reply
+        .code(statusOf('ORIGIN_ERR_PLAYER_MISSING'))
+        .send(
+          errorBody(
+            'ORIGIN_ERR_PLAYER_MISSING',
+            `${file.missing} is not installed beside the origin (an optional dependency): npm install ${file.missing}`,
+          ),
+        );
     return reply.type(file.type).header('cache-control', 'no-cache').send(file.body);
   });
 }

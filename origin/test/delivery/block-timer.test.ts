@@ -4,7 +4,11 @@ import { describe, it } from 'node:test';
 import { BlockTimer, type Sleeper, type TimerHost } from '../../src/delivery/block-timer.js';
 
 /** A clock and one-shot timers the test advances by hand. */
-function fakeHost(): TimerHost & { nowMs: number; timers: { atMs: number; callback: () => void }[]; advanceTo(ms: number): void } {
+function fakeHost(): TimerHost & {
+  nowMs: number;
+  timers: { atMs: number; callback: () => void }[];
+  advanceTo(ms: number): void;
+} {
   const host = {
     nowMs: 0,
     timers: [] as { atMs: number; callback: () => void }[],
@@ -41,22 +45,26 @@ function sleeper(name: string, woken: string[], host: { now(): number }, then?: 
 }
 
 describe('block timer', () => {
-  it('wakes each sleeper at the first tick boundary at or after its time, those of one tick together, with one timer armed', () => {
-    const host = fakeHost();
-    const timer = new BlockTimer(4, host);
-    const woken: string[] = [];
-    host.nowMs = 1;
-    timer.schedule(sleeper('a', woken, host), 5); // due 6: tick 8
-    timer.schedule(sleeper('b', woken, host), 6.5); // due 7.5: tick 8
-    timer.schedule(sleeper('c', woken, host), 0.5); // due 1.5: tick 4
-    timer.schedule(sleeper('d', woken, host), 11); // due 12: tick 12 (on the boundary)
-    assert.equal(host.timers.length, 1, 'one timer, for the earliest tick');
-    assert.equal(timer.size, 4);
-    host.advanceTo(20);
-    assert.deepEqual(woken, ['c@4', 'a@8', 'b@8', 'd@12']);
-    assert.equal(host.timers.length, 0);
-    assert.equal(timer.size, 0);
-  });
+  it(
+    'wakes each sleeper at the first tick boundary at or after its time, those of one ' +
+      'tick together, with one timer armed',
+    () => {
+      const host = fakeHost();
+      const timer = new BlockTimer(4, host);
+      const woken: string[] = [];
+      host.nowMs = 1;
+      timer.schedule(sleeper('a', woken, host), 5); // due 6: tick 8
+      timer.schedule(sleeper('b', woken, host), 6.5); // due 7.5: tick 8
+      timer.schedule(sleeper('c', woken, host), 0.5); // due 1.5: tick 4
+      timer.schedule(sleeper('d', woken, host), 11); // due 12: tick 12 (on the boundary)
+      assert.equal(host.timers.length, 1, 'one timer, for the earliest tick');
+      assert.equal(timer.size, 4);
+      host.advanceTo(20);
+      assert.deepEqual(woken, ['c@4', 'a@8', 'b@8', 'd@12']);
+      assert.equal(host.timers.length, 0);
+      assert.equal(timer.size, 0);
+    },
+  );
 
   it('never wakes early when its timer fires before the tick on its clock', () => {
     const host = fakeHost();
@@ -73,22 +81,25 @@ describe('block timer', () => {
     assert.deepEqual(woken, ['a@4.5'], 'woken by the timer armed again (whole milliseconds)');
   });
 
-  it('a sleeper woken may sleep again (a later tick); one scheduled earlier than the armed tick re-arms the timer', () => {
-    const host = fakeHost();
-    const timer = new BlockTimer(4, host);
-    const woken: string[] = [];
-    let again = 2;
-    const repeating: Sleeper = {
-      wake() {
-        woken.push(`r@${host.now()}`);
-        if (again-- > 0) timer.schedule(repeating, 0.1);
-      },
-    };
-    timer.schedule(sleeper('late', woken, host), 30);
-    timer.schedule(repeating, 9);
-    host.advanceTo(40);
-    assert.deepEqual(woken, ['r@12', 'r@16', 'r@20', 'late@32']);
-  });
+  it(
+    'a sleeper woken may sleep again (a later tick); one scheduled earlier than the ' + 'armed tick re-arms the timer',
+    () => {
+      const host = fakeHost();
+      const timer = new BlockTimer(4, host);
+      const woken: string[] = [];
+      let again = 2;
+      const repeating: Sleeper = {
+        wake() {
+          woken.push(`r@${host.now()}`);
+          if (again-- > 0) timer.schedule(repeating, 0.1);
+        },
+      };
+      timer.schedule(sleeper('late', woken, host), 30);
+      timer.schedule(repeating, 9);
+      host.advanceTo(40);
+      assert.deepEqual(woken, ['r@12', 'r@16', 'r@20', 'late@32']);
+    },
+  );
 
   it('cancels one sleeper of a tick, keeps the others, and disarms when nothing waits', () => {
     const host = fakeHost();

@@ -20,7 +20,10 @@ import { testMediaRoot } from '../helpers/media.js';
 const info = await nativeInfo();
 const root = typeof process.getuid === 'function' && process.getuid() === 0;
 const skip = info.addon.available ? false : 'the native addon is not built';
-if (process.env.CI === 'true' && (!info.addon.available || !root)) throw new Error('CI must run the churn test as root with the native addon (the BPF clamp is part of what is checked)');
+if (process.env.CI === 'true' && (!info.addon.available || !root))
+  throw new Error(
+    'CI must run the churn test as root with the native addon (the BPF clamp is part of what is checked)',
+  );
 if (skip !== false) console.log(`# skipping churn: ${skip}`);
 
 const connections = 2000;
@@ -37,15 +40,23 @@ describe('connection churn under every policy', { skip }, () => {
   let url: string;
 
   before(async () => {
-    // Root: the real clamp, this process in its own cgroup (sockets inherit the listener's); else the pacing-rate fallback.
+    // Root: the real clamp, this process in its own cgroup (sockets inherit the listener's); else the pacing-rate
+    // fallback.
     // A pin of its own, emptied first: the program's map outlives processes, and this test counts its entries.
     if (root) await teardownClamp({ pinDir }).catch(() => undefined);
-    clamp = await attachClamp({ prefer: root ? 'bpf' : 'pacing-rate', cgroupPath: 'trickle-churn', pinDir, join: root });
+    clamp = await attachClamp({
+      prefer: root ? 'bpf' : 'pacing-rate',
+      cgroupPath: 'trickle-churn',
+      pinDir,
+      join: root,
+    });
     if (root) assert.equal(clamp.backend, 'bpf', `the bpf clamp attached (${clamp.fallbackReason ?? ''})`);
     // Its own pin directory, torn down above: fresh maps, so every kept phase at the end is its sockets'.
     assert.equal(clamp.stats().entries, 0, 'a fresh map');
     assert.equal(clamp.stats().closedPhasesKept ?? 0, 0, 'a fresh kept-phase map');
-    const config = await loadConfig({ flags: { media: testMediaRoot(), logLevel: 'silent', delivery: { allowPolicyOverride: true, startupSec: 2 } } });
+    const config = await loadConfig({
+      flags: { media: testMediaRoot(), logLevel: 'silent', delivery: { allowPolicyOverride: true, startupSec: 2 } },
+    });
     app = await buildApp({ config, logger: false, socketControl: createSocketControl(clamp) });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
   });
@@ -60,9 +71,14 @@ describe('connection churn under every policy', { skip }, () => {
     const progressive = (await (await fetch(`${url}/api/assets/demo`)).json()) as { progressive?: { file: string } };
     const segment = 'chunk-3-00005.m4s';
     const paths = [`/media/demo/${progressive.progressive!.file}`, `/media/demo/${segment}`];
-    // Warm the caches and lazily created state (on connections that close: a kept-alive one legitimately keeps its entry), then take the baseline.
+    // Warm the caches and lazily created state (on connections that close: a kept-alive one legitimately keeps its
+    // entry), then take the baseline.
     for (const path of paths) {
-      await new Promise<void>((resolve, reject) => http.get(`${url}${path}`, { agent: false }, (response) => response.resume().on('end', resolve)).on('error', reject));
+      await new Promise<void>((resolve, reject) =>
+        http
+          .get(`${url}${path}`, { agent: false }, (response) => response.resume().on('end', resolve))
+          .on('error', reject),
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
     const baseline = { fds: openFds(), timers: timers() };
@@ -94,7 +110,10 @@ describe('connection churn under every policy', { skip }, () => {
     await Promise.all(Array.from({ length: concurrency }, worker));
     assert.ok(aborted > connections * 0.5, `${aborted} of ${connections} aborted`);
     const deadline = performance.now() + 10_000;
-    const settled = () => app.trickle.engine.stats().activeResponses === 0 && app.trickle.engine.stats().drainingResponses === 0 && clamp.stats().entries === 0;
+    const settled = () =>
+      app.trickle.engine.stats().activeResponses === 0 &&
+      app.trickle.engine.stats().drainingResponses === 0 &&
+      clamp.stats().entries === 0;
     while (performance.now() < deadline && !settled()) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(app.trickle.engine.stats(), { activeResponses: 0, drainingResponses: 0 });
     assert.equal(await app.trickle.metrics.activeFlowCount(), 0, 'active-flow gauge back to 0');
@@ -105,11 +124,16 @@ describe('connection churn under every policy', { skip }, () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.ok(timers() <= baseline.timers, `timers: ${timers()} now, ${baseline.timers} before`);
     assert.ok(openFds() <= baseline.fds, `file descriptors: ${openFds()} now, ${baseline.fds} before`);
-    const records = (await (await fetch(`${url}/api/flows?limit=100000`)).json()) as { flows: { completed: boolean; policy: string }[] };
+    const records = (await (await fetch(`${url}/api/flows?limit=100000`)).json()) as {
+      flows: { completed: boolean; policy: string }[];
+    };
     for (const policy of policies) {
       // Bulk sends from memory at loopback speed: whether its responses finish before the client leaves is a race.
       const aborted = records.flows.some((r) => r.policy === policy && !r.completed);
-      assert.ok(policy === 'bulk' ? records.flows.some((r) => r.policy === policy) : aborted, `${policy}: ${policy === 'bulk' ? 'responses' : 'aborted responses'} recorded`);
+      assert.ok(
+        policy === 'bulk' ? records.flows.some((r) => r.policy === policy) : aborted,
+        `${policy}: ${policy === 'bulk' ? 'responses' : 'aborted responses'} recorded`,
+      );
     }
   });
 });

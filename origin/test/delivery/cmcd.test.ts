@@ -10,7 +10,11 @@ describe('CMCD', () => {
     assert.equal(fromQuery?.rtp, 4000);
     assert.equal(fromQuery?.su, true);
     assert.equal(fromQuery?.sid, 'abc');
-    const fromHeaders = readCmcd(undefined, { 'cmcd-request': 'bl=9000', 'cmcd-object': 'br=1400,d=2000', 'cmcd-session': 'sid="x"' });
+    const fromHeaders = readCmcd(undefined, {
+      'cmcd-request': 'bl=9000',
+      'cmcd-object': 'br=1400,d=2000',
+      'cmcd-session': 'sid="x"',
+    });
     assert.equal(fromHeaders?.bl, 9000);
     assert.equal(fromHeaders?.br, 1400);
     assert.equal(readCmcd(undefined, {}), undefined);

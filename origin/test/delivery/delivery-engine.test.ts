@@ -35,7 +35,10 @@ interface Download {
 }
 
 /** GET with arrival times of every chunk; `abortAfterMs` destroys the request mid-body. */
-function download(url: string, options: { headers?: Record<string, string>; agent?: http.Agent; abortAfterMs?: number } = {}): Promise<Download> {
+function download(
+  url: string,
+  options: { headers?: Record<string, string>; agent?: http.Agent; abortAfterMs?: number } = {},
+): Promise<Download> {
   return new Promise((resolve, reject) => {
     const startMs = performance.now();
     const request = http.get(url, { headers: options.headers, agent: options.agent ?? false }, (response) => {
@@ -95,9 +98,17 @@ async function waitForFlows(url: string, count: number, timeoutMs = 5000): Promi
   }
 }
 
-async function startApp(delivery: Record<string, unknown>): Promise<{ app: FastifyInstance; url: string; serverSockets: Socket[] }> {
+async function startApp(
+  delivery: Record<string, unknown>,
+): Promise<{ app: FastifyInstance; url: string; serverSockets: Socket[] }> {
   const config = await loadConfig({ flags: { media: testMediaRoot(), logLevel: 'silent', delivery } });
-  const app = await buildApp({ config, logger: false, socketControl: createSocketControl(clampBackends['pacing-rate']({ native: undefined, fallbackReason: 'loopback test' })) });
+  const app = await buildApp({
+    config,
+    logger: false,
+    socketControl: createSocketControl(
+      clampBackends['pacing-rate']({ native: undefined, fallbackReason: 'loopback test' }),
+    ),
+  });
   const serverSockets: Socket[] = [];
   app.server.on('connection', (socket: Socket) => serverSockets.push(socket));
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -114,7 +125,12 @@ describe('delivery policies over loopback', { skip }, () => {
   const apps: FastifyInstance[] = [];
 
   before(async () => {
-    const library = new MediaLibrary({ root: testMediaRoot(), cacheMaxBytes: 0, cacheMaxFileBytes: 0, revalidateMs: 1000 });
+    const library = new MediaLibrary({
+      root: testMediaRoot(),
+      cacheMaxBytes: 0,
+      cacheMaxFileBytes: 0,
+      revalidateMs: 1000,
+    });
     await library.open();
     const asset = (await library.getAsset('demo'))!;
     const index = await buildAssetIndex('demo', asset.dir, asset.files);
@@ -141,11 +157,17 @@ describe('delivery policies over loopback', { skip }, () => {
     ]);
     const largeBursts = bursts(large.arrivals, 10).slice(1, -1);
     const smallBursts = bursts(small.arrivals, 10).slice(1, -1);
-    assert.ok(largeBursts.length >= 4 && smallBursts.length >= 16, `bursts: ${largeBursts.length} and ${smallBursts.length}`);
+    assert.ok(
+      largeBursts.length >= 4 && smallBursts.length >= 16,
+      `bursts: ${largeBursts.length} and ${smallBursts.length}`,
+    );
     assert.equal(median(largeBursts), 65_536, `64 kB bursts: ${largeBursts.join(' ')}`);
     assert.equal(median(smallBursts), 16_384, `16 kB bursts: ${smallBursts.join(' ')}`);
     // Same media, same bucket rate: the same bytes per second whatever the block size (within a block each).
-    assert.ok(Math.abs(large.bytes - small.bytes) <= 65_536 + 16_384, `${large.bytes} vs ${small.bytes} bytes in 2.5 s`);
+    assert.ok(
+      Math.abs(large.bytes - small.bytes) <= 65_536 + 16_384,
+      `${large.bytes} vs ${small.bytes} bytes in 2.5 s`,
+    );
   });
 
   it('sends startupSec of media at full speed, then throttles; a seek starts a new startup phase', async () => {
@@ -155,7 +177,10 @@ describe('delivery policies over loopback', { skip }, () => {
     const seekFrom = Math.floor(progressiveSize / 2);
     const [fromStart, fromMiddle] = await Promise.all([
       download(`${url}/media/demo/${progressiveName}`, { headers: { range: 'bytes=0-' }, abortAfterMs: 1500 }),
-      download(`${url}/media/demo/${progressiveName}`, { headers: { range: `bytes=${seekFrom}-` }, abortAfterMs: 1500 }),
+      download(`${url}/media/demo/${progressiveName}`, {
+        headers: { range: `bytes=${seekFrom}-` },
+        abortAfterMs: 1500,
+      }),
     ]);
     const records = await waitForFlows(url, 2);
     for (const [result, from] of [
@@ -167,8 +192,12 @@ describe('delivery policies over loopback', { skip }, () => {
       assert.equal(record.startup.bytes, expected, 'the server cut the startup phase at startupSec of media');
       assert.equal(record.completed, false);
       // On the wire: the first burst is the startup phase plus the first throttled block (the bucket starts with one).
-      const firstBurst = bursts(result.arrivals, 30)[0]! - (result.arrivals[0]!.bytes < 1000 ? result.arrivals[0]!.bytes : 0);
-      assert.ok(firstBurst >= expected && firstBurst <= expected + 65_536 + 1000, `first burst ${firstBurst} B, startup ${expected} B`);
+      const firstBurst =
+        bursts(result.arrivals, 30)[0]! - (result.arrivals[0]!.bytes < 1000 ? result.arrivals[0]!.bytes : 0);
+      assert.ok(
+        firstBurst >= expected && firstBurst <= expected + 65_536 + 1000,
+        `first burst ${firstBurst} B, startup ${expected} B`,
+      );
     }
   });
 
@@ -176,12 +205,18 @@ describe('delivery policies over loopback', { skip }, () => {
     const { app, url, serverSockets } = await startApp({ startupSec: 0, allowPolicyOverride: true });
     apps.push(app);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const first = await download(`${url}/media/demo/${progressiveName}?policy=pacing`, { headers: { range: 'bytes=0-299999' }, agent });
+    const first = await download(`${url}/media/demo/${progressiveName}?policy=pacing`, {
+      headers: { range: 'bytes=0-299999' },
+      agent,
+    });
     assert.equal(first.bytes, 300_000);
     const records1 = await waitForFlows(url, 1);
     const serverSocket = serverSockets.find((socket) => socket.remotePort === records1[0]!.client.port)!;
     assert.equal(getMaxPacingRate(serverSocket), null, 'SO_MAX_PACING_RATE lifted when the response ended');
-    const second = await download(`${url}/media/demo/${progressiveName}?policy=bulk`, { headers: { range: 'bytes=0-299999' }, agent });
+    const second = await download(`${url}/media/demo/${progressiveName}?policy=bulk`, {
+      headers: { range: 'bytes=0-299999' },
+      agent,
+    });
     assert.equal(second.bytes, 300_000);
     const records = await waitForFlows(url, 2);
     agent.destroy();
@@ -200,10 +235,18 @@ describe('delivery policies over loopback', { skip }, () => {
     apps.push(app);
     const baselineTimers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const policies = ['app-pacing', 'app-pacing-16k', 'trickle', 'pacing', 'cmcd', 'bulk'];
-    const runs = Array.from({ length: 36 }, (_, i) => download(`${url}/media/demo/${progressiveName}?policy=${policies[i % policies.length]}`, { abortAfterMs: 50 + ((i * 37) % 400) }));
+    const runs = Array.from({ length: 36 }, (_, i) =>
+      download(`${url}/media/demo/${progressiveName}?policy=${policies[i % policies.length]}`, {
+        abortAfterMs: 50 + ((i * 37) % 400),
+      }),
+    );
     await Promise.all(runs);
     const deadline = performance.now() + 3000;
-    while (performance.now() < deadline && (app.trickle.engine.stats().activeResponses > 0 || app.trickle.engine.stats().drainingResponses > 0)) await new Promise((r) => setTimeout(r, 10));
+    while (
+      performance.now() < deadline &&
+      (app.trickle.engine.stats().activeResponses > 0 || app.trickle.engine.stats().drainingResponses > 0)
+    )
+      await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual(app.trickle.engine.stats(), { activeResponses: 0, drainingResponses: 0 });
     assert.equal(await app.trickle.metrics.activeFlowCount(), 0);
     const timers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
@@ -215,12 +258,24 @@ describe('delivery policies over loopback', { skip }, () => {
     // The socket is gone when the client aborts: the record ends at the response's last TCP_INFO reading, not blind.
     const throttledAborted = aborted.filter((r) => r.throttling !== null && r.policy !== 'bulk');
     assert.ok(throttledAborted.length > 0);
-    for (const record of throttledAborted) assert.notEqual(record.srttUs, null, `aborted ${record.policy} response has an end reading`);
-    for (const record of aborted) assert.ok(record.client.port !== null && record.client.port > 0, 'an aborted response still names its client (captures are matched by port)');
+    for (const record of throttledAborted)
+      assert.notEqual(record.srttUs, null, `aborted ${record.policy} response has an end reading`);
+    for (const record of aborted)
+      assert.ok(
+        record.client.port !== null && record.client.port > 0,
+        'an aborted response still names its client (captures are matched by port)',
+      );
   });
 
   it('assigns A/B groups per connection (seeded), with transport settings per group, and records them', async () => {
-    const { app, url } = await startApp({ startupSec: 0, ab: [{ name: 'baseline1', policy: 'app-pacing', weight: 1, congestionControl: 'reno' }, { name: 'baseline2', policy: 'app-pacing', weight: 1 }, { name: 'fast', policy: 'bulk', weight: 2 }] });
+    const { app, url } = await startApp({
+      startupSec: 0,
+      ab: [
+        { name: 'baseline1', policy: 'app-pacing', weight: 1, congestionControl: 'reno' },
+        { name: 'baseline2', policy: 'app-pacing', weight: 1 },
+        { name: 'fast', policy: 'bulk', weight: 2 },
+      ],
+    });
     apps.push(app);
     const announcedGroups: string[] = [];
     for (let i = 0; i < 24; i++) {
@@ -233,11 +288,16 @@ describe('delivery policies over loopback', { skip }, () => {
     }
     const records = await waitForFlows(url, 48);
     // Server-Timing tells each client its connection's group (in request order, as the records' ids are).
-    assert.deepEqual(announcedGroups, [...records].sort((a, b) => a.id - b.id).map((r) => r.group));
+    assert.deepEqual(
+      announcedGroups,
+      [...records].sort((a, b) => a.id - b.id).map((r) => r.group),
+    );
     const byConnection = new Map<number, Set<string>>();
-    for (const record of records) byConnection.set(record.connectionId, (byConnection.get(record.connectionId) ?? new Set()).add(record.group!));
+    for (const record of records)
+      byConnection.set(record.connectionId, (byConnection.get(record.connectionId) ?? new Set()).add(record.group!));
     assert.equal(byConnection.size, 24);
-    for (const groups of byConnection.values()) assert.equal(groups.size, 1, 'both responses of a connection are in one group');
+    for (const groups of byConnection.values())
+      assert.equal(groups.size, 1, 'both responses of a connection are in one group');
     const groups = records.map((r) => r.group);
     for (const name of ['baseline1', 'baseline2', 'fast']) assert.ok(groups.includes(name), `group ${name} drawn`);
     for (const record of records) {
@@ -245,34 +305,50 @@ describe('delivery policies over loopback', { skip }, () => {
       if (record.group === 'baseline1') assert.equal(record.congestionControl, 'reno');
     }
     // The same seed draws the same sequence on a fresh app.
-    const again = await startApp({ startupSec: 0, ab: [{ name: 'baseline1', policy: 'app-pacing', weight: 1, congestionControl: 'reno' }, { name: 'baseline2', policy: 'app-pacing', weight: 1 }, { name: 'fast', policy: 'bulk', weight: 2 }] });
+    const again = await startApp({
+      startupSec: 0,
+      ab: [
+        { name: 'baseline1', policy: 'app-pacing', weight: 1, congestionControl: 'reno' },
+        { name: 'baseline2', policy: 'app-pacing', weight: 1 },
+        { name: 'fast', policy: 'bulk', weight: 2 },
+      ],
+    });
     apps.push(again.app);
-    for (let i = 0; i < 24; i++) await download(`${again.url}/media/demo/${progressiveName}`, { headers: { range: 'bytes=0-9999' } });
+    for (let i = 0; i < 24; i++)
+      await download(`${again.url}/media/demo/${progressiveName}`, { headers: { range: 'bytes=0-9999' } });
     const sequence = (list: FlowRecord[]) => [...new Map(list.map((r) => [r.connectionId, r.group])).values()];
     assert.deepEqual(sequence(await waitForFlows(again.url, 24)), sequence(records));
   });
 
-  it('counts only its own segments in each record of a keep-alive connection, other responses between them included', async () => {
-    const { app, url } = await startApp({ policy: 'bulk' });
-    apps.push(app);
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    try {
-      const range = (start: number) => ({ headers: { range: `bytes=${start}-${start + 999}` }, agent });
-      await download(`${url}/media/demo/${progressiveName}`, range(0));
-      // A manifest is not a media response: its bytes go out between two records on the same socket.
-      await download(`${url}/media/demo/manifest.mpd`, { agent });
-      await download(`${url}/media/demo/${progressiveName}`, range(1000));
-      await download(`${url}/media/demo/${progressiveName}`, range(2000));
-      const records = await waitForFlows(url, 3);
-      assert.equal(new Set(records.map((r) => r.connectionId)).size, 1, 'one connection');
-      // On loopback a 1000-byte response and its headers are one segment; a start reading left over
-      // from before the manifest would count the manifest's segment too.
-      assert.deepEqual(records.map((r) => r.dataSegmentsOut), [1, 1, 1], JSON.stringify(records.map((r) => r.startup)));
-      assert.ok(records.every((r) => r.drained));
-    } finally {
-      agent.destroy();
-    }
-  });
+  it(
+    'counts only its own segments in each record of a keep-alive connection, other ' +
+      'responses between them included',
+    async () => {
+      const { app, url } = await startApp({ policy: 'bulk' });
+      apps.push(app);
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const range = (start: number) => ({ headers: { range: `bytes=${start}-${start + 999}` }, agent });
+        await download(`${url}/media/demo/${progressiveName}`, range(0));
+        // A manifest is not a media response: its bytes go out between two records on the same socket.
+        await download(`${url}/media/demo/manifest.mpd`, { agent });
+        await download(`${url}/media/demo/${progressiveName}`, range(1000));
+        await download(`${url}/media/demo/${progressiveName}`, range(2000));
+        const records = await waitForFlows(url, 3);
+        assert.equal(new Set(records.map((r) => r.connectionId)).size, 1, 'one connection');
+        // On loopback a 1000-byte response and its headers are one segment; a start reading left over
+        // from before the manifest would count the manifest's segment too.
+        assert.deepEqual(
+          records.map((r) => r.dataSegmentsOut),
+          [1, 1, 1],
+          JSON.stringify(records.map((r) => r.startup)),
+        );
+        assert.ok(records.every((r) => r.drained));
+      } finally {
+        agent.destroy();
+      }
+    },
+  );
 
   it('records every field of a flow, and serves /api/flows and /metrics', async () => {
     const { app, url } = await startApp({ startupSec: 0, policy: 'app-pacing' });
@@ -291,28 +367,52 @@ describe('delivery policies over loopback', { skip }, () => {
     assert.ok(record!.srttUs! > 0 && record!.minRttUs! > 0);
     // Recorded, not asserted zero: under the parallel test phase's load a delayed loopback ACK lets
     // a tail loss probe fire (a retransmission; the clean-clone CI run of 641034b saw one).
-    assert.ok(Number.isInteger(record!.retransmittedSegments) && record!.retransmittedSegments! >= 0 && record!.retransmittedSegments! <= record!.dataSegmentsOut!, `retransmissions ${record!.retransmittedSegments} of ${record!.dataSegmentsOut}`);
+    assert.ok(
+      Number.isInteger(record!.retransmittedSegments) &&
+        record!.retransmittedSegments! >= 0 &&
+        record!.retransmittedSegments! <= record!.dataSegmentsOut!,
+      `retransmissions ${record!.retransmittedSegments} of ${record!.dataSegmentsOut}`,
+    );
     assert.ok(record!.throttling!.goodputBps! > 0);
     assert.ok(record!.targetRateBps!.min > 0 && record!.targetRateBps!.max >= record!.targetRateBps!.min);
-    assert.ok(Math.abs(record!.paceRateBps!.mean / record!.targetRateBps!.mean - 1.25) < 0.01, `paced at 1.25 x R: ${JSON.stringify(record)}`);
+    assert.ok(
+      Math.abs(record!.paceRateBps!.mean / record!.targetRateBps!.mean - 1.25) < 0.01,
+      `paced at 1.25 x R: ${JSON.stringify(record)}`,
+    );
     assert.equal(record!.client.address, '127.0.0.1');
     assert.equal((await flows(url, `?since=${before}`)).length, 1);
     assert.equal((await flows(url, `?since=${Date.now() + 60_000}`)).length, 0);
     assert.equal((await fetch(`${url}/api/flows?since=yesterday`)).status, 400);
     const metrics = await (await fetch(`${url}/metrics`)).text();
-    for (const line of ['trickle_responses_total{policy="app-pacing",group="app-pacing",role="progressive",outcome="completed"} 1', 'trickle_response_bytes_total{policy="app-pacing",group="app-pacing"} 200000', 'trickle_active_paced_flows']) {
+    for (const line of [
+      'trickle_responses_total{policy="app-pacing",group="app-pacing",role="progressive",outcome="completed"} 1',
+      'trickle_response_bytes_total{policy="app-pacing",group="app-pacing"} 200000',
+      'trickle_active_paced_flows',
+    ]) {
       assert.ok(metrics.includes(line), `metrics include ${line}`);
     }
     // The flow's srtt lands in the histogram's first bucket that holds it (on loopback usually under
     // 1 ms; under the parallel test phase's load a clean-clone CI run saw more).
-    const buckets = [...metrics.matchAll(/^trickle_srtt_seconds_bucket\{le="([^"]+)",policy="app-pacing",group="app-pacing"\} (\d+)$/gm)].map((m) => ({ le: Number(m[1]), count: Number(m[2]) }));
+    const buckets = [
+      ...metrics.matchAll(
+        /^trickle_srtt_seconds_bucket\{le="([^"]+)",policy="app-pacing",group="app-pacing"\} (\d+)$/gm,
+      ),
+    ].map((m) => ({ le: Number(m[1]), count: Number(m[2]) }));
     const holding = buckets.find((bucket) => record!.srttUs! / 1e6 <= bucket.le);
-    assert.ok(holding !== undefined && holding.count === 1 && buckets.filter((bucket) => bucket.le < holding.le).every((bucket) => bucket.count === 0), `srtt ${record!.srttUs} us in ${JSON.stringify(buckets)}`);
+    assert.ok(
+      holding !== undefined &&
+        holding.count === 1 &&
+        buckets.filter((bucket) => bucket.le < holding.le).every((bucket) => bucket.count === 0),
+      `srtt ${record!.srttUs} us in ${JSON.stringify(buckets)}`,
+    );
     assert.match(metrics, /^trickle_srtt_seconds_count\{policy="app-pacing",group="app-pacing"\} 1$/m);
     assert.match(metrics, /trickle_throttled_goodput_ratio_count\{policy="app-pacing",group="app-pacing"\} 1/);
     assert.match(metrics, /^trickle_retransmission_ratio_count\{policy="app-pacing",group="app-pacing"\} 1$/m);
     // Routes by their pattern (one series per route, not per file), with the status.
-    assert.match(metrics, /^trickle_http_request_duration_seconds_count\{route="\/media\/:asset\/\*",status_code="206"\} 1$/m);
+    assert.match(
+      metrics,
+      /^trickle_http_request_duration_seconds_count\{route="\/media\/:asset\/\*",status_code="206"\} 1$/m,
+    );
     assert.match(metrics, /^trickle_http_request_duration_seconds_count\{route="\/api\/flows",status_code="400"\} 1$/m);
     // prom-client's defaults under their standard names, as stock Node.js dashboards expect.
     assert.match(metrics, /^process_cpu_seconds_total \d/m);
@@ -326,59 +426,96 @@ describe('delivery policies over loopback', { skip }, () => {
     const bad = await fetch(`${allowed.url}/media/demo/${progressiveName}?policy=warp`);
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_BAD_POLICY');
-    const ignored = await download(`${denied.url}/media/demo/${progressiveName}?policy=warp`, { headers: { range: 'bytes=0-999' } });
+    const ignored = await download(`${denied.url}/media/demo/${progressiveName}?policy=warp`, {
+      headers: { range: 'bytes=0-999' },
+    });
     assert.equal(ignored.status, 206);
   });
 
-  it('cmcd: full speed at startup, the next rung x the buffer multiplier otherwise, announced in CMSD and Server-Timing', async () => {
-    const { app, url } = await startApp({ policy: 'cmcd' });
-    apps.push(app);
-    const index = (await (await fetch(`${url}/api/assets/demo`)).json()) as { renditions: { kind: string; segments: { file: string }[] }[] };
-    const video = index.renditions.find((r) => r.kind === 'video')!;
-    const segment = video.segments[3]!.file;
-    const startup = await download(`${url}/media/demo/${segment}?CMCD=${encodeURIComponent('su,bl=0')}`);
-    assert.match(String(startup.headers['server-timing']), /full speed/);
-    assert.equal(startup.headers['cmsd-dynamic'], undefined);
-    const steady = await download(`${url}/media/demo/${segment}`, { headers: { 'cmcd-request': 'bl=30000', 'cmcd-object': 'br=400' } });
-    const etpKbps = Number(/etp=(\d+)/.exec(String(steady.headers['cmsd-dynamic']))![1]);
-    assert.ok(etpKbps > 400 * 1.5, `etp ${etpKbps} kbit/s lets the ABR see above 1.5 x 400 kbit/s`);
-    assert.equal(steady.headers['cmsd-static'], 'ot=v,st=v');
-    assert.match(String(steady.headers['server-timing']), /next rung/);
-    assert.equal(steady.headers['timing-allow-origin'], '*', 'a player page on another origin may read it');
-    // The viewer's own headers are kept from a shared cache's other viewers; the body stays cacheable.
-    assert.match(String(steady.headers['cache-control']), /^public, max-age=\d+, immutable, private="server-timing, cmsd-dynamic"$/);
-  });
+  it(
+    'cmcd: full speed at startup, the next rung x the buffer multiplier otherwise, ' +
+      'announced in CMSD and Server-Timing',
+    async () => {
+      const { app, url } = await startApp({ policy: 'cmcd' });
+      apps.push(app);
+      const index = (await (await fetch(`${url}/api/assets/demo`)).json()) as {
+        renditions: { kind: string; segments: { file: string }[] }[];
+      };
+      const video = index.renditions.find((r) => r.kind === 'video')!;
+      const segment = video.segments[3]!.file;
+      const startup = await download(`${url}/media/demo/${segment}?CMCD=${encodeURIComponent('su,bl=0')}`);
+      assert.match(String(startup.headers['server-timing']), /full speed/);
+      assert.equal(startup.headers['cmsd-dynamic'], undefined);
+      const steady = await download(`${url}/media/demo/${segment}`, {
+        headers: { 'cmcd-request': 'bl=30000', 'cmcd-object': 'br=400' },
+      });
+      const etpKbps = Number(/etp=(\d+)/.exec(String(steady.headers['cmsd-dynamic']))![1]);
+      assert.ok(etpKbps > 400 * 1.5, `etp ${etpKbps} kbit/s lets the ABR see above 1.5 x 400 kbit/s`);
+      assert.equal(steady.headers['cmsd-static'], 'ot=v,st=v');
+      assert.match(String(steady.headers['server-timing']), /next rung/);
+      assert.equal(steady.headers['timing-allow-origin'], '*', 'a player page on another origin may read it');
+      // The viewer's own headers are kept from a shared cache's other viewers; the body stays cacheable.
+      assert.match(
+        String(steady.headers['cache-control']),
+        /^public, max-age=\d+, immutable, private="server-timing, cmsd-dynamic"$/,
+      );
+    },
+  );
 
   it('keeps a segment fully cacheable when nothing in it is about the viewer', async () => {
     const { app, url } = await startApp({ policy: 'bulk' });
     apps.push(app);
-    const index = (await (await fetch(`${url}/api/assets/demo`)).json()) as { renditions: { kind: string; segments: { file: string }[] }[] };
+    const index = (await (await fetch(`${url}/api/assets/demo`)).json()) as {
+      renditions: { kind: string; segments: { file: string }[] }[];
+    };
     const response = await download(`${url}/media/demo/${index.renditions[0]!.segments[0]!.file}`);
     assert.match(String(response.headers['cache-control']), /^public, max-age=\d+, immutable$/);
   });
 
-  it('gives every paced policy a throttling phase of the media seconds it carries over the policy\'s headroom (±5 %)', async () => {
-    // On loopback every socket limit sits at its floor (10 packets of 64 kB per 50 µs), so writes pace:
-    // the token buckets at 1.25 x R, trickle's clamp at R (Algorithm 1's floor), kernel pacing at 1.25 x R.
-    const multiples: Record<string, number> = { 'app-pacing': 1.25, 'app-pacing-16k': 1.25, trickle: 1, pacing: 1.25, cmcd: 1.25, 'trickle-abr': 1 };
-    const { app, url } = await startApp({ startupSec: 2, allowPolicyOverride: true });
-    apps.push(app);
-    const from = byteAt(4);
-    const to = byteAt(20) - 1;
-    await Promise.all(Object.keys(multiples).map((policy) => download(`${url}/media/demo/${progressiveName}?policy=${policy}`, { headers: { range: `bytes=${from}-${to}` } })));
-    const records = await waitForFlows(url, Object.keys(multiples).length, 15_000);
-    const failures: string[] = [];
-    for (const [policy, multiple] of Object.entries(multiples)) {
-      const record = records.find((r) => r.policy === policy)!;
-      // Under a limit in the socket the startup bytes still unsent when throttling began are the phase's first: its schedule starts with them.
-      const throttledFrom = to + 1 - record.throttling!.bytes - record.throttling!.unsentStartupBytes;
-      const mediaSec = mediaSecAt(to + 1) - mediaSecAt(throttledFrom);
-      const ratio = record.throttling!.durationMs / ((mediaSec / multiple) * 1000);
-      console.log(`# ${policy}: throttling phase ${record.throttling!.durationMs.toFixed(0)} ms for ${mediaSec.toFixed(2)} s of media at ${multiple} x R: ${ratio.toFixed(3)} of the expected`);
-      if (Math.abs(ratio - 1) > 0.05) failures.push(`${policy}: ${ratio.toFixed(3)}`);
-    }
-    assert.deepEqual(failures, []);
-  });
+  it(
+    'gives every paced policy a throttling phase of the media seconds it carries over ' +
+      "the policy's headroom (±5 %)",
+    async () => {
+      // On loopback every socket limit sits at its floor (10 packets of 64 kB per 50 µs), so writes pace:
+      // the token buckets at 1.25 x R, trickle's clamp at R (Algorithm 1's floor), kernel pacing at 1.25 x R.
+      const multiples: Record<string, number> = {
+        'app-pacing': 1.25,
+        'app-pacing-16k': 1.25,
+        trickle: 1,
+        pacing: 1.25,
+        cmcd: 1.25,
+        'trickle-abr': 1,
+      };
+      const { app, url } = await startApp({ startupSec: 2, allowPolicyOverride: true });
+      apps.push(app);
+      const from = byteAt(4);
+      const to = byteAt(20) - 1;
+      await Promise.all(
+        Object.keys(multiples).map((policy) =>
+          download(`${url}/media/demo/${progressiveName}?policy=${policy}`, {
+            headers: { range: `bytes=${from}-${to}` },
+          }),
+        ),
+      );
+      const records = await waitForFlows(url, Object.keys(multiples).length, 15_000);
+      const failures: string[] = [];
+      for (const [policy, multiple] of Object.entries(multiples)) {
+        const record = records.find((r) => r.policy === policy)!;
+        // Under a limit in the socket the startup bytes still unsent when throttling began are the phase's first: its
+        // schedule starts with them.
+        const throttledFrom = to + 1 - record.throttling!.bytes - record.throttling!.unsentStartupBytes;
+        const mediaSec = mediaSecAt(to + 1) - mediaSecAt(throttledFrom);
+        const ratio = record.throttling!.durationMs / ((mediaSec / multiple) * 1000);
+        console.log(
+          `# ${policy}: throttling phase ${record.throttling!.durationMs.toFixed(0)} ms ` +
+            `for ${mediaSec.toFixed(2)} s of media at ${multiple} x R: ${ratio.toFixed(3)} of ` +
+            `the expected`,
+        );
+        if (Math.abs(ratio - 1) > 0.05) failures.push(`${policy}: ${ratio.toFixed(3)}`);
+      }
+      assert.deepEqual(failures, []);
+    },
+  );
 
   it('answers a bad ?policy= before any media header is written: no validators, nothing cacheable', async () => {
     const { app, url } = await startApp({ allowPolicyOverride: true });
@@ -391,28 +528,41 @@ describe('delivery policies over loopback', { skip }, () => {
     assert.equal(((await bad.json()) as { error: { code: string } }).error.code, 'ORIGIN_ERR_BAD_POLICY');
   });
 
-  it('keeps a startup phase under the ABR-aware policies without CMCD: the presentation\'s first seconds, a seek, a low buffer', async () => {
-    for (const policy of ['cmcd', 'trickle-abr']) {
-      const { app, url } = await startApp({ startupSec: 4, policy });
-      apps.push(app);
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-      const reasons: string[] = [];
-      try {
-        // The first segment, then a seek to the 5th and on: the new run's first 4 s of media, then a buffer under 5 s, then paced.
-        for (const index of [0, 4, 5, 6, 7, 8]) {
-          const response = await download(`${url}/media/demo/${videoSegments[index]!.file}`, { agent });
-          reasons.push(String(response.headers['server-timing']));
+  it(
+    'keeps a startup phase under the ABR-aware policies without CMCD: the ' +
+      "presentation's first seconds, a seek, a low buffer",
+    async () => {
+      for (const policy of ['cmcd', 'trickle-abr']) {
+        const { app, url } = await startApp({ startupSec: 4, policy });
+        apps.push(app);
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+        const reasons: string[] = [];
+        try {
+          // The first segment, then a seek to the 5th and on: the new run's first 4 s of media, then a buffer under 5
+          // s, then paced.
+          for (const index of [0, 4, 5, 6, 7, 8]) {
+            const response = await download(`${url}/media/demo/${videoSegments[index]!.file}`, { agent });
+            reasons.push(String(response.headers['server-timing']));
+          }
+        } finally {
+          agent.destroy();
         }
-      } finally {
-        agent.destroy();
+        assert.match(reasons[0]!, /full speed: within the first 4 s of the presentation/, policy);
+        assert.match(reasons[1]!, /full speed: the viewer's run has fetched 0.0 s/, policy);
+        assert.match(reasons[2]!, /full speed: the viewer's run has fetched 2.0 s/, policy);
+        assert.match(reasons[3]!, /full speed: buffer >= [34]\.\d s \(fetched - elapsed\) below 5 s/, policy);
+        assert.match(
+          reasons[4]!,
+          /kbit\/s: buffer >= [56]\.\d s \(fetched - elapsed\): 2\.\d\d x the next rung/,
+          policy,
+        );
+        const records = await waitForFlows(url, 6);
+        assert.deepEqual(
+          records.map((r) => r.throttling === null),
+          [true, true, true, true, false, false],
+          `${policy}: ${records.map((r) => r.reason).join('\n')}`,
+        );
       }
-      assert.match(reasons[0]!, /full speed: within the first 4 s of the presentation/, policy);
-      assert.match(reasons[1]!, /full speed: the viewer's run has fetched 0.0 s/, policy);
-      assert.match(reasons[2]!, /full speed: the viewer's run has fetched 2.0 s/, policy);
-      assert.match(reasons[3]!, /full speed: buffer >= [34]\.\d s \(fetched - elapsed\) below 5 s/, policy);
-      assert.match(reasons[4]!, /kbit\/s: buffer >= [56]\.\d s \(fetched - elapsed\): 2\.\d\d x the next rung/, policy);
-      const records = await waitForFlows(url, 6);
-      assert.deepEqual(records.map((r) => r.throttling === null), [true, true, true, true, false, false], `${policy}: ${records.map((r) => r.reason).join('\n')}`);
-    }
-  });
+    },
+  );
 });

@@ -3,7 +3,12 @@ import { describe, it } from 'node:test';
 import type { TcpInfo } from '@trickle/native';
 import type { EnforcerReport } from '../../src/delivery/enforcers/enforcer.js';
 import type { MeterFacts } from '../../src/delivery/flow-meter.js';
-import { buildFlowRecord, type EndFacts, type ResponseFacts, type TcpSnapshot } from '../../src/delivery/flow-record.js';
+import {
+  buildFlowRecord,
+  type EndFacts,
+  type ResponseFacts,
+  type TcpSnapshot,
+} from '../../src/delivery/flow-record.js';
 
 const report: EnforcerReport = {
   backend: 'kernel-pacing',
@@ -13,16 +18,31 @@ const report: EnforcerReport = {
   reason: 'test',
 };
 
-type FlowFacts = ResponseFacts & Omit<MeterFacts, 'lastReading' | 'mediaRateBps' | 'unsentStartupBytes'> & EndFacts & { readonly report: EnforcerReport };
+type FlowFacts = ResponseFacts &
+  Omit<MeterFacts, 'lastReading' | 'mediaRateBps' | 'unsentStartupBytes'> &
+  EndFacts & { readonly report: EnforcerReport };
 
-/** The record from flat facts: what the engine knows, what the meter measured, what the enforcer reports, how it ended. */
+/**
+ * The record from flat facts: what the engine knows, what the meter measured, what the enforcer reports, how it ended.
+ */
 function recordOf(f: FlowFacts) {
-  return buildFlowRecord(f, { ...f, lastReading: f.end, mediaRateBps: f.targetRateBps, unsentStartupBytes: 0 }, f.report, f);
+  return buildFlowRecord(
+    f,
+    { ...f, lastReading: f.end, mediaRateBps: f.targetRateBps, unsentStartupBytes: 0 },
+    f.report,
+    f,
+  );
 }
 
-const snapshot = (atMs: number, bytesAcked: number, extra: Partial<TcpInfo> = {}): TcpSnapshot => ({ atMs, info: { kernelLengthBytes: 232, bytesAcked, totalRetrans: 0, dataSegsOut: 0, ...extra } });
+const snapshot = (atMs: number, bytesAcked: number, extra: Partial<TcpInfo> = {}): TcpSnapshot => ({
+  atMs,
+  info: { kernelLengthBytes: 232, bytesAcked, totalRetrans: 0, dataSegsOut: 0, ...extra },
+});
 
-/** 1 MB of startup at full speed, then 2.5 MB throttled over 10 s; 500 kB of startup still unacknowledged when throttling began. */
+/**
+ * 1 MB of startup at full speed, then 2.5 MB throttled over 10 s; 500 kB of startup still unacknowledged when
+ * throttling began.
+ */
 function facts(overrides: Partial<FlowFacts> = {}): FlowFacts {
   return {
     id: 1,
@@ -77,12 +97,20 @@ describe('flow records', () => {
     assert.equal(record.dataSegmentsOut, 2500);
     assert.equal(record.retransmissionRate, 2 / 2500);
     // Per phase: startup 1 of 700 segments retransmitted, throttling 1 of 1800.
-    assert.deepEqual([record.startup.retransmittedSegments, record.startup.dataSegmentsOut, record.startup.retransmissionRate], [1, 700, 1 / 700]);
-    assert.deepEqual([throttling.retransmittedSegments, throttling.dataSegmentsOut, throttling.retransmissionRate], [1, 1800, 1 / 1800]);
+    assert.deepEqual(
+      [record.startup.retransmittedSegments, record.startup.dataSegmentsOut, record.startup.retransmissionRate],
+      [1, 700, 1 / 700],
+    );
+    assert.deepEqual(
+      [throttling.retransmittedSegments, throttling.dataSegmentsOut, throttling.retransmissionRate],
+      [1, 1800, 1 / 1800],
+    );
   });
 
   it('has no throttling phase for a response that never throttled, and no rates without TCP_INFO', () => {
-    const bulk = recordOf(facts({ throttlingStart: undefined, startupBytes: 3_500_000, throttledBytes: 0, end: snapshot(2000, 3_500_000) }));
+    const bulk = recordOf(
+      facts({ throttlingStart: undefined, startupBytes: 3_500_000, throttledBytes: 0, end: snapshot(2000, 3_500_000) }),
+    );
     assert.equal(bulk.throttling, null);
     assert.equal(bulk.startup.goodputBps, 14e6);
     assert.equal(bulk.throttledGoodputToTarget, null);

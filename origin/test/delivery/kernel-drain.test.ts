@@ -36,7 +36,9 @@ function get(url: string, range: string, abortAfterMs?: number): Promise<{ bytes
       response.on('end', () => resolve({ bytes, elapsedMs: performance.now() - startMs }));
       response.on('error', () => resolve({ bytes, elapsedMs: performance.now() - startMs }));
     });
-    request.on('error', (error) => (abortAfterMs === undefined ? reject(error) : resolve({ bytes, elapsedMs: performance.now() - startMs })));
+    request.on('error', (error) =>
+      abortAfterMs === undefined ? reject(error) : resolve({ bytes, elapsedMs: performance.now() - startMs }),
+    );
     if (abortAfterMs !== undefined) setTimeout(() => request.destroy(), abortAfterMs);
   }).finally(() => setTimeout(() => agent.destroy(), 500));
 }
@@ -50,7 +52,14 @@ describe('a response paced in the kernel, after user space has written it all', 
     await teardownClamp({ pinDir }).catch(() => undefined);
     clamp = await attachClamp({ prefer: 'bpf', cgroupPath: 'trickle-kernel-drain', pinDir, join: true });
     assert.equal(clamp.backend, 'bpf', `the bpf clamp attached (${clamp.fallbackReason ?? ''})`);
-    const config = await loadConfig({ flags: { media: testMediaRoot(), logLevel: 'silent', flows: { drainTimeoutMs }, delivery: { allowPolicyOverride: true, startupSec: 0 } } });
+    const config = await loadConfig({
+      flags: {
+        media: testMediaRoot(),
+        logLevel: 'silent',
+        flows: { drainTimeoutMs },
+        delivery: { allowPolicyOverride: true, startupSec: 0 },
+      },
+    });
     app = await buildApp({ config, logger: false, socketControl: createSocketControl(clamp) });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
   });
@@ -61,24 +70,31 @@ describe('a response paced in the kernel, after user space has written it all', 
     await teardownClamp({ pinDir }).catch(() => undefined);
   });
 
-  const records = async () => ((await (await fetch(`${url}/api/flows?limit=1000`)).json()) as { flows: FlowRecord[] }).flows;
+  const records = async () =>
+    ((await (await fetch(`${url}/api/flows?limit=1000`)).json()) as { flows: FlowRecord[] }).flows;
 
-  it('stays paced until its last byte is acknowledged, long after the drain timeout, and is recorded as completed', async () => {
-    const fileBytes = statSync(join(testMediaRoot(), 'demo', 'progressive.mp4')).size;
-    // About 4 s of the 24 s clip at its own rate: on loopback the clamp is at its floor, so the kernel paces it at R.
-    const rangeBytes = Math.round((fileBytes / 24) * 4);
-    const got = await get(`${url}/media/demo/progressive.mp4?policy=trickle`, `bytes=0-${rangeBytes - 1}`);
-    assert.equal(got.bytes, rangeBytes);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const record = (await records()).find((r) => r.policy === 'trickle' && r.range.end === rangeBytes - 1)!;
-    assert.ok(record !== undefined, 'the response was recorded');
-    assert.equal(record.trickleIn, 'kernel');
-    console.log(`# ${rangeBytes} B (about 4 s of media) took ${Math.round(got.elapsedMs)} ms; drain timeout ${drainTimeoutMs} ms`);
-    // Released at the drain timeout, the rest would have gone at loopback speed within about a second.
-    assert.ok(got.elapsedMs > 2500, `the response took ${Math.round(got.elapsedMs)} ms: its pacing ended early`);
-    assert.equal(record.completed, true);
-    assert.equal(record.drained, true);
-  });
+  it(
+    'stays paced until its last byte is acknowledged, long after the drain timeout, and ' + 'is recorded as completed',
+    async () => {
+      const fileBytes = statSync(join(testMediaRoot(), 'demo', 'progressive.mp4')).size;
+      // About 4 s of the 24 s clip at its own rate: on loopback the clamp is at its floor, so the kernel paces it at R.
+      const rangeBytes = Math.round((fileBytes / 24) * 4);
+      const got = await get(`${url}/media/demo/progressive.mp4?policy=trickle`, `bytes=0-${rangeBytes - 1}`);
+      assert.equal(got.bytes, rangeBytes);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const record = (await records()).find((r) => r.policy === 'trickle' && r.range.end === rangeBytes - 1)!;
+      assert.ok(record !== undefined, 'the response was recorded');
+      assert.equal(record.trickleIn, 'kernel');
+      console.log(
+        `# ${rangeBytes} B (about 4 s of media) took ${Math.round(got.elapsedMs)} ms; drain ` +
+          `timeout ${drainTimeoutMs} ms`,
+      );
+      // Released at the drain timeout, the rest would have gone at loopback speed within about a second.
+      assert.ok(got.elapsedMs > 2500, `the response took ${Math.round(got.elapsedMs)} ms: its pacing ended early`);
+      assert.equal(record.completed, true);
+      assert.equal(record.drained, true);
+    },
+  );
 
   it('records a client that left while the socket still held the rest as not completed', async () => {
     const fileBytes = statSync(join(testMediaRoot(), 'demo', 'progressive.mp4')).size;

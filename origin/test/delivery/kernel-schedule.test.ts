@@ -3,14 +3,17 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { kernelSchedule } from '../../src/delivery/kernel-schedule.js';
 
-const seconds = (pieces: readonly { startOffset: number; endOffset: number; rateBytesPerSec: number }[]) => pieces.reduce((sum, p) => sum + (p.endOffset - p.startOffset) / p.rateBytesPerSec, 0);
+const seconds = (pieces: readonly { startOffset: number; endOffset: number; rateBytesPerSec: number }[]) =>
+  pieces.reduce((sum, p) => sum + (p.endOffset - p.startOffset) / p.rateBytesPerSec, 0);
 
 describe('kernelSchedule', () => {
   it('makes one piece of a constant-rate range, ending at the range end', () => {
-    assert.deepEqual(kernelSchedule({ rateAt: () => 250_000 }, 1000, 300_999, 65_536, 32), [{ startOffset: 1000, endOffset: 301_000, rateBytesPerSec: 250_000 }]);
+    assert.deepEqual(kernelSchedule({ rateAt: () => 250_000 }, 1000, 300_999, 65_536, 32), [
+      { startOffset: 1000, endOffset: 301_000, rateBytesPerSec: 250_000 },
+    ]);
   });
 
-  it('keeps per-block rates while they fit, and merges beyond that without changing the phase\'s time', () => {
+  it("keeps per-block rates while they fit, and merges beyond that without changing the phase's time", () => {
     // A VBR file: R per 64 kB block alternates over 200 blocks.
     const rateAt = (offset: number) => 100_000 + ((offset / 65_536) % 7) * 40_000;
     const blocks = kernelSchedule({ rateAt }, 0, 65_536 * 20 - 1, 65_536, 32);
@@ -24,11 +27,16 @@ describe('kernelSchedule', () => {
   });
 
   it('merges neighbours whose rates differ only by float noise, keeping the time', () => {
-    // One media block's rate computed over 64 kB cuts at different offsets (seen on the demo: 364369.0000000002 and 364368.99999999924).
-    const rateAt = (offset: number) => (offset < 65_536 * 3 ? (offset % 131_072 === 0 ? 364369.0000000002 : 364368.99999999924) : 30_948);
+    // One media block's rate computed over 64 kB cuts at different offsets (seen on the demo: 364369.0000000002 and
+    // 364368.99999999924).
+    const rateAt = (offset: number) =>
+      offset < 65_536 * 3 ? (offset % 131_072 === 0 ? 364369.0000000002 : 364368.99999999924) : 30_948;
     const pieces = kernelSchedule({ rateAt }, 0, 65_536 * 4 - 1, 65_536, 32);
     assert.equal(pieces.length, 2);
-    assert.deepEqual(pieces.map((p) => p.endOffset), [65_536 * 3, 65_536 * 4]);
+    assert.deepEqual(
+      pieces.map((p) => p.endOffset),
+      [65_536 * 3, 65_536 * 4],
+    );
     const exact = (65_536 * 2) / 364369.0000000002 + 65_536 / 364368.99999999924 + 65_536 / 30_948;
     assert.ok(Math.abs(seconds(pieces) - exact) < 1e-12, `${seconds(pieces)} s vs ${exact} s`);
   });

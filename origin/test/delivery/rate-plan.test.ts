@@ -31,20 +31,43 @@ interface ProbePacket {
 
 /** The video packets of a file (byte position, end, duration), from ffprobe, by position. */
 async function videoPackets(path: string): Promise<{ start: number; end: number; durationSec: number }[]> {
-  const probe = (await ffprobe(path, ['-select_streams', 'v:0', '-show_packets', '-show_entries', 'packet=stream_index,pos,size,duration_time'])) as unknown as { packets: ProbePacket[] };
-  return probe.packets.map((p) => ({ start: Number(p.pos), end: Number(p.pos) + Number(p.size), durationSec: Number(p.duration_time) })).sort((a, b) => a.start - b.start);
+  const probe = (await ffprobe(path, [
+    '-select_streams',
+    'v:0',
+    '-show_packets',
+    '-show_entries',
+    'packet=stream_index,pos,size,duration_time',
+  ])) as unknown as { packets: ProbePacket[] };
+  return probe.packets
+    .map((p) => ({ start: Number(p.pos), end: Number(p.pos) + Number(p.size), durationSec: Number(p.duration_time) }))
+    .sort((a, b) => a.start - b.start);
 }
 
 /** Media seconds the bytes [start, end) carry by the packet list: the video packets wholly inside them. */
-function carriedSec(packets: readonly { start: number; end: number; durationSec: number }[], start: number, end: number): number {
+function carriedSec(
+  packets: readonly { start: number; end: number; durationSec: number }[],
+  start: number,
+  end: number,
+): number {
   return packets.reduce((sum, p) => (p.start >= start && p.end <= end ? sum + p.durationSec : sum), 0);
 }
 
 function progressiveResponse(progressive: ProgressiveIndex, rangeStart: number, rangeEnd: number): MediaResponse {
-  return { asset: 'a', file: progressive.file, role: 'progressive', rangeStart, rangeEnd, cmcd: undefined, progressive: { blocks: vbrBlocksOf(progressive.byteTime, 2, progressive.sizeBytes) } };
+  return {
+    asset: 'a',
+    file: progressive.file,
+    role: 'progressive',
+    rangeStart,
+    rangeEnd,
+    cmcd: undefined,
+    progressive: { blocks: vbrBlocksOf(progressive.byteTime, 2, progressive.sizeBytes) },
+  };
 }
 
-/** Seconds to deliver the throttled bytes of a plan at R, block by block as the paced body cuts them (64 kB from the throttling start). */
+/**
+ * Seconds to deliver the throttled bytes of a plan at R, block by block as the paced body cuts them (64 kB from the
+ * throttling start).
+ */
 function throttledSeconds(plan: ReturnType<typeof mediaRatePlan>, rangeEnd: number, blockBytes = 65_536): number {
   let seconds = 0;
   for (let offset = plan.startupEndOffset; offset <= rangeEnd; offset += blockBytes) {
@@ -55,26 +78,43 @@ function throttledSeconds(plan: ReturnType<typeof mediaRatePlan>, rangeEnd: numb
 }
 
 /** Checks the invariant on random ranges and startup lengths (seeded); returns the worst relative error seen. */
-function checkInvariant(progressive: ProgressiveIndex, packets: Awaited<ReturnType<typeof videoPackets>>, seed: number): number {
+function checkInvariant(
+  progressive: ProgressiveIndex,
+  packets: Awaited<ReturnType<typeof videoPackets>>,
+  seed: number,
+): number {
   const size = progressive.sizeBytes;
   let worst = 0;
   let judged = 0;
   fc.assert(
-    fc.property(fc.integer({ min: 0, max: size - 1 }), fc.integer({ min: 0, max: size - 1 }), fc.constantFrom(0, 5, 10, 35), (a, b, startupSec) => {
-      const [rangeStart, rangeEnd] = a <= b ? [a, b] : [b, a];
-      const plan = mediaRatePlan(progressiveResponse(progressive, rangeStart, rangeEnd), { startupSec });
-      if (plan.startupEndOffset > rangeEnd) return;
-      const truth = carriedSec(packets, plan.startupEndOffset, rangeEnd + 1);
-      const atR = throttledSeconds(plan, rangeEnd);
-      // A few frames straddle the ends (a frame the map counts once complete, ffprobe once wholly inside).
-      assert.ok(Math.abs(atR - truth) <= 0.15, `range ${rangeStart}-${rangeEnd}, startup ${startupSec} s: ${atR.toFixed(3)} s at R for ${truth.toFixed(3)} s of media`);
-      if (truth >= 5) {
-        judged++;
-        const error = Math.abs(atR / truth - 1);
-        worst = Math.max(worst, error);
-        assert.ok(error <= 0.02, `range ${rangeStart}-${rangeEnd}, startup ${startupSec} s: ${atR.toFixed(3)} s at R for ${truth.toFixed(3)} s of media`);
-      }
-    }),
+    fc.property(
+      fc.integer({ min: 0, max: size - 1 }),
+      fc.integer({ min: 0, max: size - 1 }),
+      fc.constantFrom(0, 5, 10, 35),
+      (a, b, startupSec) => {
+        const [rangeStart, rangeEnd] = a <= b ? [a, b] : [b, a];
+        const plan = mediaRatePlan(progressiveResponse(progressive, rangeStart, rangeEnd), { startupSec });
+        if (plan.startupEndOffset > rangeEnd) return;
+        const truth = carriedSec(packets, plan.startupEndOffset, rangeEnd + 1);
+        const atR = throttledSeconds(plan, rangeEnd);
+        // A few frames straddle the ends (a frame the map counts once complete, ffprobe once wholly inside).
+        assert.ok(
+          Math.abs(atR - truth) <= 0.15,
+          `range ${rangeStart}-${rangeEnd}, startup ${startupSec} s: ${atR.toFixed(3)} s at R ` +
+            `for ${truth.toFixed(3)} s of media`,
+        );
+        if (truth >= 5) {
+          judged++;
+          const error = Math.abs(atR / truth - 1);
+          worst = Math.max(worst, error);
+          assert.ok(
+            error <= 0.02,
+            `range ${rangeStart}-${rangeEnd}, startup ${startupSec} s: ${atR.toFixed(3)} s at R ` +
+              `for ${truth.toFixed(3)} s of media`,
+          );
+        }
+      },
+    ),
     { seed, numRuns: 300 },
   );
   assert.ok(judged >= 50, `only ${judged} of 300 ranges carried 5 s or more`);
@@ -85,7 +125,11 @@ describe('per-VBR-block rates', () => {
   let index: AssetIndex;
   let packets: Awaited<ReturnType<typeof videoPackets>>;
   before(async () => {
-    index = await buildAssetIndex('demo', demoDir(), { mpdFiles: ['manifest.mpd'], playlistFiles: [], mp4Files: ['progressive.mp4'] });
+    index = await buildAssetIndex('demo', demoDir(), {
+      mpdFiles: ['manifest.mpd'],
+      playlistFiles: [],
+      mp4Files: ['progressive.mp4'],
+    });
     packets = await videoPackets(join(demoDir(), 'progressive.mp4'));
   });
 
@@ -99,7 +143,10 @@ describe('per-VBR-block rates', () => {
   it('cuts the progressive file into 2 s blocks whose rates follow the scenes and add up to its duration', () => {
     const progressive = index.progressive!;
     const blocks = vbrBlocksOf(progressive.byteTime, 2, progressive.sizeBytes);
-    assert.ok(Math.abs(blocks.count - progressive.durationSec / 2) <= 1, `${blocks.count} blocks for ${progressive.durationSec} s`);
+    assert.ok(
+      Math.abs(blocks.count - progressive.durationSec / 2) <= 1,
+      `${blocks.count} blocks for ${progressive.durationSec} s`,
+    );
     assert.equal(blocks.startBytes[0], 0);
     assert.equal(blocks.startBytes[blocks.count], progressive.sizeBytes);
     let seconds = 0;
@@ -110,8 +157,14 @@ describe('per-VBR-block rates', () => {
       seconds += (blocks.startBytes[k + 1]! - blocks.startBytes[k]!) / rate;
       assert.ok(Math.abs(blocks.startSec[k]! - 2 * k) < 0.05, `block ${k} starts at ${blocks.startSec[k]} s of media`);
     }
-    assert.ok(Math.abs(seconds - progressive.byteTime.mediaTimeAtByte(progressive.sizeBytes)) < 1e-6, 'whole blocks at their rates take the file\'s media time exactly');
-    assert.ok(Math.max(...rates) > 3 * Math.min(...rates), `block rates follow the scenes: ${rates.map((r) => Math.round((r * 8) / 1000)).join(' ')} kbit/s`);
+    assert.ok(
+      Math.abs(seconds - progressive.byteTime.mediaTimeAtByte(progressive.sizeBytes)) < 1e-6,
+      "whole blocks at their rates take the file's media time exactly",
+    );
+    assert.ok(
+      Math.max(...rates) > 3 * Math.min(...rates),
+      `block rates follow the scenes: ${rates.map((r) => Math.round((r * 8) / 1000)).join(' ')} kbit/s`,
+    );
     // Startup boundaries in bytes, and a seek starts its own startup phase.
     const map = progressive.byteTime;
     assert.ok(Math.abs(map.mediaTimeAtByte(startupEndByte(map, 0, 10)) - 10) < 0.1);
@@ -122,7 +175,7 @@ describe('per-VBR-block rates', () => {
     assert.equal(plan.startupEndOffset, progressive.sizeBytes);
   });
 
-  it('delivers any range\'s throttled bytes at R in the media time they carry (within 2 %), on the demo', () => {
+  it("delivers any range's throttled bytes at R in the media time they carry (within 2 %), on the demo", () => {
     const worst = checkInvariant(index.progressive!, packets, 20261123);
     console.log(`# demo: worst error over ranges carrying 5 s or more: ${(worst * 100).toFixed(2)} %`);
   });
@@ -136,9 +189,55 @@ describe('per-VBR-block rates on a file packaged with trickle package', () => {
     work = await mkdtemp(join(tmpdir(), 'trickle-rates-'));
     const source = join(work, 'scenes.mp4');
     // 20 s that swing from busy to still and back: a rate per file would be wrong nearly everywhere.
-    await exec('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=640x360:r=25:d=7', '-f', 'lavfi', '-i', 'color=c=0x336699:s=640x360:r=25:d=6', '-f', 'lavfi', '-i', 'mandelbrot=s=640x360:r=25,trim=duration=7', '-f', 'lavfi', '-i', 'sine=f=440:d=20', '-filter_complex', '[0:v][1:v][2:v]concat=n=3:v=1:a=0[v]', '-map', '[v]', '-map', '3:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '10', '-c:a', 'aac', source]);
-    await packageInput({ input: source, outDir: join(work, 'asset'), ladder: '360p:1200k', segmentSeconds: 2, force: false, overwrite: false });
-    const index = await buildAssetIndex('asset', join(work, 'asset'), { mpdFiles: ['manifest.mpd'], playlistFiles: [], mp4Files: ['progressive.mp4'] });
+    await exec('ffmpeg', [
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=s=640x360:r=25:d=7',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=0x336699:s=640x360:r=25:d=6',
+      '-f',
+      'lavfi',
+      '-i',
+      'mandelbrot=s=640x360:r=25,trim=duration=7',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=f=440:d=20',
+      '-filter_complex',
+      '[0:v][1:v][2:v]concat=n=3:v=1:a=0[v]',
+      '-map',
+      '[v]',
+      '-map',
+      '3:a',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-qp',
+      '10',
+      '-c:a',
+      'aac',
+      source,
+    ]);
+    await packageInput({
+      input: source,
+      outDir: join(work, 'asset'),
+      ladder: '360p:1200k',
+      segmentSeconds: 2,
+      force: false,
+      overwrite: false,
+    });
+    const index = await buildAssetIndex('asset', join(work, 'asset'), {
+      mpdFiles: ['manifest.mpd'],
+      playlistFiles: [],
+      mp4Files: ['progressive.mp4'],
+    });
     progressive = index.progressive!;
     packets = await videoPackets(join(work, 'asset', 'progressive.mp4'));
   });
@@ -146,10 +245,13 @@ describe('per-VBR-block rates on a file packaged with trickle package', () => {
     if (work !== undefined) await rm(work, { recursive: true, force: true });
   });
 
-  it('delivers any range\'s throttled bytes at R in the media time they carry (within 2 %)', () => {
+  it("delivers any range's throttled bytes at R in the media time they carry (within 2 %)", () => {
     const blocks = vbrBlocksOf(progressive.byteTime, 2, progressive.sizeBytes);
     const rates = Array.from({ length: blocks.count }, (_, k) => blocks.rateOf(k)!);
-    assert.ok(Math.max(...rates) > 3 * Math.min(...rates), `the packaged file is VBR: ${rates.map((r) => Math.round((r * 8) / 1000)).join(' ')} kbit/s`);
+    assert.ok(
+      Math.max(...rates) > 3 * Math.min(...rates),
+      `the packaged file is VBR: ${rates.map((r) => Math.round((r * 8) / 1000)).join(' ')} kbit/s`,
+    );
     const worst = checkInvariant(progressive, packets, 7);
     console.log(`# packaged file: worst error over ranges carrying 5 s or more: ${(worst * 100).toFixed(2)} %`);
   });

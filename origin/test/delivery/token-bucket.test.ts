@@ -14,7 +14,10 @@ describe('token bucket (application pacing)', () => {
       bucket.consume(65_536, now);
       writes.push(now);
     }
-    assert.deepEqual(writes.map((t) => Math.round(t)), [1049, 2097, 3146, 4194]);
+    assert.deepEqual(
+      writes.map((t) => Math.round(t)),
+      [1049, 2097, 3146, 4194],
+    );
   });
 
   it('catches up after a stall by spending accumulated tokens back to back', () => {

@@ -6,16 +6,24 @@ import { ViewerRuns } from '../../src/delivery/viewer-runs.js';
 const segment = (number: number) => ({ number, startSec: (number - 1) * 2, durationSec: 2 });
 
 describe('viewer runs', () => {
-  it('follows consecutive segments and bounds the buffer by what was fetched less the time since the first request', () => {
-    const runs = new ViewerRuns();
-    assert.deepEqual(runs.join('a', segment(1), 0), { segmentsBefore: 0, fetchedSec: 0, elapsedSec: 0, bufferLowerBoundSec: 0 });
-    runs.join('a', segment(2), 500);
-    runs.join('a', segment(3), 1000);
-    const fourth = runs.join('a', segment(4), 3000);
-    assert.equal(fourth.segmentsBefore, 3);
-    assert.equal(fourth.fetchedSec, 6);
-    assert.equal(fourth.bufferLowerBoundSec, 3);
-  });
+  it(
+    'follows consecutive segments and bounds the buffer by what was fetched less the ' + 'time since the first request',
+    () => {
+      const runs = new ViewerRuns();
+      assert.deepEqual(runs.join('a', segment(1), 0), {
+        segmentsBefore: 0,
+        fetchedSec: 0,
+        elapsedSec: 0,
+        bufferLowerBoundSec: 0,
+      });
+      runs.join('a', segment(2), 500);
+      runs.join('a', segment(3), 1000);
+      const fourth = runs.join('a', segment(4), 3000);
+      assert.equal(fourth.segmentsBefore, 3);
+      assert.equal(fourth.fetchedSec, 6);
+      assert.equal(fourth.bufferLowerBoundSec, 3);
+    },
+  );
 
   it('counts a segment fetched again ahead of playback (another rung, a retry) once, and keeps the run', () => {
     const runs = new ViewerRuns();

@@ -13,7 +13,10 @@ const checkout = resolve(import.meta.dirname, '..', '..', '..', '..');
 
 function fixture(variable: string, cached: string, probe: string): string {
   const root = process.env[variable] ?? join(checkout, '.cache', cached);
-  if (!existsSync(join(root, probe))) throw new Error(`the test fixture ${root} is missing: run "npm test -- <file>" (scripts/test.js makes it) or set ${variable}`);
+  if (!existsSync(join(root, probe)))
+    throw new Error(
+      `the test fixture ${root} is missing: run "npm test -- <file>" (scripts/test.js makes it) or set ${variable}`,
+    );
   return root;
 }
 

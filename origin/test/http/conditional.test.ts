@@ -16,7 +16,8 @@ describe('validators', () => {
 });
 
 describe('evaluatePreconditions', () => {
-  const check = (headers: Parameters<typeof evaluatePreconditions>[1], method = 'GET') => evaluatePreconditions(method, headers, validators);
+  const check = (headers: Parameters<typeof evaluatePreconditions>[1], method = 'GET') =>
+    evaluatePreconditions(method, headers, validators);
 
   it('proceeds without conditional headers', () => {
     assert.equal(check({}), 'proceed');

@@ -19,13 +19,22 @@ describe('parseRange', () => {
   });
 
   it('accepts a case-insensitive unit and whitespace around members', () => {
-    assert.deepEqual(parseRange('Bytes= 0-1 , 5-6 ', size), { kind: 'partial', ranges: [{ start: 0, end: 1 }, { start: 5, end: 6 }] });
+    assert.deepEqual(parseRange('Bytes= 0-1 , 5-6 ', size), {
+      kind: 'partial',
+      ranges: [
+        { start: 0, end: 1 },
+        { start: 5, end: 6 },
+      ],
+    });
   });
 
   it('clamps the last position and a suffix longer than the file', () => {
     assert.deepEqual(parseRange('bytes=500-5000', size), { kind: 'partial', ranges: [{ start: 500, end: 999 }] });
     assert.deepEqual(parseRange('bytes=-5000', size), { kind: 'partial', ranges: [{ start: 0, end: 999 }] });
-    assert.deepEqual(parseRange('bytes=0-99999999999999999999999', size), { kind: 'partial', ranges: [{ start: 0, end: 999 }] });
+    assert.deepEqual(parseRange('bytes=0-99999999999999999999999', size), {
+      kind: 'partial',
+      ranges: [{ start: 0, end: 999 }],
+    });
   });
 
   it('is unsatisfiable when no member overlaps the representation', () => {
@@ -42,7 +51,18 @@ describe('parseRange', () => {
   });
 
   it('rejects garbage with a reason', () => {
-    for (const garbage of ['bytes=', 'bytes=abc', 'bytes=1-2-3', 'bytes=5-1', 'bytes=-', 'bytes=0x10-20', 'bytes=1.5-2', 'bytes 0-1', 'bytes=+1-2', 'bytes=,,']) {
+    for (const garbage of [
+      'bytes=',
+      'bytes=abc',
+      'bytes=1-2-3',
+      'bytes=5-1',
+      'bytes=-',
+      'bytes=0x10-20',
+      'bytes=1.5-2',
+      'bytes 0-1',
+      'bytes=+1-2',
+      'bytes=,,',
+    ]) {
       const outcome = parseRange(garbage, size);
       assert.equal(outcome.kind, 'unsatisfiable', garbage);
       if (outcome.kind === 'unsatisfiable') assert.ok(outcome.reason.length > 0);
@@ -50,7 +70,13 @@ describe('parseRange', () => {
   });
 
   it('keeps the order of non-overlapping ranges and coalesces overlapping ones', () => {
-    assert.deepEqual(parseRange('bytes=500-599,0-99', size), { kind: 'partial', ranges: [{ start: 500, end: 599 }, { start: 0, end: 99 }] });
+    assert.deepEqual(parseRange('bytes=500-599,0-99', size), {
+      kind: 'partial',
+      ranges: [
+        { start: 500, end: 599 },
+        { start: 0, end: 99 },
+      ],
+    });
     assert.deepEqual(parseRange('bytes=0-99,50-149,150-160,300-310', size), {
       kind: 'partial',
       ranges: [

@@ -1,4 +1,7 @@
-/** sendFile on an in-memory media file through fastify's inject (no sockets): answers, headers, error bodies, the delivery hook. */
+/**
+ * sendFile on an in-memory media file through fastify's inject (no sockets): answers, headers, error bodies, the
+ * delivery hook.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -8,7 +11,17 @@ import type { MediaFile } from '../../src/media/library.js';
 import type { ByteRange } from '../../src/http/range.js';
 
 const body = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 256));
-const file: MediaFile = { asset: 'a', name: 'chunk-1-00001.m4s', path: '/nowhere', sizeBytes: body.length, mtimeMs: 1_700_000_000_000, validators: makeValidators(body.length, 1_700_000_000_000), contentType: 'video/iso.segment', role: 'segment', body };
+const file: MediaFile = {
+  asset: 'a',
+  name: 'chunk-1-00001.m4s',
+  path: '/nowhere',
+  sizeBytes: body.length,
+  mtimeMs: 1_700_000_000_000,
+  validators: makeValidators(body.length, 1_700_000_000_000),
+  contentType: 'video/iso.segment',
+  role: 'segment',
+  body,
+};
 
 function app(deliver?: SendFileOptions['deliver']): { app: FastifyInstance; delivered: ByteRange[] } {
   const delivered: ByteRange[] = [];
@@ -17,10 +30,22 @@ function app(deliver?: SendFileOptions['deliver']): { app: FastifyInstance; deli
     cacheControl: { manifestMaxAgeSec: 2, segmentMaxAgeSec: 100, progressiveMaxAgeSec: 10 },
     onShortRead: () => undefined,
     readRange: (_file, range) => body.subarray(range.start, range.end + 1),
-    ...(deliver === undefined ? {} : { deliver: async (request, reply, media, range) => (delivered.push(range), deliver(request, reply, media, range)) }),
+    ...(deliver === undefined
+      ? {}
+      : {
+          deliver: async (request, reply, media, range) => {
+            delivered.push(range);
+            return deliver(request, reply, media, range);
+          },
+        }),
   };
   const server = Fastify();
-  server.route({ method: ['GET', 'HEAD'], url: '/f', exposeHeadRoute: false, handler: (request, reply) => sendFile(request, reply, file, options) });
+  server.route({
+    method: ['GET', 'HEAD'],
+    url: '/f',
+    exposeHeadRoute: false,
+    handler: (request, reply) => sendFile(request, reply, file, options),
+  });
   return { app: server, delivered };
 }
 
@@ -57,7 +82,10 @@ describe('sendFile', () => {
 
   it('answers conditional requests with 304 and 412 (a coded error)', async () => {
     const { app: server } = app();
-    assert.equal((await server.inject({ url: '/f', headers: { 'if-none-match': file.validators.etag } })).statusCode, 304);
+    assert.equal(
+      (await server.inject({ url: '/f', headers: { 'if-none-match': file.validators.etag } })).statusCode,
+      304,
+    );
     const failed = await server.inject({ url: '/f', headers: { 'if-match': '"other"' } });
     assert.equal(failed.statusCode, 412);
     assert.equal(failed.json().error.code, 'ORIGIN_ERR_PRECONDITION');

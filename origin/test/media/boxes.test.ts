@@ -38,7 +38,10 @@ describe('BoxReader', () => {
     bad.writeUInt32BE(999, 8);
     const reader = new BoxReader(bad, 'bad.mp4');
     const moov = reader.find(reader.root(), 'moov')!;
-    assert.throws(() => [...reader.childrenOf(moov)], (error: unknown) => isCorrupt(error) && /bad\.mp4.*at byte 8/.test((error as Error).message));
+    assert.throws(
+      () => [...reader.childrenOf(moov)],
+      (error: unknown) => isCorrupt(error) && /bad\.mp4.*at byte 8/.test((error as Error).message),
+    );
   });
 
   it('rejects init segments without moov and segments without moof', async () => {
@@ -46,7 +49,10 @@ describe('BoxReader', () => {
     const dir = await mkdtemp(join(tmpdir(), 'trickle-boxes-'));
     const path = join(dir, 'seg.m4s');
     await writeFile(path, box('mdat', Buffer.alloc(10)));
-    await assert.rejects(withMediaFile(path, (file) => readSegmentTiming(file, [])), isCorrupt);
+    await assert.rejects(
+      withMediaFile(path, (file) => readSegmentTiming(file, [])),
+      isCorrupt,
+    );
   });
 
   it('rejects a truncated real segment and a truncated progressive file', async () => {
@@ -55,7 +61,10 @@ describe('BoxReader', () => {
     const segment = await readFile(join(demoDir(), 'chunk-0-00001.m4s'));
     const truncated = join(dir, 'chunk.m4s');
     await writeFile(truncated, segment.subarray(0, segment.length - 100));
-    await assert.rejects(withMediaFile(truncated, (file) => readSegmentTiming(file, parseInitSegment(init, 'init'))), isCorrupt);
+    await assert.rejects(
+      withMediaFile(truncated, (file) => readSegmentTiming(file, parseInitSegment(init, 'init'))),
+      isCorrupt,
+    );
     await assert.rejects(scanTopLevelBoxes(truncated), isCorrupt);
 
     const progressive = await readFile(join(demoDir(), 'progressive.mp4'));

@@ -19,9 +19,28 @@ import { testCorpusRoot } from '../helpers/media.js';
 const run = promisify(execFile);
 
 /** What each shape must come out as: how its paced renditions are addressed and timed, and what is served plain. */
-const expected: Record<string, { paced: number; addressing: RenditionIndex['addressing']; timing: string; container: string; plain?: RegExp[]; periods?: number; encryption?: string; progressive?: { faststart: boolean; fragmented: boolean }; note?: RegExp }> = {
+const expected: Record<
+  string,
+  {
+    paced: number;
+    addressing: RenditionIndex['addressing'];
+    timing: string;
+    container: string;
+    plain?: RegExp[];
+    periods?: number;
+    encryption?: string;
+    progressive?: { faststart: boolean; fragmented: boolean };
+    note?: RegExp;
+  }
+> = {
   'ffmpeg-dash-number-timeline': { paced: 3, addressing: 'files', timing: 'moof', container: 'fmp4' },
-  'ffmpeg-dash-time-timeline': { paced: 3, addressing: 'files', timing: 'moof', container: 'fmp4', note: /chunk-2-0\.m4s from chunk-2--1024\.m4s/ },
+  'ffmpeg-dash-time-timeline': {
+    paced: 3,
+    addressing: 'files',
+    timing: 'moof',
+    container: 'fmp4',
+    note: /chunk-2-0\.m4s from chunk-2--1024\.m4s/,
+  },
   'ffmpeg-dash-number-duration': { paced: 3, addressing: 'files', timing: 'moof', container: 'fmp4' },
   'ffmpeg-dash-single-file': { paced: 3, addressing: 'byte-ranges', timing: 'moof', container: 'fmp4' },
   'ffmpeg-hls-ts': { paced: 2, addressing: 'files', timing: 'pes', container: 'ts' },
@@ -29,11 +48,35 @@ const expected: Record<string, { paced: number; addressing: RenditionIndex['addr
   'ffmpeg-hls-fmp4-alt-audio': { paced: 3, addressing: 'files', timing: 'moof', container: 'fmp4' },
   'ffmpeg-hls-fmp4-single-file': { paced: 2, addressing: 'byte-ranges', timing: 'moof', container: 'fmp4' },
   'ffmpeg-hls-lone-playlist': { paced: 1, addressing: 'files', timing: 'pes', container: 'ts' },
-  'ffmpeg-progressive-moov-at-end': { paced: 0, addressing: 'files', timing: '', container: '', progressive: { faststart: false, fragmented: false } },
-  'ffmpeg-progressive-fragmented': { paced: 0, addressing: 'files', timing: '', container: '', progressive: { faststart: true, fragmented: true } },
+  'ffmpeg-progressive-moov-at-end': {
+    paced: 0,
+    addressing: 'files',
+    timing: '',
+    container: '',
+    progressive: { faststart: false, fragmented: false },
+  },
+  'ffmpeg-progressive-fragmented': {
+    paced: 0,
+    addressing: 'files',
+    timing: '',
+    container: '',
+    progressive: { faststart: true, fragmented: true },
+  },
   'shaka-on-demand': { paced: 3, addressing: 'sidx', timing: 'moof', container: 'fmp4' },
-  'shaka-live-profile': { paced: 3, addressing: 'files', timing: 'moof', container: 'fmp4', plain: [/subtitles .* served, not paced/, /trick play/, /trick play/] },
-  'shaka-hls-ts': { paced: 3, addressing: 'files', timing: 'pes', container: 'ts', plain: [/trick play/, /trick play/] },
+  'shaka-live-profile': {
+    paced: 3,
+    addressing: 'files',
+    timing: 'moof',
+    container: 'fmp4',
+    plain: [/subtitles .* served, not paced/, /trick play/, /trick play/],
+  },
+  'shaka-hls-ts': {
+    paced: 3,
+    addressing: 'files',
+    timing: 'pes',
+    container: 'ts',
+    plain: [/trick play/, /trick play/],
+  },
   'shaka-multi-period': { paced: 6, addressing: 'files', timing: 'moof', container: 'fmp4', periods: 2 },
   'shaka-cenc-on-demand': { paced: 3, addressing: 'sidx', timing: 'moof', container: 'fmp4', encryption: 'cenc' },
   'shaka-cbcs-templates': { paced: 3, addressing: 'files', timing: 'moof', container: 'fmp4', encryption: 'cbcs' },
@@ -62,12 +105,30 @@ async function segmentBytes(dir: string, rendition: RenditionIndex, segment: Seg
  * the next packet's time, and the usual step for the last one.
  */
 async function probedSeconds(path: string): Promise<number> {
-  const { stdout } = await run('ffprobe', ['-v', 'quiet', '-ignore_editlist', '1', '-show_entries', 'packet=stream_index,duration_time,pts_time:stream=index,codec_type', '-of', 'json', path], { maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run(
+    'ffprobe',
+    [
+      '-v',
+      'quiet',
+      '-ignore_editlist',
+      '1',
+      '-show_entries',
+      'packet=stream_index,duration_time,pts_time:stream=index,codec_type',
+      '-of',
+      'json',
+      path,
+    ],
+    { maxBuffer: 16 * 1024 * 1024 },
+  );
   const probed = JSON.parse(stdout) as Probed;
-  const reference = probed.streams.find((s) => s.codec_type === 'video') ?? probed.streams.find((s) => s.codec_type === 'audio');
+  const reference =
+    probed.streams.find((s) => s.codec_type === 'video') ?? probed.streams.find((s) => s.codec_type === 'audio');
   const packets = probed.packets.filter((p) => p.stream_index === reference?.index);
   const times = packets.map((p) => Number(p.pts_time)).sort((a, b) => a - b);
-  const steps = times.slice(1).map((t, i) => t - times[i]!).sort((a, b) => a - b);
+  const steps = times
+    .slice(1)
+    .map((t, i) => t - times[i]!)
+    .sort((a, b) => a - b);
   const usualStep = steps[Math.floor(steps.length / 2)] ?? 0;
   return packets.reduce((sum, p) => sum + (p.duration_time !== undefined ? Number(p.duration_time) : usualStep), 0);
 }
@@ -94,7 +155,11 @@ describe('the packaging corpus: what ffmpeg and Shaka Packager wrote', () => {
       const want = expected[shape.name]!;
       assert.deepEqual(index.issues, [], 'nothing left unread');
       const paced = index.renditions.filter((r) => r.pacing.paced);
-      assert.equal(paced.length, want.paced, index.renditions.map((r) => `${r.id}: ${JSON.stringify(r.pacing)}`).join('; '));
+      assert.equal(
+        paced.length,
+        want.paced,
+        index.renditions.map((r) => `${r.id}: ${JSON.stringify(r.pacing)}`).join('; '),
+      );
       for (const rendition of paced) {
         assert.equal(rendition.addressing, want.addressing, rendition.id);
         assert.equal(rendition.pacing.paced && rendition.pacing.timing, want.timing, rendition.id);
@@ -102,42 +167,66 @@ describe('the packaging corpus: what ffmpeg and Shaka Packager wrote', () => {
         // A 6 s clip in 2 s segments (Shaka's multi-Period shape: 4 s in the first Period, 2 s in the second).
         const periodSec = want.periods === undefined ? 6 : rendition.period === 0 ? 4 : 2;
         assert.ok(rendition.segments.length >= periodSec / 2, `${rendition.id}: ${rendition.segments.length} segments`);
-        assert.ok(Math.abs(rendition.durationSec - periodSec) < 0.15, `${rendition.id}: ${rendition.durationSec} s of ${periodSec} s`);
+        assert.ok(
+          Math.abs(rendition.durationSec - periodSec) < 0.15,
+          `${rendition.id}: ${rendition.durationSec} s of ${periodSec} s`,
+        );
         if (want.encryption !== undefined) assert.equal(rendition.encryption, want.encryption, rendition.id);
       }
       const plain = index.renditions.filter((r) => !r.pacing.paced).map((r) => (r.pacing.paced ? '' : r.pacing.reason));
       assert.equal(plain.length, want.plain?.length ?? 0, plain.join('; '));
       want.plain?.forEach((reason, i) => assert.match(plain[i]!, reason));
       if (want.periods !== undefined) assert.equal(new Set(paced.map((r) => r.period)).size, want.periods);
-      if (want.note !== undefined) assert.ok(paced.some((r) => r.pacing.paced && want.note!.test(r.pacing.note ?? '')), 'the misnamed segment is said');
+      if (want.note !== undefined)
+        assert.ok(
+          paced.some((r) => r.pacing.paced && want.note!.test(r.pacing.note ?? '')),
+          'the misnamed segment is said',
+        );
       if (want.progressive === undefined) {
         assert.equal(index.progressive, undefined, 'no rendition file is taken for a progressive one');
       } else {
         assert.equal(index.progressive?.faststart, want.progressive.faststart);
         assert.equal(index.progressive?.fragmented, want.progressive.fragmented);
-        assert.ok(Math.abs(index.progressive!.durationSec - 6) < 0.15, `progressive ${index.progressive!.durationSec} s`);
+        assert.ok(
+          Math.abs(index.progressive!.durationSec - 6) < 0.15,
+          `progressive ${index.progressive!.durationSec} s`,
+        );
       }
     });
   }
 
-  it('gives every segment of every shape its rate within 1 % of what ffprobe\'s packet list gives for the same bytes', async () => {
-    const checks: { label: string; indexBps: number; probedBps: number }[] = [];
-    let n = 0;
-    await Promise.all(
-      corpusShapes.map(async (shape) => {
-        for (const rendition of indexes.get(shape.name)!.renditions.filter((r) => r.pacing.paced)) {
-          for (const segment of rendition.segments) {
-            const path = join(scratch, `${n++}.${rendition.container === 'ts' ? 'ts' : 'mp4'}`);
-            await writeFile(path, await segmentBytes(join(root, shape.name), rendition, segment));
-            checks.push({ label: `${shape.name} ${rendition.id} #${segment.number}`, indexBps: segment.bitrateBps, probedBps: (segment.sizeBytes * 8) / (await probedSeconds(path)) });
+  it(
+    "gives every segment of every shape its rate within 1 % of what ffprobe's packet " +
+      'list gives for the same bytes',
+    async () => {
+      const checks: { label: string; indexBps: number; probedBps: number }[] = [];
+      let n = 0;
+      await Promise.all(
+        corpusShapes.map(async (shape) => {
+          for (const rendition of indexes.get(shape.name)!.renditions.filter((r) => r.pacing.paced)) {
+            for (const segment of rendition.segments) {
+              const path = join(scratch, `${n++}.${rendition.container === 'ts' ? 'ts' : 'mp4'}`);
+              await writeFile(path, await segmentBytes(join(root, shape.name), rendition, segment));
+              checks.push({
+                label: `${shape.name} ${rendition.id} #${segment.number}`,
+                indexBps: segment.bitrateBps,
+                probedBps: (segment.sizeBytes * 8) / (await probedSeconds(path)),
+              });
+            }
           }
-        }
-      }),
-    );
-    const off = checks.filter((c) => !(Math.abs(c.indexBps / c.probedBps - 1) <= 0.01));
-    const worst = Math.max(...checks.map((c) => Math.abs(c.indexBps / c.probedBps - 1)));
-    console.log(`# ${checks.length} segments of ${corpusShapes.length} shapes: worst rate difference to ffprobe ${(worst * 100).toFixed(3)} %`);
-    assert.ok(checks.length > 100, `${checks.length} segments checked`);
-    assert.deepEqual(off.map((c) => `${c.label}: ${Math.round(c.indexBps)} vs ${Math.round(c.probedBps)}`), []);
-  });
+        }),
+      );
+      const off = checks.filter((c) => !(Math.abs(c.indexBps / c.probedBps - 1) <= 0.01));
+      const worst = Math.max(...checks.map((c) => Math.abs(c.indexBps / c.probedBps - 1)));
+      console.log(
+        `# ${checks.length} segments of ${corpusShapes.length} shapes: worst rate ` +
+          `difference to ffprobe ${(worst * 100).toFixed(3)} %`,
+      );
+      assert.ok(checks.length > 100, `${checks.length} segments checked`);
+      assert.deepEqual(
+        off.map((c) => `${c.label}: ${Math.round(c.indexBps)} vs ${Math.round(c.probedBps)}`),
+        [],
+      );
+    },
+  );
 });

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isOriginError } from '../../src/errors.js';
-import { assetPath, isMasterPlaylist, loneMediaPlaylistRef, parseMasterPlaylist, parseMediaPlaylist } from '../../src/media/hls.js';
+import {
+  assetPath,
+  isMasterPlaylist,
+  loneMediaPlaylistRef,
+  parseMasterPlaylist,
+  parseMediaPlaylist,
+} from '../../src/media/hls.js';
 
 // Playlists in the shapes packagers write (written by hand after Shaka Packager's and ffmpeg's output).
 const master = `#EXTM3U
@@ -54,15 +60,19 @@ video.mp4
     assert.equal(rendition.container, 'fmp4');
     assert.equal(rendition.initFile, 'hls/video.mp4');
     assert.deepEqual(rendition.initRange, { offset: 0, sizeBytes: 876 });
-    assert.deepEqual(rendition.segments.map((s) => [s.file, s.range, s.manifestStartSec, s.manifestDurationSec]), [
-      ['hls/video.mp4', { offset: 932, sizeBytes: 590920 }, 0, 6],
-      ['hls/video.mp4', { offset: 591852, sizeBytes: 206716 }, 6, 2],
-    ]);
+    assert.deepEqual(
+      rendition.segments.map((s) => [s.file, s.range, s.manifestStartSec, s.manifestDurationSec]),
+      [
+        ['hls/video.mp4', { offset: 932, sizeBytes: 590920 }, 0, 6],
+        ['hls/video.mp4', { offset: 591852, sizeBytes: 206716 }, 6, 2],
+      ],
+    );
     assert.equal(rendition.unsupported, undefined);
   });
 
   it('tells MPEG-TS, fMP4 and WebVTT segments apart', () => {
-    const media = (uri: string, map = '') => `#EXTM3U\n#EXT-X-TARGETDURATION:2\n${map}#EXTINF:2.0,\n${uri}\n#EXT-X-ENDLIST\n`;
+    const media = (uri: string, map = '') =>
+      `#EXTM3U\n#EXT-X-TARGETDURATION:2\n${map}#EXTINF:2.0,\n${uri}\n#EXT-X-ENDLIST\n`;
     const ref = loneMediaPlaylistRef('p.m3u8');
     assert.equal(parseMediaPlaylist(media('seg000.ts'), 'p.m3u8', ref).container, 'ts');
     assert.equal(parseMediaPlaylist(media('s1.m4s', '#EXT-X-MAP:URI="init.mp4"\n'), 'p.m3u8', ref).container, 'fmp4');
@@ -74,20 +84,36 @@ video.mp4
     const ref = loneMediaPlaylistRef('p.m3u8');
     const live = parseMediaPlaylist('#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\ns1.ts\n', 'p.m3u8', ref);
     assert.match(live.unsupported ?? '', /live playlist/);
-    const away = parseMediaPlaylist('#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\nhttps://cdn.example.com/s1.ts\n#EXT-X-ENDLIST\n', 'p.m3u8', ref);
+    const away = parseMediaPlaylist(
+      '#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\nhttps://cdn.example.com/s1.ts\n#EXT-X-ENDLIST\n',
+      'p.m3u8',
+      ref,
+    );
     assert.match(away.unsupported ?? '', /not a file of this asset/);
     assert.equal(assetPath('a/p.m3u8', '../../etc/passwd'), undefined);
     assert.equal(assetPath('a/p.m3u8', '../b/s.ts'), 'b/s.ts');
   });
 
   it('takes durations from EXTINF only where whole-segment AES-128 encryption hides the media', () => {
-    const encrypted = parseMediaPlaylist('#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI="key.bin"\n#EXTINF:2.0,\ns1.ts\n#EXT-X-ENDLIST\n', 'p.m3u8', loneMediaPlaylistRef('p.m3u8'));
+    const encrypted = parseMediaPlaylist(
+      '#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI="key.bin"\n#EXTINF:2.0,\ns1.ts\n#EXT-X-ENDLIST\n',
+      'p.m3u8',
+      loneMediaPlaylistRef('p.m3u8'),
+    );
     assert.match(encrypted.timingFromManifest ?? '', /AES-128/);
-    const sampleAes = parseMediaPlaylist('#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://k"\n#EXTINF:2.0,\ns1.ts\n#EXT-X-ENDLIST\n', 'p.m3u8', loneMediaPlaylistRef('p.m3u8'));
+    const sampleAes = parseMediaPlaylist(
+      '#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI="skd://k"\n#EXTINF:2.0,\ns1.ts\n#EXT-X-ENDLIST\n',
+      'p.m3u8',
+      loneMediaPlaylistRef('p.m3u8'),
+    );
     assert.equal(sampleAes.timingFromManifest, undefined);
   });
 
   it('calls a malformed playlist corrupt, naming it', () => {
-    assert.throws(() => parseMasterPlaylist('not a playlist', 'bad.m3u8'), (error: unknown) => isOriginError(error, 'ORIGIN_ERR_CORRUPT_MEDIA') && (error as Error).message.startsWith('bad.m3u8'));
+    assert.throws(
+      () => parseMasterPlaylist('not a playlist', 'bad.m3u8'),
+      (error: unknown) =>
+        isOriginError(error, 'ORIGIN_ERR_CORRUPT_MEDIA') && (error as Error).message.startsWith('bad.m3u8'),
+    );
   });
 });

@@ -23,7 +23,13 @@ describe('MediaLibrary.getFile', () => {
   });
 
   async function openLibrary() {
-    const library = new MediaLibrary({ root, cacheMaxBytes: 1 << 20, cacheMaxFileBytes: 1 << 16, revalidateMs: 1000, now: () => nowMs });
+    const library = new MediaLibrary({
+      root,
+      cacheMaxBytes: 1 << 20,
+      cacheMaxFileBytes: 1 << 16,
+      revalidateMs: 1000,
+      now: () => nowMs,
+    });
     await library.open();
     return library;
   }
@@ -80,22 +86,31 @@ describe('MediaLibrary.readRange (files too large to cache whole)', () => {
     return { library, file };
   }
 
-  it('answers ranges within a chunk, across chunks, at the file end and longer than a chunk with the file bytes', async () => {
-    const { library, file } = await openLibrary(64 * fileChunkBytes);
-    const ranges = [
-      { start: 0, end: 65_535 },
-      { start: fileChunkBytes - 100, end: fileChunkBytes + 65_435 },
-      { start: 2 * fileChunkBytes - 10, end: 3 * fileChunkBytes + 10 },
-      { start: sizeBytes - 65_536, end: sizeBytes - 1 },
-      { start: 12, end: 2 * fileChunkBytes + 40 },
-    ];
-    for (const range of ranges) assert.ok((await library.readRange(file, range)).equals(content.subarray(range.start, range.end + 1)), JSON.stringify(range));
-  });
+  it(
+    'answers ranges within a chunk, across chunks, at the file end and longer than a ' + 'chunk with the file bytes',
+    async () => {
+      const { library, file } = await openLibrary(64 * fileChunkBytes);
+      const ranges = [
+        { start: 0, end: 65_535 },
+        { start: fileChunkBytes - 100, end: fileChunkBytes + 65_435 },
+        { start: 2 * fileChunkBytes - 10, end: 3 * fileChunkBytes + 10 },
+        { start: sizeBytes - 65_536, end: sizeBytes - 1 },
+        { start: 12, end: 2 * fileChunkBytes + 40 },
+      ];
+      for (const range of ranges)
+        assert.ok(
+          (await library.readRange(file, range)).equals(content.subarray(range.start, range.end + 1)),
+          JSON.stringify(range),
+        );
+    },
+  );
 
   it('reads each chunk once: concurrent ranges share the read, later ones are served from memory', async () => {
     const { library, file } = await openLibrary(64 * fileChunkBytes);
     const before = library.cacheStats();
-    await Promise.all(Array.from({ length: 20 }, (_, i) => library.readRange(file, { start: i * 1000, end: i * 1000 + 65_535 })));
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => library.readRange(file, { start: i * 1000, end: i * 1000 + 65_535 })),
+    );
     const after = library.cacheStats();
     assert.equal(after.entries - before.entries, 1, 'one chunk cached');
     assert.equal(after.bytes - before.bytes, fileChunkBytes + 256);
@@ -107,7 +122,8 @@ describe('MediaLibrary.readRange (files too large to cache whole)', () => {
 
   it('keeps chunks within the cache budget, and reads directly when the budget is too small for chunks', async () => {
     const small = await openLibrary(6 * fileChunkBytes);
-    for (let chunk = 0; chunk < 4; chunk++) await small.library.readRange(small.file, { start: chunk * fileChunkBytes, end: chunk * fileChunkBytes + 999 });
+    for (let chunk = 0; chunk < 4; chunk++)
+      await small.library.readRange(small.file, { start: chunk * fileChunkBytes, end: chunk * fileChunkBytes + 999 });
     assert.ok(small.library.cacheStats().bytes <= 6 * fileChunkBytes);
     const tiny = await openLibrary(fileChunkBytes);
     const before = tiny.library.cacheStats();
@@ -118,11 +134,18 @@ describe('MediaLibrary.readRange (files too large to cache whole)', () => {
   it('reports a file truncated under it as ORIGIN_ERR_FILE_CHANGED, and the new version reads anew', async () => {
     const { library, file } = await openLibrary(64 * fileChunkBytes);
     await writeFile(join(root, 'clip', 'progressive.mp4'), content.subarray(0, fileChunkBytes + 10));
-    await assert.rejects(async () => library.readRange(file, { start: 2 * fileChunkBytes, end: 2 * fileChunkBytes + 99 }), { code: 'ORIGIN_ERR_FILE_CHANGED' });
+    await assert.rejects(
+      async () => library.readRange(file, { start: 2 * fileChunkBytes, end: 2 * fileChunkBytes + 99 }),
+      { code: 'ORIGIN_ERR_FILE_CHANGED' },
+    );
     await utimes(join(root, 'clip', 'progressive.mp4'), new Date(), new Date(Date.now() + 5000));
     const replaced = await library.getFile('clip', 'progressive.mp4');
     assert.equal(replaced?.sizeBytes, fileChunkBytes + 10);
-    assert.ok((await library.readRange(replaced, { start: fileChunkBytes, end: fileChunkBytes + 9 })).equals(content.subarray(fileChunkBytes, fileChunkBytes + 10)));
+    assert.ok(
+      (await library.readRange(replaced, { start: fileChunkBytes, end: fileChunkBytes + 9 })).equals(
+        content.subarray(fileChunkBytes, fileChunkBytes + 10),
+      ),
+    );
     await writeFile(join(root, 'clip', 'progressive.mp4'), content);
   });
 });

@@ -11,15 +11,25 @@ describe('media index on the generated demo', () => {
   let clipDurationSec: number;
 
   before(async () => {
-    index = await buildAssetIndex('demo', demoDir(), { mpdFiles: ['manifest.mpd'], playlistFiles: ['master.m3u8'], mp4Files: ['progressive.mp4'] });
+    index = await buildAssetIndex('demo', demoDir(), {
+      mpdFiles: ['manifest.mpd'],
+      playlistFiles: ['master.m3u8'],
+      mp4Files: ['progressive.mp4'],
+    });
     const probe = await ffprobe(join(demoDir(), 'progressive.mp4'), ['-select_streams', 'v:0']);
     clipDurationSec = Number(probe.streams[0]!.duration);
   });
 
   it('has the 4-rung video ladder and one audio rendition', () => {
     const video = index.renditions.filter((r) => r.kind === 'video');
-    assert.deepEqual(video.map((r) => r.height), [234, 360, 540, 720]);
-    assert.deepEqual(video.map((r) => r.width), [416, 640, 960, 1280]);
+    assert.deepEqual(
+      video.map((r) => r.height),
+      [234, 360, 540, 720],
+    );
+    assert.deepEqual(
+      video.map((r) => r.width),
+      [416, 640, 960, 1280],
+    );
     assert.equal(index.renditions.filter((r) => r.kind === 'audio').length, 1);
     assert.equal(index.segmentSource, 'mpd');
     assert.equal(index.hlsPlaylists.length, 5);
@@ -28,7 +38,10 @@ describe('media index on the generated demo', () => {
   it('sums segment durations to the clip duration within one frame (video) or one AAC frame (audio)', () => {
     for (const rendition of index.renditions) {
       const tolerance = rendition.kind === 'video' ? 1 / 30 : 1024 / 48000 + 0.05;
-      assert.ok(Math.abs(rendition.durationSec - clipDurationSec) <= tolerance, `${rendition.id}: ${rendition.durationSec} vs ${clipDurationSec}`);
+      assert.ok(
+        Math.abs(rendition.durationSec - clipDurationSec) <= tolerance,
+        `${rendition.id}: ${rendition.durationSec} vs ${clipDurationSec}`,
+      );
     }
   });
 
@@ -36,7 +49,10 @@ describe('media index on the generated demo', () => {
     for (const rendition of index.renditions) {
       let expected = rendition.segments[0]!.startSec;
       for (const segment of rendition.segments) {
-        assert.ok(Math.abs(segment.startSec - expected) < 1e-6, `${segment.file} starts at ${segment.startSec}, expected ${expected}`);
+        assert.ok(
+          Math.abs(segment.startSec - expected) < 1e-6,
+          `${segment.file} starts at ${segment.startSec}, expected ${expected}`,
+        );
         expected += segment.durationSec;
       }
     }
@@ -54,8 +70,14 @@ describe('media index on the generated demo', () => {
 
   it('is true VBR: per-segment bitrates swing at least +-30% around each video rendition mean', () => {
     for (const rendition of index.renditions.filter((r) => r.kind === 'video')) {
-      assert.ok(rendition.peakSegmentBitrateBps >= 1.3 * rendition.meanSegmentBitrateBps, `${rendition.id}: peak ${rendition.peakSegmentBitrateBps} mean ${rendition.meanSegmentBitrateBps}`);
-      assert.ok(rendition.minSegmentBitrateBps <= 0.7 * rendition.meanSegmentBitrateBps, `${rendition.id}: min ${rendition.minSegmentBitrateBps} mean ${rendition.meanSegmentBitrateBps}`);
+      assert.ok(
+        rendition.peakSegmentBitrateBps >= 1.3 * rendition.meanSegmentBitrateBps,
+        `${rendition.id}: peak ${rendition.peakSegmentBitrateBps} mean ${rendition.meanSegmentBitrateBps}`,
+      );
+      assert.ok(
+        rendition.minSegmentBitrateBps <= 0.7 * rendition.meanSegmentBitrateBps,
+        `${rendition.id}: min ${rendition.minSegmentBitrateBps} mean ${rendition.meanSegmentBitrateBps}`,
+      );
     }
   });
 
@@ -84,7 +106,11 @@ describe('media index on the generated demo', () => {
   });
 
   it('builds the same index from the HLS playlists alone', async () => {
-    const fromHls = await buildAssetIndex('demo', demoDir(), { mpdFiles: [], playlistFiles: ['master.m3u8'], mp4Files: [] });
+    const fromHls = await buildAssetIndex('demo', demoDir(), {
+      mpdFiles: [],
+      playlistFiles: ['master.m3u8'],
+      mp4Files: [],
+    });
     assert.equal(fromHls.segmentSource, 'hls');
     const mpdSizes = index.renditions.map((r) => r.segments.map((s) => s.sizeBytes));
     const hlsSizes = fromHls.renditions.map((r) => r.segments.map((s) => s.sizeBytes));

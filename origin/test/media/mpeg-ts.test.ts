@@ -3,7 +3,13 @@ import { describe, it } from 'node:test';
 import { tsTimestamps, typicalStepTicks } from '../../src/media/mpeg-ts.js';
 
 function timestampBytes(prefix: number, ticks: number): number[] {
-  return [(prefix << 4) | (Math.floor(ticks / 2 ** 30) << 1) | 1, (Math.floor(ticks / 2 ** 22) & 0xff), ((Math.floor(ticks / 2 ** 15) & 0x7f) << 1) | 1, (Math.floor(ticks / 2 ** 7) & 0xff), ((ticks & 0x7f) << 1) | 1];
+  return [
+    (prefix << 4) | (Math.floor(ticks / 2 ** 30) << 1) | 1,
+    Math.floor(ticks / 2 ** 22) & 0xff,
+    ((Math.floor(ticks / 2 ** 15) & 0x7f) << 1) | 1,
+    Math.floor(ticks / 2 ** 7) & 0xff,
+    ((ticks & 0x7f) << 1) | 1,
+  ];
 }
 
 /** One 188-byte TS packet starting a PES of `streamId` on `pid`, with PTS (and DTS when given). */
@@ -13,7 +19,19 @@ function pesPacket(pid: number, streamId: number, pts: number, dts?: number): Bu
   packet[1] = 0x40 | (pid >> 8);
   packet[2] = pid & 0xff;
   packet[3] = 0x10;
-  const header = [0, 0, 1, streamId, 0, 0, 0x80, dts === undefined ? 0x80 : 0xc0, dts === undefined ? 5 : 10, ...timestampBytes(dts === undefined ? 2 : 3, pts), ...(dts === undefined ? [] : timestampBytes(1, dts))];
+  const header = [
+    0,
+    0,
+    1,
+    streamId,
+    0,
+    0,
+    0x80,
+    dts === undefined ? 0x80 : 0xc0,
+    dts === undefined ? 5 : 10,
+    ...timestampBytes(dts === undefined ? 2 : 3, pts),
+    ...(dts === undefined ? [] : timestampBytes(1, dts)),
+  ];
   Buffer.from(header).copy(packet, 4);
   return packet;
 }
@@ -28,8 +46,15 @@ function continuation(pid: number): Buffer {
 }
 
 describe('MPEG-TS timestamps', () => {
-  it('reads the video stream\'s DTS (PTS where no DTS), passing audio and continuation packets', () => {
-    const bytes = Buffer.concat([pesPacket(257, 0xc0, 126000), pesPacket(256, 0xe0, 129000, 126000), continuation(256), pesPacket(256, 0xe0, 138000, 129000), pesPacket(257, 0xc0, 127920), pesPacket(256, 0xe0, 132000)]);
+  it("reads the video stream's DTS (PTS where no DTS), passing audio and continuation packets", () => {
+    const bytes = Buffer.concat([
+      pesPacket(257, 0xc0, 126000),
+      pesPacket(256, 0xe0, 129000, 126000),
+      continuation(256),
+      pesPacket(256, 0xe0, 138000, 129000),
+      pesPacket(257, 0xc0, 127920),
+      pesPacket(256, 0xe0, 132000),
+    ]);
     const found = tsTimestamps(bytes, 'seg.ts');
     assert.equal(found.streamId, 0xe0);
     assert.deepEqual(found.ticks, [126000, 129000, 132000]);

@@ -20,7 +20,11 @@ describe('progressive MP4 sample tables', () => {
 
   before(async () => {
     layout = await readProgressiveLayout(file());
-    const probe = await ffprobe(file(), ['-show_packets', '-show_entries', 'packet=stream_index,pos,size,dts_time,duration_time']);
+    const probe = await ffprobe(file(), [
+      '-show_packets',
+      '-show_entries',
+      'packet=stream_index,pos,size,dts_time,duration_time',
+    ]);
     packets = (probe as unknown as { packets: ProbePacket[] }).packets;
   });
 
@@ -29,7 +33,8 @@ describe('progressive MP4 sample tables', () => {
     assert.equal(total, packets.length);
     const samples = new Map<number, number>();
     for (const track of layout.tracks) track.offsets.forEach((offset, i) => samples.set(offset, track.sizes[i]!));
-    for (const packet of packets) assert.equal(samples.get(Number(packet.pos)), Number(packet.size), `packet at ${packet.pos}`);
+    for (const packet of packets)
+      assert.equal(samples.get(Number(packet.pos)), Number(packet.size), `packet at ${packet.pos}`);
   });
 
   it('gives each sample the decode time and duration ffprobe gives it', () => {
@@ -37,7 +42,10 @@ describe('progressive MP4 sample tables', () => {
     const byPos = new Map(packets.map((p) => [Number(p.pos), p]));
     for (let i = 0; i < video.sizes.length; i++) {
       const packet = byPos.get(video.offsets[i]!)!;
-      assert.ok(Math.abs(video.decodeTimesSec[i]! - Number(packet.dts_time)) < 1e-4, `sample ${i}: ${video.decodeTimesSec[i]} vs ${packet.dts_time}`);
+      assert.ok(
+        Math.abs(video.decodeTimesSec[i]! - Number(packet.dts_time)) < 1e-4,
+        `sample ${i}: ${video.decodeTimesSec[i]} vs ${packet.dts_time}`,
+      );
       assert.ok(Math.abs(video.durationsSec[i]! - Number(packet.duration_time)) < 1e-4);
     }
   });
@@ -46,7 +54,9 @@ describe('progressive MP4 sample tables', () => {
     const map = new ByteTimeMap(layout);
     const video = layout.tracks.find((t) => t.kind === 'video')!;
     const videoIndex = packets.find((p) => Number(p.pos) === video.offsets[0])!.stream_index;
-    const videoPackets = packets.filter((p) => p.stream_index === videoIndex).sort((a, b) => Number(a.pos) - Number(b.pos));
+    const videoPackets = packets
+      .filter((p) => p.stream_index === videoIndex)
+      .sort((a, b) => Number(a.pos) - Number(b.pos));
     let complete = 0;
     for (const packet of videoPackets) {
       complete = Math.max(complete, Number(packet.dts_time) + Number(packet.duration_time));

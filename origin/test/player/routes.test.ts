@@ -14,7 +14,12 @@ describe('player routes', () => {
       assert.equal((await app.inject({ url: '/player/lib/hls.min.js' })).statusCode, 200);
       const missing = await app.inject({ url: '/player/lib/dash.all.min.js' });
       assert.equal(missing.statusCode, 404);
-      assert.deepEqual(missing.json(), { error: { code: 'ORIGIN_ERR_PLAYER_MISSING', message: 'dashjs is not installed beside the origin (an optional dependency): npm install dashjs' } });
+      assert.deepEqual(missing.json(), {
+        error: {
+          code: 'ORIGIN_ERR_PLAYER_MISSING',
+          message: 'dashjs is not installed beside the origin (an optional dependency): npm install dashjs',
+        },
+      });
     } finally {
       await app.close();
     }

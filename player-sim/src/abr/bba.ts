@@ -28,7 +28,10 @@ export function createBbaRule(): AbrRule {
       const down = Math.max(previous - 1, 0);
       let index = previous;
       if (f >= rates[up]! && up !== previous) {
-        index = rates.reduce((best, rate, i) => (rate < f || (rate === f && i === rates.length - 1) ? i : best), previous);
+        index = rates.reduce(
+          (best, rate, i) => (rate < f || (rate === f && i === rates.length - 1) ? i : best),
+          previous,
+        );
       } else if (f <= rates[down]! && down !== previous) {
         index = rates.findIndex((rate) => rate > f);
         if (index < 0) index = rates.length - 1;

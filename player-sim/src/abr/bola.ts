@@ -8,7 +8,10 @@ import type { AbrContext, AbrDecision, AbrRule } from './abr-rule.js';
 const minimumBufferSec = 10;
 const minimumBufferPerLevelSec = 2;
 
-export function bolaParameters(bitratesBps: readonly number[], maxBufferSec: number): { utilities: number[]; gp: number; v: number } {
+export function bolaParameters(
+  bitratesBps: readonly number[],
+  maxBufferSec: number,
+): { utilities: number[]; gp: number; v: number } {
   const utilities = bitratesBps.map((b) => Math.log(b / bitratesBps[0]!) + 1);
   const bufferTargetSec = Math.max(maxBufferSec, minimumBufferSec + minimumBufferPerLevelSec * bitratesBps.length);
   const gp = (utilities[utilities.length - 1]! - 1) / (bufferTargetSec / minimumBufferSec - 1);
@@ -30,7 +33,10 @@ export function createBolaRule(): AbrRule {
           best = i;
         }
       });
-      return { index: best, reason: `bola: buffer ${context.bufferSec.toFixed(1)} s maximises utility per bit at rendition ${best}` };
+      return {
+        index: best,
+        reason: `bola: buffer ${context.bufferSec.toFixed(1)} s maximises utility per bit at rendition ${best}`,
+      };
     },
   };
 }

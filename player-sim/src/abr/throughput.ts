@@ -12,7 +12,7 @@ const slowHalfLifeSec = 8;
 
 /** One EWMA step; the first sample seeds the average, so early estimates are not dragged towards 0. */
 function ewmaStep(previous: number | undefined, bps: number, durationMs: number, halfLifeSec: number): number {
-  const alpha = Math.pow(0.5, durationMs / 1000 / halfLifeSec);
+  const alpha = 0.5 ** (durationMs / 1000 / halfLifeSec);
   return previous === undefined ? bps : alpha * previous + (1 - alpha) * bps;
 }
 
@@ -51,9 +51,16 @@ export function createThroughputRule(): AbrRule {
     name: 'throughput',
     choose(context: AbrContext): AbrDecision {
       const estimate = estimator.update(context.throughput);
-      if (estimate === undefined) return { index: 0, reason: 'throughput: no download yet, start at the lowest rendition' };
+      if (estimate === undefined)
+        return { index: 0, reason: 'throughput: no download yet, start at the lowest rendition' };
       const index = highestAtMost(context.bitratesBps, estimate * throughputSafetyFactor);
-      return { index, reason: `throughput: estimate ${(estimate / 1e6).toFixed(2)} Mbit/s x ${throughputSafetyFactor} -> ${(context.bitratesBps[index]! / 1e6).toFixed(2)} Mbit/s` };
+      return {
+        index,
+        reason:
+          `throughput: estimate ${(estimate / 1e6).toFixed(2)} Mbit/s ` +
+          `x ${throughputSafetyFactor} -> ${(context.bitratesBps[index]! / 1e6).toFixed(2)} ` +
+          `Mbit/s`,
+      };
     },
   };
 }

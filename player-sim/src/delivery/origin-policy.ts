@@ -7,7 +7,16 @@
  * rate, or at the rate itself when the clamp sits at its floor and writes are throttled. Below
  * the cap the link decides, which is catch-up under every enforcer.
  */
-import { abrDecision, defaultDeliveryConfig, enforcers, policyCatalogue, sammyDecision, ViewerRuns, type DeliveryConfig, type PolicyName } from '@trickle/origin/rules';
+import {
+  abrDecision,
+  defaultDeliveryConfig,
+  enforcers,
+  policyCatalogue,
+  sammyDecision,
+  ViewerRuns,
+  type DeliveryConfig,
+  type PolicyName,
+} from '@trickle/origin/rules';
 import { mssBytes } from '../network.js';
 import { slowStartAfterIdle, type DeliveryModel, type DeliveryRequest } from './delivery-model.js';
 
@@ -26,14 +35,41 @@ export function originPolicyModel(name: PolicyName, config: DeliveryConfig = def
       case 'media':
         return request.mediaStartSec < config.startupSec ? undefined : request.segmentBitrateBps;
       case 'abr': {
-        const viewer = runs.join('viewer', { number: request.segmentNumber, startSec: request.mediaStartSec, durationSec: request.durationSec }, request.nowMs);
-        const segment = { presentationSec: request.mediaStartSec, bitrateBps: request.segmentBitrateBps, ladderBps: request.ladderBps, renditionBps: request.renditionBps };
-        const decision = abrDecision({ segment, cmcd: request.cmcd ? { su: !request.startedUp, bl: request.bufferSec * 1000 } : undefined, viewer }, abrOptions);
+        const viewer = runs.join(
+          'viewer',
+          { number: request.segmentNumber, startSec: request.mediaStartSec, durationSec: request.durationSec },
+          request.nowMs,
+        );
+        const segment = {
+          presentationSec: request.mediaStartSec,
+          bitrateBps: request.segmentBitrateBps,
+          ladderBps: request.ladderBps,
+          renditionBps: request.renditionBps,
+        };
+        const decision = abrDecision(
+          {
+            segment,
+            cmcd: request.cmcd ? { su: !request.startedUp, bl: request.bufferSec * 1000 } : undefined,
+            viewer,
+          },
+          abrOptions,
+        );
         return decision.fullSpeed ? undefined : decision.rateBps;
       }
       case 'sammy': {
-        const viewer = runs.join('viewer', { number: request.segmentNumber, startSec: request.mediaStartSec, durationSec: request.durationSec }, request.nowMs);
-        const decision = sammyDecision({ segment: { presentationSec: request.mediaStartSec, ladderBps: request.ladderBps }, cmcd: request.cmcd ? { su: !request.startedUp, bl: request.bufferSec * 1000 } : undefined, viewer }, sammyOptions);
+        const viewer = runs.join(
+          'viewer',
+          { number: request.segmentNumber, startSec: request.mediaStartSec, durationSec: request.durationSec },
+          request.nowMs,
+        );
+        const decision = sammyDecision(
+          {
+            segment: { presentationSec: request.mediaStartSec, ladderBps: request.ladderBps },
+            cmcd: request.cmcd ? { su: !request.startedUp, bl: request.bufferSec * 1000 } : undefined,
+            viewer,
+          },
+          sammyOptions,
+        );
         return decision.initial ? undefined : decision.rateBps;
       }
     }
@@ -53,7 +89,10 @@ export function originPolicyModel(name: PolicyName, config: DeliveryConfig = def
     name,
     transfer: (request) => {
       const target = rate(request);
-      return { slowStart: slowStartAfterIdle(request), capBps: target === undefined ? undefined : cap(target, request.rttMs) };
+      return {
+        slowStart: slowStartAfterIdle(request),
+        capBps: target === undefined ? undefined : cap(target, request.rttMs),
+      };
     },
   };
 }

@@ -3,4 +3,6 @@ import { policyNames } from '@trickle/origin/rules';
 import type { DeliveryModel } from './delivery-model.js';
 import { originPolicyModel } from './origin-policy.js';
 
-export const deliveryModels: Readonly<Record<string, () => DeliveryModel>> = Object.fromEntries(policyNames.map((name) => [name, () => originPolicyModel(name)]));
+export const deliveryModels: Readonly<Record<string, () => DeliveryModel>> = Object.fromEntries(
+  policyNames.map((name) => [name, () => originPolicyModel(name)]),
+);

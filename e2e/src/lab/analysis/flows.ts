@@ -53,13 +53,19 @@ export function detectBursts(timesUs: readonly number[], options: BurstOptions =
 const seqSpace = 2 ** 32;
 
 /** Data packets grouped by flow (direction), with retransmissions marked by sequence. */
-export function analyzeFlows(packets: readonly TcpPacket[], options: BurstOptions = paperBurstDefinition): FlowAnalysis[] {
+export function analyzeFlows(
+  packets: readonly TcpPacket[],
+  options: BurstOptions = paperBurstDefinition,
+): FlowAnalysis[] {
   const byFlow = new Map<string, TcpPacket[]>();
   for (const packet of packets) {
     if (packet.payloadBytes === 0) continue;
     const key = `${packet.src}:${packet.srcPort}>${packet.dst}:${packet.dstPort}`;
     let list = byFlow.get(key);
-    if (list === undefined) byFlow.set(key, (list = []));
+    if (list === undefined) {
+      list = [];
+      byFlow.set(key, list);
+    }
     list.push(packet);
   }
   const flows: FlowAnalysis[] = [];
@@ -111,4 +117,3 @@ export function queueingDelaysMs(rttsMs: readonly number[]): number[] {
   const base = Math.min(...rttsMs);
   return rttsMs.map((rtt) => rtt - base);
 }
-

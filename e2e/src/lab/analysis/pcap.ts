@@ -39,7 +39,8 @@ export function parsePcap(buffer: Buffer): TcpPacket[] {
   } else throw new E2eError('E2E_ERR_CAPTURE', `not a pcap file (magic 0x${magic.toString(16)})`);
   const u32 = (offset: number) => (littleEndian ? buffer.readUInt32LE(offset) : buffer.readUInt32BE(offset));
   const linkType = u32(20);
-  if (linkType !== linkEthernet && linkType !== linkLinuxCooked) throw new E2eError('E2E_ERR_CAPTURE', `unsupported pcap link type ${linkType}`);
+  if (linkType !== linkEthernet && linkType !== linkLinuxCooked)
+    throw new E2eError('E2E_ERR_CAPTURE', `unsupported pcap link type ${linkType}`);
   const packets: TcpPacket[] = [];
   let offset = 24;
   while (offset + 16 <= buffer.length) {

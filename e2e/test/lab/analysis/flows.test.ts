@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { analyzeFlows, burstShareAtMost, detectBursts, parsePcap, queueingDelaysMs, type TcpPacket } from '../../../src/index.js';
+import {
+  analyzeFlows,
+  burstShareAtMost,
+  detectBursts,
+  parsePcap,
+  queueingDelaysMs,
+  type TcpPacket,
+} from '../../../src/index.js';
 
 function packet(timeUs: number, seq: number, payloadBytes = 1448, src = '10.73.0.1'): TcpPacket {
   return { timeUs, src, dst: '10.73.0.2', srcPort: 80, dstPort: 40000, seq, ack: 1, flags: 0x10, payloadBytes };
@@ -41,7 +48,19 @@ function pcapOf(packets: readonly TcpPacket[]): Buffer {
 describe('burst detection (Blanton et al.: >= 4 packets, gaps <= 1 ms)', () => {
   it('finds exactly the expected bursts in synthetic timings', () => {
     // 5 packets 100 us apart, a 5 ms pause, 3 packets (too few), a pause, 45 packets (a 64 kB write), 1 alone.
-    const times = [0, 100, 200, 300, 400, 5400, 5500, 5600, 20_000, ...Array.from({ length: 45 }, (_, i) => 30_000 + i * 120), 60_000];
+    const times = [
+      0,
+      100,
+      200,
+      300,
+      400,
+      5400,
+      5500,
+      5600,
+      20_000,
+      ...Array.from({ length: 45 }, (_, i) => 30_000 + i * 120),
+      60_000,
+    ];
     assert.deepEqual(detectBursts(times), [5, 45]);
     assert.deepEqual(detectBursts([0, 1000, 2000, 3000]), [4], 'a gap of exactly 1 ms still counts');
     assert.deepEqual(detectBursts([0, 1001, 2002, 3003]), []);
@@ -75,12 +94,15 @@ describe('flow analysis from a pcap', () => {
     assert.equal(flow!.flow, '10.73.0.1:80>10.73.0.2:40000');
     assert.equal(flow!.dataPackets, 6);
     assert.equal(flow!.retransmittedPackets, 1);
-    assert.equal(flow!.bytes, 5 * 1448, "unique bytes: the retransmission adds none");
+    assert.equal(flow!.bytes, 5 * 1448, 'unique bytes: the retransmission adds none');
     assert.deepEqual(flow!.bursts, [4]);
     assert.ok(Math.abs(flow!.goodputBps - (5 * 1448 * 8) / 0.1) < 1);
   });
 
   it('rejects files that are not pcap', () => {
-    assert.throws(() => parsePcap(Buffer.from('hello world, not a capture')), (e: unknown) => (e as { code?: string }).code === 'E2E_ERR_CAPTURE');
+    assert.throws(
+      () => parsePcap(Buffer.from('hello world, not a capture')),
+      (e: unknown) => (e as { code?: string }).code === 'E2E_ERR_CAPTURE',
+    );
   });
 });

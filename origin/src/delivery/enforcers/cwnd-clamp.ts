@@ -42,7 +42,20 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
       const writeThrottle = new FloorWriteThrottle();
       let reason = 'startup';
       let unsentStartup: UnsentStartup | undefined;
-      const inKernel = options.inKernel ? kernelPhaseRun(port, { limit: 'clamp', gain: options.gain, floorPackets: options.floorPackets, sendBufferSeconds: options.sendBufferSeconds, release: options.release, clocks: options.clocks }, paceRates) : undefined;
+      const inKernel = options.inKernel
+        ? kernelPhaseRun(
+            port,
+            {
+              limit: 'clamp',
+              gain: options.gain,
+              floorPackets: options.floorPackets,
+              sendBufferSeconds: options.sendBufferSeconds,
+              release: options.release,
+              clocks: options.clocks,
+            },
+            paceRates,
+          )
+        : undefined;
 
       const release = () => {
         if (clampedRate === undefined) return;
@@ -100,7 +113,9 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
             rttUs,
             mssBytes,
             goodputBytesPerSec: progress?.goodputBytesPerSec,
-            ...(progress?.targetBytesPerSec === undefined ? {} : { goodputTargetBytesPerSec: progress.targetBytesPerSec }),
+            ...(progress?.targetBytesPerSec === undefined
+              ? {}
+              : { goodputTargetBytesPerSec: progress.targetBytesPerSec }),
             appLimited: info.deliveryRateAppLimited === true,
             gain: options.gain,
             floorPackets: options.floorPackets,
@@ -120,7 +135,8 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
         afterBlock(block) {
           // What this block was aimed at: R when writes are throttled (clamp at the floor), gain x R under the clamp.
           if (clampedRate !== undefined) {
-            if (unsentStartup !== undefined) paceRates.add(options.gain * unsentStartup.rateBytesPerSec * 8, unsentStartup.sizeBytes);
+            if (unsentStartup !== undefined)
+              paceRates.add(options.gain * unsentStartup.rateBytesPerSec * 8, unsentStartup.sizeBytes);
             paceRates.add((writeThrottle.active ? 1 : options.gain) * block.rateBytesPerSec * 8, block.sizeBytes);
           }
           unsentStartup = undefined;
@@ -136,29 +152,50 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
           release();
           if (throttling) setNotsentLowat(port, 0);
         },
-        report: () => (inKernel?.handedOver === true ? kernelReport() : {
-          backend: clampFailed && computed.size === 0 ? 'none' : clamp.backend,
-          fallbackReason: clampFailed ? 'setting the clamp failed: served unclamped' : clamp.fallbackReason,
-          paceRateBps: paceRates.summary(),
-          // Only a cwnd clamp is a clamp: the pacing-rate fallback paces, it does not clamp.
-          ...(clamp.backend === 'bpf' ? { clamp: { computedPackets: computed.summary(), appliedPackets: applied.summary(), cwndWhileClampedPackets: cwndWhileClamped.summary() } } : {}),
-          catchUps,
-          throttledWriteBlocks: writeThrottle.throttledBlocks,
-          reason,
-          trickleIn: clamp.backend === 'bpf' || clamp.backend === 'pacing-rate' ? 'user-space' : null,
-        }),
+        report: () =>
+          inKernel?.handedOver === true
+            ? kernelReport()
+            : {
+                backend: clampFailed && computed.size === 0 ? 'none' : clamp.backend,
+                fallbackReason: clampFailed ? 'setting the clamp failed: served unclamped' : clamp.fallbackReason,
+                paceRateBps: paceRates.summary(),
+                // Only a cwnd clamp is a clamp: the pacing-rate fallback paces, it does not clamp.
+                ...(clamp.backend === 'bpf'
+                  ? {
+                      clamp: {
+                        computedPackets: computed.summary(),
+                        appliedPackets: applied.summary(),
+                        cwndWhileClampedPackets: cwndWhileClamped.summary(),
+                      },
+                    }
+                  : {}),
+                catchUps,
+                throttledWriteBlocks: writeThrottle.throttledBlocks,
+                reason,
+                trickleIn: clamp.backend === 'bpf' || clamp.backend === 'pacing-rate' ? 'user-space' : null,
+              },
       };
 
       function kernelReport(): EnforcerReport {
         const state = inKernel?.state;
         const clampPackets = state?.clampPackets ?? null;
-        const summary = clampPackets === null ? null : { min: clampPackets.min, mean: Math.round(clampPackets.mean), max: clampPackets.max };
+        const summary =
+          clampPackets === null
+            ? null
+            : { min: clampPackets.min, mean: Math.round(clampPackets.mean), max: clampPackets.max };
         const kernelPhase = inKernel?.phaseReport();
         return {
           backend: clamp.backend,
           fallbackReason: undefined,
           paceRateBps: inKernel === undefined ? paceRates.summary() : inKernel.aimedRate(paceRates.summary()),
-          clamp: { computedPackets: summary, appliedPackets: summary, cwndWhileClampedPackets: state?.cwndPackets == null ? null : { min: state.cwndPackets.min, mean: Math.round(state.cwndPackets.mean), max: state.cwndPackets.max } },
+          clamp: {
+            computedPackets: summary,
+            appliedPackets: summary,
+            cwndWhileClampedPackets:
+              state?.cwndPackets == null
+                ? null
+                : { min: state.cwndPackets.min, mean: Math.round(state.cwndPackets.mean), max: state.cwndPackets.max },
+          },
           catchUps: state?.catchUps ?? 0,
           throttledWriteBlocks: 0,
           reason: kernelPhaseReason('Algorithm 1', inKernel),

@@ -30,7 +30,10 @@ export interface ScheduleProgress {
 export interface Schedule {
   /** When the phase began (the blocks' clock), ms. */
   readonly startMs: number;
-  /** The seconds the bytes handed to the kernel in the phase (under a limit in the socket, the startup bytes still unsent when it began, then its blocks) should take at their R. */
+  /**
+   * The seconds the bytes handed to the kernel in the phase (under a limit in the socket, the startup bytes still
+   * unsent when it began, then its blocks) should take at their R.
+   */
   readonly handedSec: number;
 }
 
@@ -77,18 +80,39 @@ export interface EnforcerReport {
   /** The last decision's reason (as dash.js SwitchRequests carry one). */
   readonly reason: string;
   /** cwnd clamp: what user space computed per block and what the kernel applied (packets), with the cwnd read then. */
-  readonly clamp?: { readonly computedPackets: Summary | null; readonly appliedPackets: Summary | null; readonly cwndWhileClampedPackets: Summary | null };
+  readonly clamp?: {
+    readonly computedPackets: Summary | null;
+    readonly appliedPackets: Summary | null;
+    readonly cwndWhileClampedPackets: Summary | null;
+  };
   /** Times the limit was lifted because goodput fell behind the schedule. */
   readonly catchUps?: number;
-  /** Blocks whose writes were spaced at R in user space because a socket limit sat at its floor (or by a token bucket). */
+  /**
+   * Blocks whose writes were spaced at R in user space because a socket limit sat at its floor (or by a token bucket).
+   */
   readonly throttledWriteBlocks?: number;
   /** The cwnd clamp: where Algorithm 1 ran (null: no clamp). */
   readonly trickleIn?: 'kernel' | 'user-space' | null;
-  /** The phase in the kernel: whether it began and was held by the packet carrying its first byte (else on an RTT sample, up to a round late), time at the floor (paced at R), catching up, the furthest behind the schedule, its state at the end, and the send buffer the phase had (sk_sndbuf; null: autotuned). */
-  readonly kernelPhase?: { readonly started: boolean; readonly heldAtFirstByte: boolean; readonly floorMs: number; readonly catchingUpMs: number; readonly maxLagMs: number; readonly stateAtEnd: string; readonly sendBufferBytes: number | null };
+  /**
+   * The phase in the kernel: whether it began and was held by the packet carrying its first byte (else on an RTT
+   * sample, up to a round late), time at the floor (paced at R), catching up, the furthest behind the schedule, its
+   * state at the end, and the send buffer the phase had (sk_sndbuf; null: autotuned).
+   */
+  readonly kernelPhase?: {
+    readonly started: boolean;
+    readonly heldAtFirstByte: boolean;
+    readonly floorMs: number;
+    readonly catchingUpMs: number;
+    readonly maxLagMs: number;
+    readonly stateAtEnd: string;
+    readonly sendBufferBytes: number | null;
+  };
 }
 
-/** A response's throttling phase as the kernel takes it: offsets are the response's own (its first byte on the wire is 0). */
+/**
+ * A response's throttling phase as the kernel takes it: offsets are the response's own (its first byte on the wire is
+ * 0).
+ */
 export interface KernelPhase {
   /** Bytes the connection carried before the response. */
   readonly baseBytes: number;
@@ -107,7 +131,10 @@ export interface KernelPhase {
 export interface KernelEnforcement {
   /** Hands the phase to the kernel; false when it would not take it (the response then goes block by block). */
   handOver(phase: KernelPhase): boolean;
-  /** After `end` or `closed`: the phase's start (time, bytes acknowledged, retransmissions, segments out, srtt), undefined if it never began. */
+  /**
+   * After `end` or `closed`: the phase's start (time, bytes acknowledged, retransmissions, segments out, srtt),
+   * undefined if it never began.
+   */
   phaseStart(): TcpSnapshot | undefined;
   /**
    * The socket closed before the response ended (the client left mid-response): reads what the
@@ -150,7 +177,10 @@ export interface Enforcement {
   beforeBlock(block: Block, observation: Observation): number;
   /** The block was handed to the socket. */
   afterBlock(block: Block): void;
-  /** The response ended (its last byte acknowledged, the next request came, or it was aborted): undo what it set on the socket. */
+  /**
+   * The response ended (its last byte acknowledged, the next request came, or it was aborted): undo what it set on the
+   * socket.
+   */
   end(reading: TcpInfo | undefined): void;
   report(): EnforcerReport;
 }

@@ -59,7 +59,20 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
       const paceRates = new RateStats();
       /** Startup bytes unsent when throttling began: they leave under the first rate set. */
       let unsentStartupBytes = 0;
-      const inKernel = options.inKernel ? kernelPhaseRun(port, { limit: 'pacing', gain: options.headroom, floorPackets: options.floorPackets, sendBufferSeconds: options.sendBufferSeconds, release: 'gradual', clocks: options.clocks }, paceRates) : undefined;
+      const inKernel = options.inKernel
+        ? kernelPhaseRun(
+            port,
+            {
+              limit: 'pacing',
+              gain: options.headroom,
+              floorPackets: options.floorPackets,
+              sendBufferSeconds: options.sendBufferSeconds,
+              release: 'gradual',
+              clocks: options.clocks,
+            },
+            paceRates,
+          )
+        : undefined;
 
       const apply = (rate: number | null): boolean => {
         if (rate === appliedBytesPerSec) return true;
@@ -82,18 +95,27 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
        */
       const pace = (block: Block, { reading: info, progress, schedule }: Observation): number => {
         const rateBytesPerSec = options.headroom * block.rateBytesPerSec;
-        const behind = progress !== undefined && progress.goodputBytesPerSec < (progress.targetBytesPerSec ?? block.rateBytesPerSec) && info?.deliveryRateAppLimited !== true;
+        const behind =
+          progress !== undefined &&
+          progress.goodputBytesPerSec < (progress.targetBytesPerSec ?? block.rateBytesPerSec) &&
+          info?.deliveryRateAppLimited !== true;
         if (behind) {
           if (!catchingUp && appliedBytesPerSec !== undefined) catchUps++;
           catchingUp = true;
           writeThrottle.stop();
           aimedBytesPerSec = undefined;
-          reason = `goodput ${Math.round(progress.goodputBytesPerSec)} B/s behind the schedule's ${Math.round(progress.targetBytesPerSec ?? block.rateBytesPerSec)} B/s: cap lifted to catch up`;
+          reason =
+            `goodput ${Math.round(progress.goodputBytesPerSec)} B/s behind the ` +
+            `schedule's ${Math.round(progress.targetBytesPerSec ?? block.rateBytesPerSec)} B/s: ` +
+            `cap lifted to catch up`;
           if (appliedBytesPerSec !== undefined) apply(null);
           return 0;
         }
         catchingUp = false;
-        const floorBytesPerSec = info?.mss !== undefined && info.rttUs !== undefined && info.rttUs > 0 ? (options.floorPackets * info.mss * 1e6) / info.rttUs : 0;
+        const floorBytesPerSec =
+          info?.mss !== undefined && info.rttUs !== undefined && info.rttUs > 0
+            ? (options.floorPackets * info.mss * 1e6) / info.rttUs
+            : 0;
         let waitMs = 0;
         let queueBytesPerSec: number;
         if (rateBytesPerSec < floorBytesPerSec) {
@@ -103,7 +125,10 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
           waitMs = writeThrottle.leave(schedule, options.headroom, block.nowMs);
           const unsentBytes = info?.notsentBytes ?? 0;
           const previous = aimedBytesPerSec;
-          queueBytesPerSec = previous === undefined || unsentBytes === 0 ? rateBytesPerSec : (unsentBytes + block.sizeBytes) / (unsentBytes / previous + block.sizeBytes / rateBytesPerSec);
+          queueBytesPerSec =
+            previous === undefined || unsentBytes === 0
+              ? rateBytesPerSec
+              : (unsentBytes + block.sizeBytes) / (unsentBytes / previous + block.sizeBytes / rateBytesPerSec);
         }
         reason = `SO_MAX_PACING_RATE at ${options.headroom} x R`;
         aimedBytesPerSec = rateBytesPerSec;
@@ -139,7 +164,8 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
         beforeBlock: (block, observation) => (failed ? 0 : pace(block, observation)),
         afterBlock(block) {
           writeThrottle.written();
-          if (typeof appliedBytesPerSec === 'number' && aimedBytesPerSec !== undefined) paceRates.add(aimedBytesPerSec * 8, block.sizeBytes);
+          if (typeof appliedBytesPerSec === 'number' && aimedBytesPerSec !== undefined)
+            paceRates.add(aimedBytesPerSec * 8, block.sizeBytes);
         },
         end() {
           if (inKernel?.handedOver === true) {
@@ -154,14 +180,21 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
             port.socketError('resetPacing', error);
           }
         },
-        report: () => (inKernel?.handedOver === true ? kernelReport() : {
-          backend: appliedBytesPerSec === undefined ? 'none' : 'kernel-pacing',
-          fallbackReason: failed ? 'SO_MAX_PACING_RATE failed: served unpaced' : undefined,
-          paceRateBps: paceRates.summary(),
-          catchUps,
-          throttledWriteBlocks: writeThrottle.throttledBlocks,
-          reason: writeThrottle.throttledBlocks > 0 ? `${reason}; ${writeThrottle.throttledBlocks} block(s) below the floor of ${options.floorPackets} packets per srtt had writes throttled at the rate` : reason,
-        }),
+        report: () =>
+          inKernel?.handedOver === true
+            ? kernelReport()
+            : {
+                backend: appliedBytesPerSec === undefined ? 'none' : 'kernel-pacing',
+                fallbackReason: failed ? 'SO_MAX_PACING_RATE failed: served unpaced' : undefined,
+                paceRateBps: paceRates.summary(),
+                catchUps,
+                throttledWriteBlocks: writeThrottle.throttledBlocks,
+                reason:
+                  writeThrottle.throttledBlocks > 0
+                    ? `${reason}; ${writeThrottle.throttledBlocks} block(s) below the floor ` +
+                      `of ${options.floorPackets} packets per srtt had writes throttled at the rate`
+                    : reason,
+              },
       };
     },
   };

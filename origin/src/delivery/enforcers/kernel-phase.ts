@@ -30,7 +30,10 @@ export interface PhaseClocks {
   engineMs(): number;
 }
 
-export const realPhaseClocks: PhaseClocks = { monotonicMs: () => Number(process.hrtime.bigint()) / 1e6, engineMs: () => performance.now() };
+export const realPhaseClocks: PhaseClocks = {
+  monotonicMs: () => Number(process.hrtime.bigint()) / 1e6,
+  engineMs: () => performance.now(),
+};
 
 export interface KernelPhaseRun {
   readonly kernel: KernelEnforcement;
@@ -63,12 +66,25 @@ function phaseStartSnapshot(clocks: PhaseClocks, state: ScheduleState): TcpSnaps
   return {
     atMs: engineMs(clocks, state.phaseStartMonotonicMs),
     // Not a TCP_INFO reading: the program's counters when the phase began.
-    info: { kernelLengthBytes: 0, bytesAcked: state.phaseStartAckedBytes, totalRetrans: state.phaseStartRetransmits, dataSegsOut: state.phaseStartSegmentsOut, rttUs: state.phaseStartSrttUs },
+    info: {
+      kernelLengthBytes: 0,
+      bytesAcked: state.phaseStartAckedBytes,
+      totalRetrans: state.phaseStartRetransmits,
+      dataSegsOut: state.phaseStartSegmentsOut,
+      rttUs: state.phaseStartSrttUs,
+    },
   };
 }
 
-/** The phase in the kernel for one response, or undefined when the clamp backend is not bpf (the enforcer then works block by block). */
-export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, paceRates: RateStats): KernelPhaseRun | undefined {
+/**
+ * The phase in the kernel for one response, or undefined when the clamp backend is not bpf (the enforcer then works
+ * block by block).
+ */
+export function kernelPhaseRun(
+  port: SocketPort,
+  options: KernelPhaseOptions,
+  paceRates: RateStats,
+): KernelPhaseRun | undefined {
   const clocks = options.clocks ?? realPhaseClocks;
   const clamp = port.control.clamp;
   if (clamp.backend !== 'bpf') return undefined;
@@ -83,7 +99,12 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
   const kernel: KernelEnforcement = {
     handOver(phase: KernelPhase) {
       try {
-        clamp.setSchedule(port.socket, { ...phase, gain: options.gain, minPackets: options.floorPackets, limit: options.limit });
+        clamp.setSchedule(port.socket, {
+          ...phase,
+          gain: options.gain,
+          minPackets: options.floorPackets,
+          limit: options.limit,
+        });
       } catch (error) {
         port.socketError('clamp.setSchedule', error);
         return false;
@@ -114,12 +135,24 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
       closedAtClose = true;
       readMonotonicMs = phase.closedMonotonicMs;
       // Not a TCP_INFO reading: the program's counters as the socket closed.
-      return { atMs: engineMs(clocks, phase.closedMonotonicMs), info: { kernelLengthBytes: 0, bytesAcked: phase.bytesAcked, totalRetrans: phase.totalRetransmits, dataSegsOut: phase.dataSegmentsOut, rttUs: phase.srttUs } };
+      return {
+        atMs: engineMs(clocks, phase.closedMonotonicMs),
+        info: {
+          kernelLengthBytes: 0,
+          bytesAcked: phase.bytesAcked,
+          totalRetrans: phase.totalRetransmits,
+          dataSegsOut: phase.dataSegmentsOut,
+          rttUs: phase.srttUs,
+        },
+      };
     },
     phaseWriting(restBytes: number) {
       if (options.sendBufferSeconds <= 0 || sendBufferBytes !== null) return;
       try {
-        sendBufferBytes = port.control.raiseSendBuffer(port.socket, Math.ceil(Math.min(restBytes, phaseMaxRateBytesPerSec * options.sendBufferSeconds)));
+        sendBufferBytes = port.control.raiseSendBuffer(
+          port.socket,
+          Math.ceil(Math.min(restBytes, phaseMaxRateBytesPerSec * options.sendBufferSeconds)),
+        );
       } catch (error) {
         port.socketError('raiseSendBuffer', error);
       }
@@ -146,33 +179,70 @@ export function kernelPhaseRun(port: SocketPort, options: KernelPhaseOptions, pa
         if (socketState?.pacingRateBytesPerSec != null) port.control.setMaxPacingRate(port.socket, null);
         // Leaves the schedule: a clamp (if any) is lifted, the program stops pacing.
         clamp.release(port.socket, { mode: options.release });
-        // A viewer whose FIN came after the last byte was handed over (the program kept the phase then) ended it anyway.
+        // A viewer whose FIN came after the last byte was handed over (the program kept the phase then) ended it
+        // anyway.
         clamp.takeClosedPhase(port.socket);
       } catch (error) {
         port.socketError('clamp.state', error);
       }
     },
     aimedRate(gainTimesR) {
-      if (gainTimesR === null || options.limit !== 'clamp' || state === undefined || state.phaseStartMonotonicMs === 0 || state.floorMs <= 0) return gainTimesR;
+      if (
+        gainTimesR === null ||
+        options.limit !== 'clamp' ||
+        state === undefined ||
+        state.phaseStartMonotonicMs === 0 ||
+        state.floorMs <= 0
+      )
+        return gainTimesR;
       const phaseMs = readMonotonicMs - state.phaseStartMonotonicMs;
       const floorShare = phaseMs > 0 ? Math.min(1, state.floorMs / phaseMs) : 1;
       const scale = 1 - floorShare + floorShare / options.gain;
-      return { min: gainTimesR.min / options.gain, mean: gainTimesR.mean * scale, max: floorShare >= 0.999 ? gainTimesR.max / options.gain : gainTimesR.max };
+      return {
+        min: gainTimesR.min / options.gain,
+        mean: gainTimesR.mean * scale,
+        max: floorShare >= 0.999 ? gainTimesR.max / options.gain : gainTimesR.max,
+      };
     },
     phaseReport: () =>
       state === undefined
         ? undefined
-        : { started: state.phaseStartMonotonicMs !== 0, heldAtFirstByte: state.heldMonotonicMs !== 0, floorMs: Math.round(state.floorMs), catchingUpMs: Math.round(state.catchingUpMs), maxLagMs: Math.round(state.maxLagMs), stateAtEnd: state.state, sendBufferBytes },
+        : {
+            started: state.phaseStartMonotonicMs !== 0,
+            heldAtFirstByte: state.heldMonotonicMs !== 0,
+            floorMs: Math.round(state.floorMs),
+            catchingUpMs: Math.round(state.catchingUpMs),
+            maxLagMs: Math.round(state.maxLagMs),
+            stateAtEnd: state.state,
+            sendBufferBytes,
+          },
   };
 }
 
-/** Why the kernel's phase ended as it did, for the record's reason (`what` names what ran: "Algorithm 1", "kernel pacing"). */
-export function kernelPhaseReason(what: string, run: Pick<KernelPhaseRun, 'state' | 'readAtClose'> | undefined): string {
+/**
+ * Why the kernel's phase ended as it did, for the record's reason (`what` names what ran: "Algorithm 1", "kernel
+ * pacing").
+ */
+export function kernelPhaseReason(
+  what: string,
+  run: Pick<KernelPhaseRun, 'state' | 'readAtClose'> | undefined,
+): string {
   const state = run?.state;
-  if (state === undefined) return `${what} in the kernel: its state was gone at the end (the socket closed before it was read, and none was kept)`;
+  if (state === undefined)
+    return (
+      `${what} in the kernel: its state was gone at the end (the socket closed before it ` +
+      `was read, and none was kept)`
+    );
   const end = run?.readAtClose === true ? 'when the socket closed mid-response' : 'at the end';
-  if (state.phaseStartMonotonicMs === 0 && state.state === 'done') return `${what} in the kernel: the response was acknowledged before its phase began (it fit the windows of its first round trips): nothing to throttle`;
+  if (state.phaseStartMonotonicMs === 0 && state.state === 'done')
+    return (
+      `${what} in the kernel: the response was acknowledged before its phase began (it ` +
+      `fit the windows of its first round trips): nothing to throttle`
+    );
   if (state.phaseStartMonotonicMs === 0) return `${what} in the kernel: ${state.state} ${end}, before its phase began`;
   const floor = state.floorMs > 0 ? `, ${Math.round(state.floorMs)} ms at the floor paced at R` : '';
-  return `${what} in the kernel: ${state.state} ${end}; ${state.catchUps} catch-up(s)${floor}, max ${Math.round(state.maxLagMs)} ms behind the schedule`;
+  return (
+    `${what} in the kernel: ${state.state} ${end}; ${state.catchUps} ` +
+    `catch-up(s)${floor}, max ${Math.round(state.maxLagMs)} ms behind the schedule`
+  );
 }

@@ -51,14 +51,19 @@ export interface AbrInput {
   readonly viewer: ViewerRunState | undefined;
 }
 
-export type AbrDecision = { readonly fullSpeed: true; readonly reason: string } | { readonly fullSpeed: false; readonly rateBps: number; readonly reason: string };
+export type AbrDecision =
+  | { readonly fullSpeed: true; readonly reason: string }
+  | { readonly fullSpeed: false; readonly rateBps: number; readonly reason: string };
 
 /** The rung above `renditionBps` on the ladder, or undefined at the top. */
 export function nextRungBps(ladderBps: readonly number[], renditionBps: number): number | undefined {
   return ladderBps.find((bitrate) => bitrate > renditionBps * 1.001);
 }
 
-export function bufferMultiplier(bufferMs: number, options: Pick<AbrRateOptions, 'multiplierAtEmpty' | 'multiplierAtFull' | 'fullBufferMs'>): number {
+export function bufferMultiplier(
+  bufferMs: number,
+  options: Pick<AbrRateOptions, 'multiplierAtEmpty' | 'multiplierAtFull' | 'fullBufferMs'>,
+): number {
   const fill = options.fullBufferMs > 0 ? Math.min(1, Math.max(0, bufferMs / options.fullBufferMs)) : 1;
   return options.multiplierAtEmpty + (options.multiplierAtFull - options.multiplierAtEmpty) * fill;
 }
@@ -71,7 +76,10 @@ function usable(value: number | undefined): number | undefined {
 /** Pure: the decision for one segment. */
 export function abrDecision(input: AbrInput, options: AbrRateOptions): AbrDecision {
   const { segment, viewer } = input;
-  const cmcd = input.cmcd === undefined ? undefined : { su: input.cmcd.su, bl: usable(input.cmcd.bl), rtp: usable(input.cmcd.rtp), mtp: usable(input.cmcd.mtp) };
+  const cmcd =
+    input.cmcd === undefined
+      ? undefined
+      : { su: input.cmcd.su, bl: usable(input.cmcd.bl), rtp: usable(input.cmcd.rtp), mtp: usable(input.cmcd.mtp) };
   // A client that sends its buffer (CMCD) says when it is starting up; otherwise the origin infers it.
   if (cmcd?.su === true) return { fullSpeed: true, reason: 'CMCD su: startup' };
   let bufferMs: number;
@@ -80,29 +88,48 @@ export function abrDecision(input: AbrInput, options: AbrRateOptions): AbrDecisi
     bufferMs = cmcd.bl;
     bufferSource = `CMCD bl ${Math.round(bufferMs)} ms`;
   } else {
-    if (segment.presentationSec < options.startupSec) return { fullSpeed: true, reason: `within the first ${options.startupSec} s of the presentation` };
+    if (segment.presentationSec < options.startupSec)
+      return { fullSpeed: true, reason: `within the first ${options.startupSec} s of the presentation` };
     if (viewer === undefined) {
       bufferMs = options.fullBufferMs;
       bufferSource = 'buffer unknown';
     } else {
-      if (viewer.fetchedSec < options.startupSec) return { fullSpeed: true, reason: `the viewer's run has fetched ${viewer.fetchedSec.toFixed(1)} s of media, less than ${options.startupSec} s (startup)` };
+      if (viewer.fetchedSec < options.startupSec)
+        return {
+          fullSpeed: true,
+          reason:
+            `the viewer's run has fetched ${viewer.fetchedSec.toFixed(1)} s of media, less ` +
+            `than ${options.startupSec} s (startup)`,
+        };
       bufferMs = Math.max(0, viewer.bufferLowerBoundSec * 1000);
       bufferSource = `buffer >= ${(bufferMs / 1000).toFixed(1)} s (fetched - elapsed)`;
     }
   }
-  if (bufferMs < options.lowBufferMs) return { fullSpeed: true, reason: `${bufferSource} below ${options.lowBufferMs / 1000} s` };
+  if (bufferMs < options.lowBufferMs)
+    return { fullSpeed: true, reason: `${bufferSource} below ${options.lowBufferMs / 1000} s` };
   const next = nextRungBps(segment.ladderBps, segment.renditionBps);
   const baseBps = next ?? segment.renditionBps;
   const baseLabel = next === undefined ? 'its own (top) rung' : 'the next rung';
   if (cmcd?.mtp !== undefined && cmcd.mtp * 1000 < baseBps) {
-    return { fullSpeed: true, reason: `CMCD mtp ${cmcd.mtp} kbit/s below ${baseLabel} ${Math.round(baseBps / 1000)} kbit/s: a cap would keep the estimate there` };
+    return {
+      fullSpeed: true,
+      reason:
+        `CMCD mtp ${cmcd.mtp} kbit/s below ${baseLabel} ${Math.round(baseBps / 1000)} ` +
+        `kbit/s: a cap would keep the estimate there`,
+    };
   }
   // The buffer's multiplier lets the player see the next rung sooner when it has less in hand; at the top
   // there is nothing to climb to, and a smaller multiple keeps the player there.
   const floorMultiplier = next === undefined ? options.multiplierAtTop : options.multiplierAtFull;
   const multiplier = next === undefined ? options.multiplierAtTop : bufferMultiplier(bufferMs, options);
   let rateBps = Math.max(multiplier * baseBps, segment.bitrateBps);
-  let reason = `${bufferSource}: ${multiplier.toFixed(2)} x ${baseLabel} ${Math.round(baseBps / 1000)} kbit/s${rateBps > multiplier * baseBps ? `, raised to the segment's own ${Math.round(segment.bitrateBps / 1000)} kbit/s` : ''}`;
+  let reason =
+    `${bufferSource}: ${multiplier.toFixed(2)} ` +
+    `x ${baseLabel} ${Math.round(baseBps / 1000)} ` +
+    'kbit/s' +
+    (rateBps > multiplier * baseBps
+      ? `, raised to the segment's own ${Math.round(segment.bitrateBps / 1000)} kbit/s`
+      : '');
   if (cmcd?.rtp !== undefined && cmcd.rtp * 1000 < rateBps) {
     const floorBps = Math.max(floorMultiplier * baseBps, segment.bitrateBps);
     const capped = Math.max(cmcd.rtp * 1000, floorBps);
@@ -127,17 +154,32 @@ export function abrRateRule(options: AbrRateOptions): RateRule {
       const media = constantRate(segment.sizeBytes / segment.durationSec);
       const decision = abrDecision({ segment, cmcd: response.cmcd, viewer }, options);
       const headers: Record<string, string> = {
-        'cmsd-static': encodeCmsdStatic({ ot: segment.kind === 'audio' ? CmsdObjectType.AUDIO : CmsdObjectType.VIDEO, st: CmsdStreamType.VOD }),
+        'cmsd-static': encodeCmsdStatic({
+          ot: segment.kind === 'audio' ? CmsdObjectType.AUDIO : CmsdObjectType.VIDEO,
+          st: CmsdStreamType.VOD,
+        }),
       };
       if (decision.fullSpeed) {
         headers['server-timing'] = `rate;desc=${quoted(`full speed: ${decision.reason}`)}`;
-        return { startupEndOffset: response.rangeEnd + 1, rateAt: media.rateAt, media, reason: `abr: full speed: ${decision.reason}`, headers };
+        return {
+          startupEndOffset: response.rangeEnd + 1,
+          rateAt: media.rateAt,
+          media,
+          reason: `abr: full speed: ${decision.reason}`,
+          headers,
+        };
       }
       const kbps = Math.round(decision.rateBps / 1000);
       headers['cmsd-dynamic'] = encodeCmsdDynamic([new SfItem('trickle', { etp: kbps })]);
       headers['server-timing'] = `rate;desc=${quoted(`${kbps} kbit/s: ${decision.reason}`)}`;
       const target = constantRate(decision.rateBps / 8);
-      return { startupEndOffset: response.rangeStart, rateAt: target.rateAt, media, reason: `abr: ${decision.reason}`, headers };
+      return {
+        startupEndOffset: response.rangeStart,
+        rateAt: target.rateAt,
+        media,
+        reason: `abr: ${decision.reason}`,
+        headers,
+      };
     },
   };
 }

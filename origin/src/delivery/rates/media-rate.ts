@@ -23,20 +23,34 @@ export function mediaRatePlan(response: MediaResponse, options: MediaRateOptions
       startupEndOffset: startup ? response.rangeEnd + 1 : response.rangeStart,
       rateAt: media.rateAt,
       media,
-      reason: `segment ${segment.number} at ${segment.presentationSec.toFixed(1)} s: ${startup ? `within the first ${options.startupSec} s, full speed` : `R = ${Math.round(rateBytesPerSec * 8)} bit/s (its own size / duration)`}`,
+      reason:
+        `segment ${segment.number} at ${segment.presentationSec.toFixed(1)} ` +
+        's: ' +
+        (startup
+          ? `within the first ${options.startupSec} s, full speed`
+          : `R = ${Math.round(rateBytesPerSec * 8)} bit/s (its own size / duration)`),
       headers: {},
     };
   }
-  if (progressive === undefined) throw new Error(`media response ${response.file} has neither segment nor progressive facts`);
+  if (progressive === undefined)
+    throw new Error(`media response ${response.file} has neither segment nor progressive facts`);
   const blocks = progressive.blocks;
-  const startupEnd = Math.min(response.rangeEnd + 1, Math.max(response.rangeStart, startupEndByte(blocks.map, response.rangeStart, options.startupSec, blocks.fileSizeBytes)));
+  const startupEnd = Math.min(
+    response.rangeEnd + 1,
+    Math.max(
+      response.rangeStart,
+      startupEndByte(blocks.map, response.rangeStart, options.startupSec, blocks.fileSizeBytes),
+    ),
+  );
   const clock = new MediaClock(blocks, [response.rangeStart, startupEnd, response.rangeEnd + 1]);
   const media = { rateAt: (offset: number, sizeBytes: number) => clock.rateAt(offset, sizeBytes) };
   return {
     startupEndOffset: startupEnd,
     rateAt: media.rateAt,
     media,
-    reason: `progressive from byte ${response.rangeStart}: ${options.startupSec} s of media at full speed, then each byte at the rate of its ${blocks.windowSec} s VBR block`,
+    reason:
+      `progressive from byte ${response.rangeStart}: ${options.startupSec} s of media at ` +
+      `full speed, then each byte at the rate of its ${blocks.windowSec} s VBR block`,
     headers: {},
   };
 }

@@ -29,7 +29,9 @@ export interface SammyRateOptions {
   readonly c1: number;
   /** The player's maximum buffer, ms: B = buffer / this, at most 1. */
   readonly maxBufferMs: number;
-  /** Without CMCD: segments within this much of the presentation's start, or of a viewer run's, are the initial phase. */
+  /**
+   * Without CMCD: segments within this much of the presentation's start, or of a viewer run's, are the initial phase.
+   */
   readonly startupSec: number;
 }
 
@@ -41,12 +43,19 @@ export interface SammyInput {
 
 export type SammyDecision =
   | { readonly initial: true; readonly reason: string }
-  | { readonly initial: false; readonly rateBps: number; readonly multiplier: number; readonly bufferFraction: number; readonly reason: string };
+  | {
+      readonly initial: false;
+      readonly rateBps: number;
+      readonly multiplier: number;
+      readonly bufferFraction: number;
+      readonly reason: string;
+    };
 
 /** Pure: Algorithm 1's pace rate for one segment. */
 export function sammyDecision(input: SammyInput, options: SammyRateOptions): SammyDecision {
   const { segment, viewer } = input;
-  const bl = input.cmcd?.bl !== undefined && Number.isFinite(input.cmcd.bl) && input.cmcd.bl >= 0 ? input.cmcd.bl : undefined;
+  const bl =
+    input.cmcd?.bl !== undefined && Number.isFinite(input.cmcd.bl) && input.cmcd.bl >= 0 ? input.cmcd.bl : undefined;
   if (input.cmcd?.su === true) return { initial: true, reason: 'initial phase (CMCD su): no pacing' };
   let bufferMs: number;
   let source: string;
@@ -54,15 +63,33 @@ export function sammyDecision(input: SammyInput, options: SammyRateOptions): Sam
     bufferMs = bl;
     source = `CMCD bl ${Math.round(bl)} ms`;
   } else {
-    if (segment.presentationSec < options.startupSec) return { initial: true, reason: `initial phase (the presentation's first ${options.startupSec} s): no pacing` };
-    if (viewer !== undefined && viewer.fetchedSec < options.startupSec) return { initial: true, reason: `initial phase (the viewer's run has fetched ${viewer.fetchedSec.toFixed(1)} s of ${options.startupSec} s): no pacing` };
+    if (segment.presentationSec < options.startupSec)
+      return { initial: true, reason: `initial phase (the presentation's first ${options.startupSec} s): no pacing` };
+    if (viewer !== undefined && viewer.fetchedSec < options.startupSec)
+      return {
+        initial: true,
+        reason:
+          `initial phase (the viewer's run has fetched ${viewer.fetchedSec.toFixed(1)} s ` +
+          `of ${options.startupSec} s): no pacing`,
+      };
     bufferMs = viewer === undefined ? 0 : Math.max(0, viewer.bufferLowerBoundSec * 1000);
-    source = viewer === undefined ? 'buffer unknown, taken as empty' : `buffer >= ${(bufferMs / 1000).toFixed(1)} s (fetched - elapsed)`;
+    source =
+      viewer === undefined
+        ? 'buffer unknown, taken as empty'
+        : `buffer >= ${(bufferMs / 1000).toFixed(1)} s (fetched - elapsed)`;
   }
   const bufferFraction = options.maxBufferMs > 0 ? Math.min(1, Math.max(0, bufferMs / options.maxBufferMs)) : 1;
   const multiplier = options.c1 * bufferFraction + options.c0 * (1 - bufferFraction);
   const highestBps = Math.max(...segment.ladderBps);
-  return { initial: false, rateBps: multiplier * highestBps, multiplier, bufferFraction, reason: `${source}: B ${bufferFraction.toFixed(2)}, ${multiplier.toFixed(2)} x the highest bitrate ${Math.round(highestBps / 1000)} kbit/s` };
+  return {
+    initial: false,
+    rateBps: multiplier * highestBps,
+    multiplier,
+    bufferFraction,
+    reason:
+      `${source}: B ${bufferFraction.toFixed(2)}, ${multiplier.toFixed(2)} x the highest ` +
+      `bitrate ${Math.round(highestBps / 1000)} kbit/s`,
+  };
 }
 
 function quoted(text: string): string {
@@ -78,11 +105,23 @@ export function sammyRateRule(options: SammyRateOptions): RateRule {
       const media = constantRate(segment.sizeBytes / segment.durationSec);
       const decision = sammyDecision({ segment, cmcd: response.cmcd, viewer }, options);
       if (decision.initial) {
-        return { startupEndOffset: response.rangeEnd + 1, rateAt: media.rateAt, media, reason: `sammy: ${decision.reason}`, headers: { 'server-timing': `rate;desc=${quoted(`full speed: ${decision.reason}`)}` } };
+        return {
+          startupEndOffset: response.rangeEnd + 1,
+          rateAt: media.rateAt,
+          media,
+          reason: `sammy: ${decision.reason}`,
+          headers: { 'server-timing': `rate;desc=${quoted(`full speed: ${decision.reason}`)}` },
+        };
       }
       const kbps = Math.round(decision.rateBps / 1000);
       const pace = constantRate(decision.rateBps / 8);
-      return { startupEndOffset: response.rangeStart, rateAt: pace.rateAt, media, reason: `sammy: ${decision.reason}`, headers: { 'server-timing': `rate;desc=${quoted(`${kbps} kbit/s: ${decision.reason}`)}` } };
+      return {
+        startupEndOffset: response.rangeStart,
+        rateAt: pace.rateAt,
+        media,
+        reason: `sammy: ${decision.reason}`,
+        headers: { 'server-timing': `rate;desc=${quoted(`${kbps} kbit/s: ${decision.reason}`)}` },
+      };
     },
   };
 }

@@ -8,7 +8,13 @@ export function unthrottledRule(options: MediaRateOptions): RateRule {
     plan: ({ response }) => {
       // The media plan still says what rate the bytes carry (for records).
       const media = mediaRatePlan(response, options).media;
-      return { startupEndOffset: response.rangeEnd + 1, rateAt: media.rateAt, media, reason: 'no throttling phase', headers: {} };
+      return {
+        startupEndOffset: response.rangeEnd + 1,
+        rateAt: media.rateAt,
+        media,
+        reason: 'no throttling phase',
+        headers: {},
+      };
     },
   };
 }

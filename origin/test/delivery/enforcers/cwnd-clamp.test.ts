@@ -18,11 +18,17 @@ function recordingClamp() {
   const clamp: ClampBackend = {
     backend: 'bpf',
     fallbackReason: undefined,
-    setRate: (_socket, target) => void calls.push(`rate ${target.rateBytesPerSec} gain ${target.gain} min ${target.minPackets}`),
+    setRate: (_socket, target) =>
+      void calls.push(`rate ${target.rateBytesPerSec} gain ${target.gain} min ${target.minPackets}`),
     setPackets: (_socket, packets) => void calls.push(`packets ${packets}`),
     release: (_socket, options) => void calls.push(`release ${options?.mode}`),
     setInitialWindow: () => undefined,
-    setSchedule: (_socket, schedule) => void calls.push(`schedule ${schedule.throttleOffsetBytes} ${schedule.pieces.map((p) => `${p.endOffsetBytes}@${p.rateBytesPerSec}`).join(',')} gain ${schedule.gain} min ${schedule.minPackets} limit ${schedule.limit}`),
+    setSchedule: (_socket, schedule) =>
+      void calls.push(
+        `schedule ${schedule.throttleOffsetBytes} ` +
+          `${schedule.pieces.map((p) => `${p.endOffsetBytes}@${p.rateBytesPerSec}`).join(',')} ` +
+          `gain ${schedule.gain} min ${schedule.minPackets} limit ${schedule.limit}`,
+      ),
     forget: () => undefined,
     state: () => ({ backend: 'bpf', appliedPackets: 42 }),
     takeClosedPhase: () => undefined,
@@ -30,86 +36,120 @@ function recordingClamp() {
     close: () => undefined,
   };
   const lowats: number[] = [];
-  const control = { clamp, setNotsentLowat: (_socket: unknown, bytes: number) => void lowats.push(bytes) } as unknown as SocketControl;
+  const control = {
+    clamp,
+    setNotsentLowat: (_socket: unknown, bytes: number) => void lowats.push(bytes),
+  } as unknown as SocketControl;
   return { calls, lowats, control };
 }
 
 /** 40 ms srtt, 1448 B mss: 1.2 x 1.25 MB/s x 40 ms / 1448 = 42 packets; 250 kB/s gives 8.3, below the floor. */
-const reading = (extra: Partial<TcpInfo> = {}): TcpInfo => ({ kernelLengthBytes: 280, rttUs: 40_000, mss: 1448, cwnd: 40, ...extra });
-const block = (rateBytesPerSec: number, nowMs: number): Block => ({ offset: 0, sizeBytes: 65_536, rateBytesPerSec, nowMs });
+const reading = (extra: Partial<TcpInfo> = {}): TcpInfo => ({
+  kernelLengthBytes: 280,
+  rttUs: 40_000,
+  mss: 1448,
+  cwnd: 40,
+  ...extra,
+});
+const block = (rateBytesPerSec: number, nowMs: number): Block => ({
+  offset: 0,
+  sizeBytes: 65_536,
+  rateBytesPerSec,
+  nowMs,
+});
 
-/** Fixed clocks: the program's CLOCK_MONOTONIC and the engine's clock stand still, 7 s apart (times convert exactly). */
+/**
+ * Fixed clocks: the program's CLOCK_MONOTONIC and the engine's clock stand still, 7 s apart (times convert exactly).
+ */
 const clocks: PhaseClocks = { monotonicMs: () => 1_000_000, engineMs: () => 993_000 };
 
 describe('cwnd-clamp enforcer (Algorithm 1)', () => {
   const start = (control: SocketControl, info: () => TcpInfo | undefined = () => reading()) => {
-    const clamp = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: false, sendBufferSeconds: 4 }).start({ socket: 3, control, socketError: assert.fail });
+    const clamp = cwndClampEnforcer({
+      gain: 1.2,
+      floorPackets: 10,
+      blockBytes: 65_536,
+      release: 'gradual',
+      inKernel: false,
+      sendBufferSeconds: 4,
+    }).start({ socket: 3, control, socketError: assert.fail });
     return { clamp, run: drive(clamp, info) };
   };
 
-  it('clamps at R with the gain, lifts the clamp while goodput is behind the schedule, and clamps again once it is back', () => {
-    const { calls, lowats, control } = recordingClamp();
-    let info = reading();
-    const { clamp, run } = start(control, () => info);
-    run.start(0);
-    assert.deepEqual(lowats, [65_536]);
-    assert.equal(run.before(block(1_250_000, 0)), 0);
-    run.after(block(1_250_000, 0));
-    assert.deepEqual(calls, ['rate 1250000 gain 1.2 min 10']);
-    // VBR: this block's R is higher than the schedule's so far; goodput above the schedule keeps the clamp.
-    const onSchedule: ScheduleProgress = { goodputBytesPerSec: 700_000, targetBytesPerSec: 600_000 };
-    assert.equal(run.before(block(1_250_000, 500), onSchedule), 0);
-    assert.deepEqual(calls, ['rate 1250000 gain 1.2 min 10']);
-    // Behind the schedule and network-limited: lifted (gradually) to catch up.
-    run.before(block(1_250_000, 1000), { goodputBytesPerSec: 500_000, targetBytesPerSec: 600_000 });
-    assert.deepEqual(calls.slice(1), ['release gradual']);
-    assert.match(clamp.report().reason, /below R .* clamp lifted/);
-    // Behind, but app-limited (the sender held the flow back): not a reason to lift.
-    info = reading({ deliveryRateAppLimited: true });
-    run.before(block(1_250_000, 1500), { goodputBytesPerSec: 500_000, targetBytesPerSec: 600_000 });
-    assert.deepEqual(calls.slice(2), ['rate 1250000 gain 1.2 min 10']);
-    run.after(block(1_250_000, 1500));
-    clamp.end(reading());
-    assert.deepEqual(calls.slice(3), ['release gradual']);
-    assert.deepEqual(lowats, [65_536, 0]);
-    const report = clamp.report();
-    assert.equal(report.backend, 'bpf');
-    assert.equal(report.catchUps, 1);
-    assert.deepEqual(report.clamp?.computedPackets, { min: 42, mean: 42, max: 42 });
-    assert.deepEqual(report.clamp?.appliedPackets, { min: 42, mean: 42, max: 42 });
-    // Both blocks went out under the clamp: aimed at gain x R.
-    assert.deepEqual(report.paceRateBps, { min: 12e6, mean: 12e6, max: 12e6 });
-  });
+  it(
+    'clamps at R with the gain, lifts the clamp while goodput is behind the schedule, ' +
+      'and clamps again once it is back',
+    () => {
+      const { calls, lowats, control } = recordingClamp();
+      let info = reading();
+      const { clamp, run } = start(control, () => info);
+      run.start(0);
+      assert.deepEqual(lowats, [65_536]);
+      assert.equal(run.before(block(1_250_000, 0)), 0);
+      run.after(block(1_250_000, 0));
+      assert.deepEqual(calls, ['rate 1250000 gain 1.2 min 10']);
+      // VBR: this block's R is higher than the schedule's so far; goodput above the schedule keeps the clamp.
+      const onSchedule: ScheduleProgress = { goodputBytesPerSec: 700_000, targetBytesPerSec: 600_000 };
+      assert.equal(run.before(block(1_250_000, 500), onSchedule), 0);
+      assert.deepEqual(calls, ['rate 1250000 gain 1.2 min 10']);
+      // Behind the schedule and network-limited: lifted (gradually) to catch up.
+      run.before(block(1_250_000, 1000), { goodputBytesPerSec: 500_000, targetBytesPerSec: 600_000 });
+      assert.deepEqual(calls.slice(1), ['release gradual']);
+      assert.match(clamp.report().reason, /below R .* clamp lifted/);
+      // Behind, but app-limited (the sender held the flow back): not a reason to lift.
+      info = reading({ deliveryRateAppLimited: true });
+      run.before(block(1_250_000, 1500), { goodputBytesPerSec: 500_000, targetBytesPerSec: 600_000 });
+      assert.deepEqual(calls.slice(2), ['rate 1250000 gain 1.2 min 10']);
+      run.after(block(1_250_000, 1500));
+      clamp.end(reading());
+      assert.deepEqual(calls.slice(3), ['release gradual']);
+      assert.deepEqual(lowats, [65_536, 0]);
+      const report = clamp.report();
+      assert.equal(report.backend, 'bpf');
+      assert.equal(report.catchUps, 1);
+      assert.deepEqual(report.clamp?.computedPackets, { min: 42, mean: 42, max: 42 });
+      assert.deepEqual(report.clamp?.appliedPackets, { min: 42, mean: 42, max: 42 });
+      // Both blocks went out under the clamp: aimed at gain x R.
+      assert.deepEqual(report.paceRateBps, { min: 12e6, mean: 12e6, max: 12e6 });
+    },
+  );
 
-  it('holds the clamp at the floor and spaces writes on the schedule at R: the first block at once, each next one when the bytes before it are due', () => {
-    const { control } = recordingClamp();
-    const { clamp, run } = start(control);
-    run.start(0);
-    assert.equal(run.before(block(250_000, 0)), 0);
-    run.after(block(250_000, 0));
-    // The next waits until the first is due at R: 65,536 / 250,000 s.
-    assert.equal(run.before(block(250_000, 0)), 262.144);
-    run.after(block(250_000, 262.144));
-    // Time the socket held the writes back is made up at once: at 700 ms both blocks are overdue.
-    assert.equal(run.before(block(250_000, 700)), 0);
-    const report = clamp.report();
-    assert.equal(report.throttledWriteBlocks, 2);
-    assert.deepEqual(report.clamp?.computedPackets, { min: 10, mean: 10, max: 10 });
-    // At the floor the blocks were aimed at R itself.
-    assert.equal(report.paceRateBps!.mean, 2e6);
-  });
+  it(
+    'holds the clamp at the floor and spaces writes on the schedule at R: the first ' +
+      'block at once, each next one when the bytes before it are due',
+    () => {
+      const { control } = recordingClamp();
+      const { clamp, run } = start(control);
+      run.start(0);
+      assert.equal(run.before(block(250_000, 0)), 0);
+      run.after(block(250_000, 0));
+      // The next waits until the first is due at R: 65,536 / 250,000 s.
+      assert.equal(run.before(block(250_000, 0)), 262.144);
+      run.after(block(250_000, 262.144));
+      // Time the socket held the writes back is made up at once: at 700 ms both blocks are overdue.
+      assert.equal(run.before(block(250_000, 700)), 0);
+      const report = clamp.report();
+      assert.equal(report.throttledWriteBlocks, 2);
+      assert.deepEqual(report.clamp?.computedPackets, { min: 10, mean: 10, max: 10 });
+      // At the floor the blocks were aimed at R itself.
+      assert.equal(report.paceRateBps!.mean, 2e6);
+    },
+  );
 
-  it('gives no free block when it comes to the floor after blocks under the clamp (a still scene after a busy one)', () => {
-    const { control } = recordingClamp();
-    const { run } = start(control);
-    run.start(0);
-    assert.equal(run.before(block(1_250_000, 0)), 0);
-    run.after(block(1_250_000, 0));
-    // 64 kB at 250 kB/s after 64 kB at 1.25 MB/s: it waits for the first to be due (52.4 ms) at R.
-    assert.ok(Math.abs(run.before(block(250_000, 10)) - 42.4288) < 1e-9);
-    run.after(block(250_000, 52.4288));
-    assert.ok(Math.abs(run.before(block(250_000, 52.4288)) - 262.144) < 1e-9);
-  });
+  it(
+    'gives no free block when it comes to the floor after blocks under the clamp (a ' + 'still scene after a busy one)',
+    () => {
+      const { control } = recordingClamp();
+      const { run } = start(control);
+      run.start(0);
+      assert.equal(run.before(block(1_250_000, 0)), 0);
+      run.after(block(1_250_000, 0));
+      // 64 kB at 250 kB/s after 64 kB at 1.25 MB/s: it waits for the first to be due (52.4 ms) at R.
+      assert.ok(Math.abs(run.before(block(250_000, 10)) - 42.4288) < 1e-9);
+      run.after(block(250_000, 52.4288));
+      assert.ok(Math.abs(run.before(block(250_000, 52.4288)) - 262.144) < 1e-9);
+    },
+  );
 
   it('serves unclamped when TCP_INFO is missing, and says so', () => {
     const { calls, control } = recordingClamp();
@@ -119,73 +159,252 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     assert.match(clamp.report().reason, /no TCP_INFO/);
   });
 
-  it('in the kernel: hands the phase over with the gain and floor, and at the end reads what the program did, clears its pacing rate and releases the clamp', () => {
-    const { calls, control } = recordingClamp();
-    const pacing: (number | null)[] = [];
-    const raised: number[] = [];
-    const schedule = { state: 'clamped' as const, catchUps: 2, phaseStartMonotonicMs: clocks.monotonicMs() - 500, phaseStartAckedBytes: 1000, phaseStartRetransmits: 3, phaseStartSegmentsOut: 40, phaseStartSrttUs: 40_000, floorMs: 120.4, catchingUpMs: 80, clampPackets: { min: 10, mean: 17.4, max: 21, samples: 90 }, cwndPackets: { min: 9, mean: 17.2, max: 22 }, maxLagMs: 61, heldMonotonicMs: 0 };
-    const kernelControl = { ...control, clamp: { ...control.clamp, state: () => ({ backend: 'bpf' as const, appliedPackets: 17, pacingRateBytesPerSec: 62_500, schedule }) }, setMaxPacingRate: (_socket: unknown, rate: number | null) => void pacing.push(rate), raiseSendBuffer: (_socket: unknown, bytes: number) => (raised.push(bytes), 2 * bytes) } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4, clocks }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
-    assert.ok(enforcement.kernel !== undefined);
-    assert.equal(enforcement.kernel.handOver({ baseBytes: 5000, throttleOffsetBytes: 100_000, pieces: [{ endOffsetBytes: 200_000, rateBytesPerSec: 250_000 }, { endOffsetBytes: 400_000, rateBytesPerSec: 500_000 }], graceUs: 400_000 }), true);
-    assert.deepEqual(calls, ['schedule 100000 200000@250000,400000@500000 gain 1.2 min 10 limit clamp']);
-    // The phase's writes: the buffer holds what is left (less than 4 s at the highest rate, 500 kB/s), once.
-    enforcement.kernel.phaseWriting(300_000);
-    enforcement.kernel.phaseWriting(200_000);
-    assert.deepEqual(raised, [300_000]);
-    enforcement.end(undefined);
-    assert.deepEqual(pacing, [null]);
-    assert.deepEqual(calls.slice(1), ['release gradual']);
-    const report = enforcement.report();
-    assert.equal(report.trickleIn, 'kernel');
-    assert.equal(report.catchUps, 2);
-    assert.deepEqual(report.clamp?.appliedPackets, { min: 10, mean: 17, max: 21 });
-    assert.deepEqual(report.clamp?.cwndWhileClampedPackets, { min: 9, mean: 17, max: 22 });
-    assert.deepEqual(report.kernelPhase, { started: true, heldAtFirstByte: false, floorMs: 120, catchingUpMs: 80, maxLagMs: 61, stateAtEnd: 'clamped', sendBufferBytes: 600_000 });
-    // Aimed at gain x R, byte-weighted over the pieces (300,000 bytes over 0.8 s = 375 kB/s), but at R
-    // for the share of the phase at the floor (120 of ~500 ms), where the program paces at R.
-    const floorShare = 120.4 / 500; // exactly: the clocks stand still
-    const aimedBps = 375_000 * 8 * (1.2 * (1 - floorShare) + floorShare);
-    assert.ok(Math.abs(report.paceRateBps!.mean / aimedBps - 1) < 0.01, `aimed at ${report.paceRateBps!.mean} bit/s, expected ~${aimedBps}`);
-    assert.equal(report.paceRateBps!.min, 250_000 * 8, 'the floor paces the slower piece at its R');
-    const start = enforcement.kernel.phaseStart();
-    assert.equal(start?.atMs, clocks.engineMs() - 500, 'the phase began 500 ms ago on the engine\'s clock');
-    assert.equal(start.info?.bytesAcked, 1000);
-  });
+  it(
+    'in the kernel: hands the phase over with the gain and floor, and at the end reads ' +
+      'what the program did, clears its pacing rate and releases the clamp',
+    () => {
+      const { calls, control } = recordingClamp();
+      const pacing: (number | null)[] = [];
+      const raised: number[] = [];
+      const schedule = {
+        state: 'clamped' as const,
+        catchUps: 2,
+        phaseStartMonotonicMs: clocks.monotonicMs() - 500,
+        phaseStartAckedBytes: 1000,
+        phaseStartRetransmits: 3,
+        phaseStartSegmentsOut: 40,
+        phaseStartSrttUs: 40_000,
+        floorMs: 120.4,
+        catchingUpMs: 80,
+        clampPackets: { min: 10, mean: 17.4, max: 21, samples: 90 },
+        cwndPackets: { min: 9, mean: 17.2, max: 22 },
+        maxLagMs: 61,
+        heldMonotonicMs: 0,
+      };
+      const kernelControl = {
+        ...control,
+        clamp: {
+          ...control.clamp,
+          state: () => ({ backend: 'bpf' as const, appliedPackets: 17, pacingRateBytesPerSec: 62_500, schedule }),
+        },
+        setMaxPacingRate: (_socket: unknown, rate: number | null) => void pacing.push(rate),
+        raiseSendBuffer: (_socket: unknown, bytes: number) => {
+          raised.push(bytes);
+          return 2 * bytes;
+        },
+      } as unknown as SocketControl;
+      const enforcement = cwndClampEnforcer({
+        gain: 1.2,
+        floorPackets: 10,
+        blockBytes: 65_536,
+        release: 'gradual',
+        inKernel: true,
+        sendBufferSeconds: 4,
+        clocks,
+      }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+      assert.ok(enforcement.kernel !== undefined);
+      assert.equal(
+        enforcement.kernel.handOver({
+          baseBytes: 5000,
+          throttleOffsetBytes: 100_000,
+          pieces: [
+            { endOffsetBytes: 200_000, rateBytesPerSec: 250_000 },
+            { endOffsetBytes: 400_000, rateBytesPerSec: 500_000 },
+          ],
+          graceUs: 400_000,
+        }),
+        true,
+      );
+      assert.deepEqual(calls, ['schedule 100000 200000@250000,400000@500000 gain 1.2 min 10 limit clamp']);
+      // The phase's writes: the buffer holds what is left (less than 4 s at the highest rate, 500 kB/s), once.
+      enforcement.kernel.phaseWriting(300_000);
+      enforcement.kernel.phaseWriting(200_000);
+      assert.deepEqual(raised, [300_000]);
+      enforcement.end(undefined);
+      assert.deepEqual(pacing, [null]);
+      assert.deepEqual(calls.slice(1), ['release gradual']);
+      const report = enforcement.report();
+      assert.equal(report.trickleIn, 'kernel');
+      assert.equal(report.catchUps, 2);
+      assert.deepEqual(report.clamp?.appliedPackets, { min: 10, mean: 17, max: 21 });
+      assert.deepEqual(report.clamp?.cwndWhileClampedPackets, { min: 9, mean: 17, max: 22 });
+      assert.deepEqual(report.kernelPhase, {
+        started: true,
+        heldAtFirstByte: false,
+        floorMs: 120,
+        catchingUpMs: 80,
+        maxLagMs: 61,
+        stateAtEnd: 'clamped',
+        sendBufferBytes: 600_000,
+      });
+      // Aimed at gain x R, byte-weighted over the pieces (300,000 bytes over 0.8 s = 375 kB/s), but at R
+      // for the share of the phase at the floor (120 of ~500 ms), where the program paces at R.
+      const floorShare = 120.4 / 500; // exactly: the clocks stand still
+      const aimedBps = 375_000 * 8 * (1.2 * (1 - floorShare) + floorShare);
+      assert.ok(
+        Math.abs(report.paceRateBps!.mean / aimedBps - 1) < 0.01,
+        `aimed at ${report.paceRateBps!.mean} bit/s, expected ~${aimedBps}`,
+      );
+      assert.equal(report.paceRateBps!.min, 250_000 * 8, 'the floor paces the slower piece at its R');
+      const start = enforcement.kernel.phaseStart();
+      assert.equal(start?.atMs, clocks.engineMs() - 500, "the phase began 500 ms ago on the engine's clock");
+      assert.equal(start.info?.bytesAcked, 1000);
+    },
+  );
 
-  it('in the kernel: when the socket closed mid-response, takes what the program kept (the phase and the counters at the close) and touches no socket option', () => {
-    const { calls, control } = recordingClamp();
-    const nowMonotonicMs = clocks.monotonicMs();
-    const schedule = { state: 'floor' as const, catchUps: 1, phaseStartMonotonicMs: nowMonotonicMs - 2000, phaseStartAckedBytes: 900_000, phaseStartRetransmits: 4, phaseStartSegmentsOut: 700, phaseStartSrttUs: 61_000, floorMs: 1500, catchingUpMs: 30, clampPackets: { min: 10, mean: 10, max: 10, samples: 40 }, cwndPackets: { min: 10, mean: 10.5, max: 12 }, maxLagMs: 12, heldMonotonicMs: nowMonotonicMs - 2000 };
-    let taken = 0;
-    const kernelControl = { ...control, clamp: { ...control.clamp, state: assert.fail, takeClosedPhase: () => (taken++, { schedule, closedMonotonicMs: nowMonotonicMs - 100, bytesAcked: 1_150_000, totalRetransmits: 6, dataSegmentsOut: 880, srttUs: 63_000 }) }, setMaxPacingRate: assert.fail, raiseSendBuffer: (_socket: unknown, bytes: number) => bytes } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4, clocks }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
-    assert.equal(enforcement.kernel!.handOver({ baseBytes: 0, throttleOffsetBytes: 500_000, pieces: [{ endOffsetBytes: 3_000_000, rateBytesPerSec: 100_000 }], graceUs: 400_000 }), true);
-    const last = enforcement.kernel!.closed();
-    assert.equal(taken, 1);
-    assert.deepEqual(calls.slice(1), [], 'nothing is asked of a closed socket');
-    assert.equal(last?.atMs, clocks.engineMs() - 100, 'the close 100 ms ago on the engine\'s clock');
-    assert.deepEqual(last.info, { kernelLengthBytes: 0, bytesAcked: 1_150_000, totalRetrans: 6, dataSegsOut: 880, rttUs: 63_000 });
-    assert.equal(enforcement.kernel!.phaseStart()?.info?.bytesAcked, 900_000);
-    const report = enforcement.report();
-    assert.deepEqual(report.kernelPhase, { started: true, heldAtFirstByte: true, floorMs: 1500, catchingUpMs: 30, maxLagMs: 12, stateAtEnd: 'floor', sendBufferBytes: null });
-    assert.match(report.reason, /floor when the socket closed mid-response; 1 catch-up\(s\), 1500 ms at the floor/);
-  });
+  it(
+    'in the kernel: when the socket closed mid-response, takes what the program kept ' +
+      '(the phase and the counters at the close) and touches no socket option',
+    () => {
+      const { calls, control } = recordingClamp();
+      const nowMonotonicMs = clocks.monotonicMs();
+      const schedule = {
+        state: 'floor' as const,
+        catchUps: 1,
+        phaseStartMonotonicMs: nowMonotonicMs - 2000,
+        phaseStartAckedBytes: 900_000,
+        phaseStartRetransmits: 4,
+        phaseStartSegmentsOut: 700,
+        phaseStartSrttUs: 61_000,
+        floorMs: 1500,
+        catchingUpMs: 30,
+        clampPackets: { min: 10, mean: 10, max: 10, samples: 40 },
+        cwndPackets: { min: 10, mean: 10.5, max: 12 },
+        maxLagMs: 12,
+        heldMonotonicMs: nowMonotonicMs - 2000,
+      };
+      let taken = 0;
+      const kernelControl = {
+        ...control,
+        clamp: {
+          ...control.clamp,
+          state: assert.fail,
+          takeClosedPhase: () => {
+            taken++;
+            return {
+              schedule,
+              closedMonotonicMs: nowMonotonicMs - 100,
+              bytesAcked: 1_150_000,
+              totalRetransmits: 6,
+              dataSegmentsOut: 880,
+              srttUs: 63_000,
+            };
+          },
+        },
+        setMaxPacingRate: assert.fail,
+        raiseSendBuffer: (_socket: unknown, bytes: number) => bytes,
+      } as unknown as SocketControl;
+      const enforcement = cwndClampEnforcer({
+        gain: 1.2,
+        floorPackets: 10,
+        blockBytes: 65_536,
+        release: 'gradual',
+        inKernel: true,
+        sendBufferSeconds: 4,
+        clocks,
+      }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+      assert.equal(
+        enforcement.kernel!.handOver({
+          baseBytes: 0,
+          throttleOffsetBytes: 500_000,
+          pieces: [{ endOffsetBytes: 3_000_000, rateBytesPerSec: 100_000 }],
+          graceUs: 400_000,
+        }),
+        true,
+      );
+      const last = enforcement.kernel!.closed();
+      assert.equal(taken, 1);
+      assert.deepEqual(calls.slice(1), [], 'nothing is asked of a closed socket');
+      assert.equal(last?.atMs, clocks.engineMs() - 100, "the close 100 ms ago on the engine's clock");
+      assert.deepEqual(last.info, {
+        kernelLengthBytes: 0,
+        bytesAcked: 1_150_000,
+        totalRetrans: 6,
+        dataSegsOut: 880,
+        rttUs: 63_000,
+      });
+      assert.equal(enforcement.kernel!.phaseStart()?.info?.bytesAcked, 900_000);
+      const report = enforcement.report();
+      assert.deepEqual(report.kernelPhase, {
+        started: true,
+        heldAtFirstByte: true,
+        floorMs: 1500,
+        catchingUpMs: 30,
+        maxLagMs: 12,
+        stateAtEnd: 'floor',
+        sendBufferBytes: null,
+      });
+      assert.match(report.reason, /floor when the socket closed mid-response; 1 catch-up\(s\), 1500 ms at the floor/);
+    },
+  );
 
   it('in the kernel: says when the socket closed and nothing was kept', () => {
     const { control } = recordingClamp();
-    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 0 }).start({ socket: 3, control, socketError: assert.fail });
-    assert.equal(enforcement.kernel!.handOver({ baseBytes: 0, throttleOffsetBytes: 0, pieces: [{ endOffsetBytes: 1000, rateBytesPerSec: 1000 }], graceUs: 0 }), true);
+    const enforcement = cwndClampEnforcer({
+      gain: 1.2,
+      floorPackets: 10,
+      blockBytes: 65_536,
+      release: 'gradual',
+      inKernel: true,
+      sendBufferSeconds: 0,
+    }).start({ socket: 3, control, socketError: assert.fail });
+    assert.equal(
+      enforcement.kernel!.handOver({
+        baseBytes: 0,
+        throttleOffsetBytes: 0,
+        pieces: [{ endOffsetBytes: 1000, rateBytesPerSec: 1000 }],
+        graceUs: 0,
+      }),
+      true,
+    );
     assert.equal(enforcement.kernel!.closed(), undefined);
-    assert.match(enforcement.report().reason, /its state was gone at the end \(the socket closed before it was read, and none was kept\)/);
+    assert.match(
+      enforcement.report().reason,
+      /its state was gone at the end \(the socket closed before it was read, and none was kept\)/,
+    );
   });
 
   it('in the kernel: says so when the response was acknowledged before its phase began', () => {
     const { control } = recordingClamp();
-    const schedule = { state: 'done' as const, catchUps: 0, phaseStartMonotonicMs: 0, phaseStartAckedBytes: 0, phaseStartRetransmits: 0, phaseStartSegmentsOut: 0, phaseStartSrttUs: 0, floorMs: 0, catchingUpMs: 0, clampPackets: null, cwndPackets: null, maxLagMs: 0, heldMonotonicMs: 0 };
-    const kernelControl = { ...control, clamp: { ...control.clamp, state: () => ({ backend: 'bpf' as const, schedule }) }, setMaxPacingRate: () => undefined, raiseSendBuffer: (_socket: unknown, bytes: number) => bytes } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4, clocks }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
-    assert.equal(enforcement.kernel!.handOver({ baseBytes: 0, throttleOffsetBytes: 0, pieces: [{ endOffsetBytes: 4500, rateBytesPerSec: 2300 }], graceUs: 400_000 }), true);
+    const schedule = {
+      state: 'done' as const,
+      catchUps: 0,
+      phaseStartMonotonicMs: 0,
+      phaseStartAckedBytes: 0,
+      phaseStartRetransmits: 0,
+      phaseStartSegmentsOut: 0,
+      phaseStartSrttUs: 0,
+      floorMs: 0,
+      catchingUpMs: 0,
+      clampPackets: null,
+      cwndPackets: null,
+      maxLagMs: 0,
+      heldMonotonicMs: 0,
+    };
+    const kernelControl = {
+      ...control,
+      clamp: { ...control.clamp, state: () => ({ backend: 'bpf' as const, schedule }) },
+      setMaxPacingRate: () => undefined,
+      raiseSendBuffer: (_socket: unknown, bytes: number) => bytes,
+    } as unknown as SocketControl;
+    const enforcement = cwndClampEnforcer({
+      gain: 1.2,
+      floorPackets: 10,
+      blockBytes: 65_536,
+      release: 'gradual',
+      inKernel: true,
+      sendBufferSeconds: 4,
+      clocks,
+    }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+    assert.equal(
+      enforcement.kernel!.handOver({
+        baseBytes: 0,
+        throttleOffsetBytes: 0,
+        pieces: [{ endOffsetBytes: 4500, rateBytesPerSec: 2300 }],
+        graceUs: 400_000,
+      }),
+      true,
+    );
     enforcement.end(undefined);
     const report = enforcement.report();
     assert.equal(report.kernelPhase?.started, false);
@@ -196,9 +415,29 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
   it('in the kernel: a refused send buffer is logged and the phase goes on', () => {
     const { control } = recordingClamp();
     const errors: string[] = [];
-    const refusing = { ...control, raiseSendBuffer: () => { throw Object.assign(new Error('setsockopt: Bad file descriptor'), { code: 'EBADF' }); } } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: refusing, socketError: (operation) => void errors.push(operation) });
-    assert.equal(enforcement.kernel?.handOver({ baseBytes: 0, throttleOffsetBytes: 0, pieces: [{ endOffsetBytes: 1000, rateBytesPerSec: 1000 }], graceUs: 0 }), true);
+    const refusing = {
+      ...control,
+      raiseSendBuffer: () => {
+        throw Object.assign(new Error('setsockopt: Bad file descriptor'), { code: 'EBADF' });
+      },
+    } as unknown as SocketControl;
+    const enforcement = cwndClampEnforcer({
+      gain: 1.2,
+      floorPackets: 10,
+      blockBytes: 65_536,
+      release: 'gradual',
+      inKernel: true,
+      sendBufferSeconds: 4,
+    }).start({ socket: 3, control: refusing, socketError: (operation) => void errors.push(operation) });
+    assert.equal(
+      enforcement.kernel?.handOver({
+        baseBytes: 0,
+        throttleOffsetBytes: 0,
+        pieces: [{ endOffsetBytes: 1000, rateBytesPerSec: 1000 }],
+        graceUs: 0,
+      }),
+      true,
+    );
     enforcement.kernel.phaseWriting(1000);
     assert.deepEqual(errors, ['raiseSendBuffer']);
   });
@@ -206,9 +445,32 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
   it('in the kernel: a refused schedule is logged and the response goes block by block', () => {
     const { control } = recordingClamp();
     const errors: string[] = [];
-    const refusing = { ...control, clamp: { ...control.clamp, setSchedule: () => { throw new Error('ENOMEM'); } } } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({ gain: 1.2, floorPackets: 10, blockBytes: 65_536, release: 'gradual', inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control: refusing, socketError: (operation) => void errors.push(operation) });
-    assert.equal(enforcement.kernel?.handOver({ baseBytes: 0, throttleOffsetBytes: 0, pieces: [{ endOffsetBytes: 1000, rateBytesPerSec: 1000 }], graceUs: 0 }), false);
+    const refusing = {
+      ...control,
+      clamp: {
+        ...control.clamp,
+        setSchedule: () => {
+          throw new Error('ENOMEM');
+        },
+      },
+    } as unknown as SocketControl;
+    const enforcement = cwndClampEnforcer({
+      gain: 1.2,
+      floorPackets: 10,
+      blockBytes: 65_536,
+      release: 'gradual',
+      inKernel: true,
+      sendBufferSeconds: 4,
+    }).start({ socket: 3, control: refusing, socketError: (operation) => void errors.push(operation) });
+    assert.equal(
+      enforcement.kernel?.handOver({
+        baseBytes: 0,
+        throttleOffsetBytes: 0,
+        pieces: [{ endOffsetBytes: 1000, rateBytesPerSec: 1000 }],
+        graceUs: 0,
+      }),
+      false,
+    );
     assert.deepEqual(errors, ['clamp.setSchedule']);
     assert.equal(enforcement.report().trickleIn, 'user-space');
   });

@@ -32,7 +32,8 @@ function recordingControl(options: { failPacing?: boolean } = {}): Recorded {
   const control: SocketControl = {
     tcpInfo: () => ({ kernelLengthBytes: 232, ...recorded.info }),
     setMaxPacingRate: (_socket, bytesPerSecond) => {
-      if (options.failPacing === true) throw Object.assign(new Error('setsockopt: Operation not permitted'), { code: 'EPERM' });
+      if (options.failPacing === true)
+        throw Object.assign(new Error('setsockopt: Operation not permitted'), { code: 'EPERM' });
       recorded.rates.push(bytesPerSecond);
     },
     setCongestionControl: () => undefined,
@@ -47,15 +48,34 @@ function recordingControl(options: { failPacing?: boolean } = {}): Recorded {
 }
 
 /** The enforcer at 1.25 x R, driven with R values such that its aims are round numbers. */
-function pacer(recorded: Recorded): { kernel: Enforcement; start: (unsent?: { sizeBytes: number; rateBytesPerSec: number }) => void; pace: (aimBytesPerSec: number, nowMs: number, progress?: ScheduleProgress) => number; written: (nowMs: number) => void } {
-  const kernel = kernelPacingEnforcer({ headroom: 1.25, blockBytes: 65_536, floorPackets: 10, inKernel: false, sendBufferSeconds: 4 }).start({ socket: 3, control: recorded.control, socketError: (operation) => void recorded.errors.push(operation) });
+function pacer(recorded: Recorded): {
+  kernel: Enforcement;
+  start: (unsent?: { sizeBytes: number; rateBytesPerSec: number }) => void;
+  pace: (aimBytesPerSec: number, nowMs: number, progress?: ScheduleProgress) => number;
+  written: (nowMs: number) => void;
+} {
+  const kernel = kernelPacingEnforcer({
+    headroom: 1.25,
+    blockBytes: 65_536,
+    floorPackets: 10,
+    inKernel: false,
+    sendBufferSeconds: 4,
+  }).start({ socket: 3, control: recorded.control, socketError: (operation) => void recorded.errors.push(operation) });
   const run = drive(kernel, () => recorded.control.tcpInfo(3));
-  const block = (aimBytesPerSec: number, nowMs: number) => ({ offset: 0, sizeBytes: 65_536, rateBytesPerSec: aimBytesPerSec / 1.25, nowMs });
+  const block = (aimBytesPerSec: number, nowMs: number) => ({
+    offset: 0,
+    sizeBytes: 65_536,
+    rateBytesPerSec: aimBytesPerSec / 1.25,
+    nowMs,
+  });
   let last = block(1, 0);
   return {
     kernel,
     start: (unsent) => run.start(0, unsent),
-    pace: (aim, nowMs, progress) => run.before((last = block(aim, nowMs)), progress),
+    pace: (aim, nowMs, progress) => {
+      last = block(aim, nowMs);
+      return run.before(last, progress);
+    },
     written: (nowMs) => run.after({ ...last, nowMs }),
   };
 }
@@ -109,7 +129,8 @@ describe('kernel-pacing enforcer', () => {
     assert.equal(pace(25_000, 100), 2521.44);
     assert.equal(pace(25_000, 2621.44), 0);
     written(2621.44);
-    // Back above the floor the kernel paces again; the first block there waits for the floor's blocks to be due (2 x 65,536 / 25,000 s).
+    // Back above the floor the kernel paces again; the first block there waits for the floor's blocks to be due (2 x
+    // 65,536 / 25,000 s).
     assert.ok(Math.abs(pace(400_000, 3000) - 2242.88) < 1e-9);
     assert.deepEqual(recorded.rates, [144_800, 400_000]);
     assert.equal(pace(400_000, 5242.88), 0);
@@ -143,7 +164,7 @@ describe('kernel-pacing enforcer', () => {
 
   it('serves unpaced after a failed SO_MAX_PACING_RATE, and says so', () => {
     const recorded = recordingControl({ failPacing: true });
-    const { kernel, start, pace, written } = pacer(recorded);
+    const { kernel, pace, written } = pacer(recorded);
     assert.equal(pace(500_000, 0), 0);
     assert.equal(pace(500_000, 10), 0);
     written(10);
@@ -155,38 +176,91 @@ describe('kernel-pacing enforcer', () => {
     assert.equal(report.paceRateBps, null);
   });
 
-  it('in the kernel: hands the phase over as a pacing schedule at the headroom, and at the end reads what the program did and lifts its rate', () => {
-    const recorded = recordingControl();
-    const schedules: ClampSchedule[] = [];
-    const releases: string[] = [];
-    const schedule: ScheduleState = { state: 'paced', catchUps: 1, phaseStartMonotonicMs: Number(process.hrtime.bigint()) / 1e6 - 300, phaseStartAckedBytes: 2000, phaseStartRetransmits: 1, phaseStartSegmentsOut: 30, phaseStartSrttUs: 40_000, floorMs: 0, catchingUpMs: 45, clampPackets: null, cwndPackets: null, maxLagMs: 52, heldMonotonicMs: 0 };
-    const clamp = { backend: 'bpf', fallbackReason: undefined, setSchedule: (_socket: unknown, s: ClampSchedule) => void schedules.push(s), release: (_socket: unknown, options?: { mode?: string }) => void releases.push(options?.mode ?? ''), state: () => ({ backend: 'bpf' as const, pacingRateBytesPerSec: 312_500, schedule }), takeClosedPhase: () => undefined } as unknown as ClampBackend;
-    const control = { ...recorded.control, clamp, raiseSendBuffer: (_socket: unknown, bytes: number) => 2 * bytes };
-    const enforcement = kernelPacingEnforcer({ headroom: 1.25, blockBytes: 65_536, floorPackets: 10, inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control, socketError: (operation) => void recorded.errors.push(operation) });
-    assert.ok(enforcement.kernel !== undefined);
-    assert.equal(enforcement.kernel.handOver({ baseBytes: 0, throttleOffsetBytes: 50_000, pieces: [{ endOffsetBytes: 300_000, rateBytesPerSec: 250_000 }], graceUs: 400_000 }), true);
-    assert.equal(schedules.length, 1);
-    assert.equal(schedules[0]!.limit, 'pacing');
-    assert.equal(schedules[0]!.gain, 1.25);
-    enforcement.kernel.phaseWriting(250_000);
-    enforcement.end(undefined);
-    // No per-block rate from user space: only the end's lift of what the program set.
-    assert.deepEqual(recorded.rates, [null]);
-    assert.deepEqual(releases, ['gradual']);
-    const report = enforcement.report();
-    assert.equal(report.backend, 'kernel-pacing');
-    assert.equal(report.catchUps, 1);
-    assert.equal(report.throttledWriteBlocks, 0);
-    assert.deepEqual(report.kernelPhase, { started: true, heldAtFirstByte: false, floorMs: 0, catchingUpMs: 45, maxLagMs: 52, stateAtEnd: 'paced', sendBufferBytes: 500_000 });
-    assert.match(report.reason, /in the kernel: paced at the end; 1 catch-up/);
-    assert.equal(report.paceRateBps!.mean, 1.25 * 250_000 * 8);
-    assert.deepEqual(recorded.errors, []);
-  });
+  it(
+    'in the kernel: hands the phase over as a pacing schedule at the headroom, and at ' +
+      'the end reads what the program did and lifts its rate',
+    () => {
+      const recorded = recordingControl();
+      const schedules: ClampSchedule[] = [];
+      const releases: string[] = [];
+      const schedule: ScheduleState = {
+        state: 'paced',
+        catchUps: 1,
+        phaseStartMonotonicMs: Number(process.hrtime.bigint()) / 1e6 - 300,
+        phaseStartAckedBytes: 2000,
+        phaseStartRetransmits: 1,
+        phaseStartSegmentsOut: 30,
+        phaseStartSrttUs: 40_000,
+        floorMs: 0,
+        catchingUpMs: 45,
+        clampPackets: null,
+        cwndPackets: null,
+        maxLagMs: 52,
+        heldMonotonicMs: 0,
+      };
+      const clamp = {
+        backend: 'bpf',
+        fallbackReason: undefined,
+        setSchedule: (_socket: unknown, s: ClampSchedule) => void schedules.push(s),
+        release: (_socket: unknown, options?: { mode?: string }) => void releases.push(options?.mode ?? ''),
+        state: () => ({ backend: 'bpf' as const, pacingRateBytesPerSec: 312_500, schedule }),
+        takeClosedPhase: () => undefined,
+      } as unknown as ClampBackend;
+      const control = { ...recorded.control, clamp, raiseSendBuffer: (_socket: unknown, bytes: number) => 2 * bytes };
+      const enforcement = kernelPacingEnforcer({
+        headroom: 1.25,
+        blockBytes: 65_536,
+        floorPackets: 10,
+        inKernel: true,
+        sendBufferSeconds: 4,
+      }).start({ socket: 3, control, socketError: (operation) => void recorded.errors.push(operation) });
+      assert.ok(enforcement.kernel !== undefined);
+      assert.equal(
+        enforcement.kernel.handOver({
+          baseBytes: 0,
+          throttleOffsetBytes: 50_000,
+          pieces: [{ endOffsetBytes: 300_000, rateBytesPerSec: 250_000 }],
+          graceUs: 400_000,
+        }),
+        true,
+      );
+      assert.equal(schedules.length, 1);
+      assert.equal(schedules[0]!.limit, 'pacing');
+      assert.equal(schedules[0]!.gain, 1.25);
+      enforcement.kernel.phaseWriting(250_000);
+      enforcement.end(undefined);
+      // No per-block rate from user space: only the end's lift of what the program set.
+      assert.deepEqual(recorded.rates, [null]);
+      assert.deepEqual(releases, ['gradual']);
+      const report = enforcement.report();
+      assert.equal(report.backend, 'kernel-pacing');
+      assert.equal(report.catchUps, 1);
+      assert.equal(report.throttledWriteBlocks, 0);
+      assert.deepEqual(report.kernelPhase, {
+        started: true,
+        heldAtFirstByte: false,
+        floorMs: 0,
+        catchingUpMs: 45,
+        maxLagMs: 52,
+        stateAtEnd: 'paced',
+        sendBufferBytes: 500_000,
+      });
+      assert.match(report.reason, /in the kernel: paced at the end; 1 catch-up/);
+      assert.equal(report.paceRateBps!.mean, 1.25 * 250_000 * 8);
+      assert.deepEqual(recorded.errors, []);
+    },
+  );
 
   it('without the bpf backend the phase stays in user space', () => {
     const recorded = recordingControl();
     const control = { ...recorded.control, clamp: { backend: 'pacing-rate' } as unknown as ClampBackend };
-    const enforcement = kernelPacingEnforcer({ headroom: 1.25, blockBytes: 65_536, floorPackets: 10, inKernel: true, sendBufferSeconds: 4 }).start({ socket: 3, control, socketError: assert.fail });
+    const enforcement = kernelPacingEnforcer({
+      headroom: 1.25,
+      blockBytes: 65_536,
+      floorPackets: 10,
+      inKernel: true,
+      sendBufferSeconds: 4,
+    }).start({ socket: 3, control, socketError: assert.fail });
     assert.equal(enforcement.kernel, undefined);
   });
 });

@@ -11,7 +11,8 @@ export function drive(enforcement: Enforcement, reading: () => TcpInfo | undefin
       schedule.handedSec = unsent.sizeBytes > 0 ? unsent.sizeBytes / unsent.rateBytesPerSec : 0;
       enforcement.startThrottling({ nowMs, reading: reading(), unsent });
     },
-    before: (block: Block, progress?: ScheduleProgress) => enforcement.beforeBlock(block, { reading: reading(), progress, schedule: { ...schedule } }),
+    before: (block: Block, progress?: ScheduleProgress) =>
+      enforcement.beforeBlock(block, { reading: reading(), progress, schedule: { ...schedule } }),
     after(block: Block) {
       enforcement.afterBlock(block);
       schedule.handedSec += block.sizeBytes / block.rateBytesPerSec;

@@ -1,15 +1,35 @@
-/** The ABR-aware rate rule's decisions (pure): startup, the next rung x the buffer multiplier, CMCD keys, the viewer run without CMCD. */
+/**
+ * The ABR-aware rate rule's decisions (pure): startup, the next rung x the buffer multiplier, CMCD keys, the viewer run
+ * without CMCD.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { abrDecision, abrRateRule, bufferMultiplier, type AbrRateOptions } from '../../../src/delivery/rates/abr-rate.js';
+import {
+  abrDecision,
+  abrRateRule,
+  bufferMultiplier,
+  type AbrRateOptions,
+} from '../../../src/delivery/rates/abr-rate.js';
 import type { MediaResponse } from '../../../src/delivery/rates/rate-rule.js';
 import type { ViewerRunState } from '../../../src/delivery/viewer-runs.js';
 
-const options: AbrRateOptions = { startupSec: 35, multiplierAtEmpty: 3, multiplierAtFull: 2, multiplierAtTop: 1.5, fullBufferMs: 30_000, lowBufferMs: 5_000 };
+const options: AbrRateOptions = {
+  startupSec: 35,
+  multiplierAtEmpty: 3,
+  multiplierAtFull: 2,
+  multiplierAtTop: 1.5,
+  fullBufferMs: 30_000,
+  lowBufferMs: 5_000,
+};
 const ladderBps = [400e3, 800e3, 1.4e6, 2.8e6];
 /** A segment of the 800k rung at 60 s, its own rate 600 kbit/s (below its rung's average: VBR). */
 const segment = { presentationSec: 60, bitrateBps: 600e3, ladderBps, renditionBps: 800e3 };
-const viewer = (fetchedSec: number, elapsedSec: number): ViewerRunState => ({ segmentsBefore: Math.round(fetchedSec / 2), fetchedSec, elapsedSec, bufferLowerBoundSec: fetchedSec - elapsedSec });
+const viewer = (fetchedSec: number, elapsedSec: number): ViewerRunState => ({
+  segmentsBefore: Math.round(fetchedSec / 2),
+  fetchedSec,
+  elapsedSec,
+  bufferLowerBoundSec: fetchedSec - elapsedSec,
+});
 
 function rateOf(decision: ReturnType<typeof abrDecision>): number {
   assert.equal(decision.fullSpeed, false, JSON.stringify(decision));
@@ -17,54 +37,107 @@ function rateOf(decision: ReturnType<typeof abrDecision>): number {
 }
 
 describe('the ABR-aware rate rule', () => {
-  it('aims at the next rung x a multiplier that falls from 3 (empty buffer) to 2 (full), 1.5 x its own at the top rung, never below the segment', () => {
-    assert.equal(bufferMultiplier(0, options), 3);
-    assert.equal(bufferMultiplier(15_000, options), 2.5);
-    assert.equal(bufferMultiplier(60_000, options), 2);
-    assert.equal(rateOf(abrDecision({ segment, cmcd: { bl: 30_000 }, viewer: undefined }, options)), 2 * 1.4e6);
-    assert.equal(rateOf(abrDecision({ segment, cmcd: { bl: 15_000 }, viewer: undefined }, options)), 2.5 * 1.4e6);
-    // The top rung has no next one: its own declared rate, at the top multiplier whatever the buffer.
-    assert.equal(rateOf(abrDecision({ segment: { ...segment, renditionBps: 2.8e6 }, cmcd: { bl: 30_000 }, viewer: undefined }, options)), 1.5 * 2.8e6);
-    assert.equal(rateOf(abrDecision({ segment: { ...segment, renditionBps: 2.8e6 }, cmcd: { bl: 10_000 }, viewer: undefined }, options)), 1.5 * 2.8e6);
-    // A segment far above its rung's average is never paced below its own rate.
-    assert.equal(rateOf(abrDecision({ segment: { ...segment, bitrateBps: 5e6 }, cmcd: { bl: 30_000 }, viewer: undefined }, options)), 5e6);
-  });
+  it(
+    'aims at the next rung x a multiplier that falls from 3 (empty buffer) to 2 (full), ' +
+      '1.5 x its own at the top rung, never below the segment',
+    () => {
+      assert.equal(bufferMultiplier(0, options), 3);
+      assert.equal(bufferMultiplier(15_000, options), 2.5);
+      assert.equal(bufferMultiplier(60_000, options), 2);
+      assert.equal(rateOf(abrDecision({ segment, cmcd: { bl: 30_000 }, viewer: undefined }, options)), 2 * 1.4e6);
+      assert.equal(rateOf(abrDecision({ segment, cmcd: { bl: 15_000 }, viewer: undefined }, options)), 2.5 * 1.4e6);
+      // The top rung has no next one: its own declared rate, at the top multiplier whatever the buffer.
+      assert.equal(
+        rateOf(
+          abrDecision(
+            { segment: { ...segment, renditionBps: 2.8e6 }, cmcd: { bl: 30_000 }, viewer: undefined },
+            options,
+          ),
+        ),
+        1.5 * 2.8e6,
+      );
+      assert.equal(
+        rateOf(
+          abrDecision(
+            { segment: { ...segment, renditionBps: 2.8e6 }, cmcd: { bl: 10_000 }, viewer: undefined },
+            options,
+          ),
+        ),
+        1.5 * 2.8e6,
+      );
+      // A segment far above its rung's average is never paced below its own rate.
+      assert.equal(
+        rateOf(
+          abrDecision({ segment: { ...segment, bitrateBps: 5e6 }, cmcd: { bl: 30_000 }, viewer: undefined }, options),
+        ),
+        5e6,
+      );
+    },
+  );
 
   it('goes at full speed when the client says it is starting up or its buffer is low', () => {
     assert.equal(abrDecision({ segment, cmcd: { su: true, bl: 20_000 }, viewer: undefined }, options).fullSpeed, true);
     assert.equal(abrDecision({ segment, cmcd: { bl: 3_000 }, viewer: undefined }, options).fullSpeed, true);
-    // With CMCD the client's buffer decides, not the presentation time (a seek back to 10 s with a full buffer is paced).
-    assert.equal(abrDecision({ segment: { ...segment, presentationSec: 10 }, cmcd: { bl: 20_000 }, viewer: undefined }, options).fullSpeed, false);
+    // With CMCD the client's buffer decides, not the presentation time (a seek back to 10 s with a full buffer is
+    // paced).
+    assert.equal(
+      abrDecision({ segment: { ...segment, presentationSec: 10 }, cmcd: { bl: 20_000 }, viewer: undefined }, options)
+        .fullSpeed,
+      false,
+    );
   });
 
-  it('honours rtp only down to what keeps the next rung visible, and goes full speed when mtp is below the next rung', () => {
-    // dash.js at a 30 s buffer: rtp = 5 x 800 x 2 / 30 = 267 kbit/s, below its own rung.
-    const capped = abrDecision({ segment, cmcd: { bl: 30_000, rtp: 300 }, viewer: undefined }, options);
-    assert.equal(rateOf(capped), 2 * 1.4e6);
-    const half = abrDecision({ segment, cmcd: { bl: 15_000, rtp: 3200 }, viewer: undefined }, options);
-    assert.equal(rateOf(half), 3.2e6);
-    assert.match(half.reason, /rtp 3200/);
-    // At the top rung rtp lowers it down to the top multiple of its own rate.
-    assert.equal(rateOf(abrDecision({ segment: { ...segment, renditionBps: 2.8e6 }, cmcd: { bl: 30_000, rtp: 300 }, viewer: undefined }, options)), 1.5 * 2.8e6);
-    const mtp = abrDecision({ segment, cmcd: { bl: 20_000, mtp: 1000 }, viewer: undefined }, options);
-    assert.equal(mtp.fullSpeed, true);
-    assert.match(mtp.reason, /mtp/);
-    assert.equal(abrDecision({ segment, cmcd: { bl: 20_000, mtp: 5000 }, viewer: undefined }, options).fullSpeed, false);
-  });
+  it(
+    'honours rtp only down to what keeps the next rung visible, and goes full speed ' +
+      'when mtp is below the next rung',
+    () => {
+      // dash.js at a 30 s buffer: rtp = 5 x 800 x 2 / 30 = 267 kbit/s, below its own rung.
+      const capped = abrDecision({ segment, cmcd: { bl: 30_000, rtp: 300 }, viewer: undefined }, options);
+      assert.equal(rateOf(capped), 2 * 1.4e6);
+      const half = abrDecision({ segment, cmcd: { bl: 15_000, rtp: 3200 }, viewer: undefined }, options);
+      assert.equal(rateOf(half), 3.2e6);
+      assert.match(half.reason, /rtp 3200/);
+      // At the top rung rtp lowers it down to the top multiple of its own rate.
+      assert.equal(
+        rateOf(
+          abrDecision(
+            { segment: { ...segment, renditionBps: 2.8e6 }, cmcd: { bl: 30_000, rtp: 300 }, viewer: undefined },
+            options,
+          ),
+        ),
+        1.5 * 2.8e6,
+      );
+      const mtp = abrDecision({ segment, cmcd: { bl: 20_000, mtp: 1000 }, viewer: undefined }, options);
+      assert.equal(mtp.fullSpeed, true);
+      assert.match(mtp.reason, /mtp/);
+      assert.equal(
+        abrDecision({ segment, cmcd: { bl: 20_000, mtp: 5000 }, viewer: undefined }, options).fullSpeed,
+        false,
+      );
+    },
+  );
 
-  it('without CMCD keeps a startup phase: the first 35 s of the presentation, a young run, a low estimated buffer', () => {
-    assert.equal(abrDecision({ segment: { ...segment, presentationSec: 20 }, cmcd: undefined, viewer: viewer(40, 10) }, options).fullSpeed, true);
-    // A seek to 60 s starts a new run: its first 35 s of media go at full speed.
-    const young = abrDecision({ segment, cmcd: undefined, viewer: viewer(20, 5) }, options);
-    assert.equal(young.fullSpeed, true);
-    assert.match(young.reason, /run has fetched 20.0 s/);
-    // 40 s fetched over 37 s: at least 3 s buffered, below 5 s.
-    assert.equal(abrDecision({ segment, cmcd: undefined, viewer: viewer(40, 37) }, options).fullSpeed, true);
-    // 60 s fetched over 30 s: at least 30 s buffered, a full buffer.
-    assert.equal(rateOf(abrDecision({ segment, cmcd: undefined, viewer: viewer(60, 30) }, options)), 2 * 1.4e6);
-    // No CMCD and no run (the engine always has one; a caller may not): the presentation rule, then a full buffer's multiplier.
-    assert.equal(rateOf(abrDecision({ segment, cmcd: undefined, viewer: undefined }, options)), 2 * 1.4e6);
-  });
+  it(
+    'without CMCD keeps a startup phase: the first 35 s of the presentation, a young ' + 'run, a low estimated buffer',
+    () => {
+      assert.equal(
+        abrDecision({ segment: { ...segment, presentationSec: 20 }, cmcd: undefined, viewer: viewer(40, 10) }, options)
+          .fullSpeed,
+        true,
+      );
+      // A seek to 60 s starts a new run: its first 35 s of media go at full speed.
+      const young = abrDecision({ segment, cmcd: undefined, viewer: viewer(20, 5) }, options);
+      assert.equal(young.fullSpeed, true);
+      assert.match(young.reason, /run has fetched 20.0 s/);
+      // 40 s fetched over 37 s: at least 3 s buffered, below 5 s.
+      assert.equal(abrDecision({ segment, cmcd: undefined, viewer: viewer(40, 37) }, options).fullSpeed, true);
+      // 60 s fetched over 30 s: at least 30 s buffered, a full buffer.
+      assert.equal(rateOf(abrDecision({ segment, cmcd: undefined, viewer: viewer(60, 30) }, options)), 2 * 1.4e6);
+      // No CMCD and no run (the engine always has one; a caller may not): the presentation rule, then a full buffer's
+      // multiplier.
+      assert.equal(rateOf(abrDecision({ segment, cmcd: undefined, viewer: undefined }, options)), 2 * 1.4e6);
+    },
+  );
 
   it('plans a segment response with its headers, and a progressive one by the media rate', () => {
     const rule = abrRateRule(options);
@@ -80,7 +153,7 @@ describe('the ABR-aware rate rule', () => {
     const plan = rule.plan({ response, viewer: undefined, nowMs: 0 });
     assert.equal(plan.startupEndOffset, 0);
     assert.equal(plan.rateAt(0, 65_536), (2 * 1.4e6) / 8);
-    assert.equal(plan.media.rateAt(0, 65_536), 75_000, 'the media rate is still the segment\'s own');
+    assert.equal(plan.media.rateAt(0, 65_536), 75_000, "the media rate is still the segment's own");
     assert.equal(plan.headers['cmsd-dynamic'], '"trickle";etp=2800');
     assert.equal(plan.headers['cmsd-static'], 'ot=v,st=v');
     assert.match(plan.headers['server-timing']!, /2800 kbit\/s/);

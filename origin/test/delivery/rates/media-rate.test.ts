@@ -12,11 +12,21 @@ const segment = (presentationSec: number): MediaResponse => ({
   rangeStart: 0,
   rangeEnd: 249_999,
   cmcd: undefined,
-  segment: { number: 10, renditionId: '1', kind: 'video', presentationSec, durationSec: 2, sizeBytes: 250_000, bitrateBps: 1e6, ladderBps: [1e6], renditionBps: 1e6 },
+  segment: {
+    number: 10,
+    renditionId: '1',
+    kind: 'video',
+    presentationSec,
+    durationSec: 2,
+    sizeBytes: 250_000,
+    bitrateBps: 1e6,
+    ladderBps: [1e6],
+    renditionBps: 1e6,
+  },
 });
 
 describe('the media rate rule', () => {
-  it('sends segments of the presentation\'s first startupSec at full speed, later ones at their own rate', () => {
+  it("sends segments of the presentation's first startupSec at full speed, later ones at their own rate", () => {
     const rule = mediaRateRule({ startupSec: 35 });
     const early = rule.plan({ response: segment(34), viewer: undefined, nowMs: 0 });
     assert.equal(early.startupEndOffset, 250_000);
