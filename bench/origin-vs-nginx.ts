@@ -21,7 +21,7 @@ import { processCpuSeconds } from '@trickle/e2e';
 import { requireNginx, startNginx } from './nginx-server.js';
 import { writeResults } from './results-file.js';
 import { awaitReady, loopback, spawnAt, startTrickleServer } from './trickle-server.js';
-import { examples } from '../src/help.js';
+import { examples } from '@trickle/cli';
 
 const root = join(import.meta.dirname, '..', '..');
 

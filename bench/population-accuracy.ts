@@ -20,7 +20,7 @@ import {
   type LinkAccuracy,
   type PopulationAccuracy,
 } from '@trickle/e2e';
-import { examples } from '../src/help.js';
+import { examples } from '@trickle/cli';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
 

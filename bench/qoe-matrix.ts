@@ -21,12 +21,13 @@ import {
   requireLabPrivileges,
   runMatrix,
   writeMatrixHtml,
+  writeMatrixSvgs,
   type MatrixPlayer,
 } from '@trickle/e2e';
-import { stageProgress } from '../src/progress.js';
+import { stageProgress } from '@trickle/cli';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
-import { examples } from '../src/help.js';
+import { examples } from '@trickle/cli';
 
 const list = (value: string) =>
   value
@@ -141,6 +142,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       `bench/results/${options.results}.html.`,
     ...report.markdown,
   ]);
+  await writeMatrixSvgs(join(import.meta.dirname, '..', '..', 'bench', 'results'), options.results, report);
   await writeMatrixHtml(
     join(import.meta.dirname, '..', '..', 'bench', 'results', `${options.results}.html`),
     report,

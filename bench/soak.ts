@@ -22,10 +22,10 @@ import {
   startLabOrigin,
   type Lab,
 } from '@trickle/e2e';
-import { stageProgress } from '../src/progress.js';
+import { stageProgress } from '@trickle/cli';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
-import { examples } from '../src/help.js';
+import { examples } from '@trickle/cli';
 
 interface Sample {
   readonly minute: number;

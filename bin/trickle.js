@@ -1,9 +1,3 @@
 #!/usr/bin/env node
-// The `trickle` command: the compiled CLI lives in dist/ (built by `npm ci` through `prepare`).
-import('../dist/src/cli.js').catch((error) => {
-  if (error && error.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/src/cli.js')) {
-    console.error('trickle: the CLI is not built yet; run "npm ci" (or "npm run build") in the repository first');
-    process.exit(1);
-  }
-  throw error;
-});
+// The checkout's `trickle` (npm start, scripts, tests, the images): the CLI package's own command.
+import '../cli/bin/trickle.js';

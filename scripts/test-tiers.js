@@ -21,6 +21,7 @@ export const testFileRoots = [
   'native/dist/test',
   'player-sim/dist/test',
   'e2e/dist/test',
+  'cli/dist/test',
 ];
 
 const byTier = {

@@ -46,6 +46,7 @@ describe('npm pack of the workspace packages', () => {
     ],
     'player-sim': [],
     e2e: ['dist/src/qoe/origin-main.js', 'dist/src/lab/replay-main.js'],
+    cli: ['bin/trickle.js', 'dist/src/cli.js'],
   };
   for (const [workspace, needed] of Object.entries(runtime)) {
     it(`${workspace}: built entry points and run-time files, no tests or sources`, () => {

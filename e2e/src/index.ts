@@ -72,5 +72,6 @@ export {
   type GoalCheck,
   type Verdict,
 } from './qoe-matrix/analysis.js';
-export { matrixReport, writeMatrixHtml } from './qoe-matrix/report.js';
+export { matrixReport, writeMatrixHtml, writeMatrixSvgs } from './qoe-matrix/report.js';
+export { renderVegaLiteSvg } from './report/vega-svg.js';
 export { playToEnd, type PlayedSession } from './qoe/play-to-end.js';

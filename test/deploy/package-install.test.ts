@@ -7,7 +7,9 @@
  * compiler, no clang, no bpftool. A plain fastify app registers the trickleOrigin plugin with the BPF clamp
  * (root) and serves the demo, its throttled phase in the kernel. The arm64 prebuild is loaded by
  * an arm64 Node under qemu-user (which runs no BPF and translates only part of TCP_INFO: loading,
- * the embedded object and the exports are what it checks).
+ * the embedded object and the exports are what it checks). The trickle command, packed as
+ * @trickle/cli with the packages it uses, is installed the same way into a fresh prefix
+ * (`npm install -g --prefix`), and makes and serves a demo with no checkout anywhere.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -40,6 +42,7 @@ if (skip !== false) console.log(`# skipping the package install: ${skip}`);
 
 const cgroupName = 'trickle-test-install';
 const pinDir = '/run/trickle/bpf-test-install';
+const cliClamp = { cgroup: 'trickle-test-install-cli', pinDir: '/run/trickle/bpf-test-install-cli' };
 const prebuildFile = '@trickle+native.napi.glibc.node';
 const npmCli = resolve(spawnSync('sh', ['-c', 'readlink -f "$(command -v npm)"'], { encoding: 'utf8' }).stdout.trim());
 
@@ -84,6 +87,8 @@ describe('npm install of the packed packages on a host without a compiler', { sk
   let appDir: string;
   let bin: string;
   let app: ChildProcess | undefined;
+  let cliPacks: string;
+  let served: ChildProcess | undefined;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'trickle-install-'));
@@ -119,6 +124,16 @@ describe('npm install of the packed packages on a host without a compiler', { sk
       [npmCli, 'pack', '--silent', '--workspace', 'origin', '--pack-destination', packs],
       { cwd: repoRoot },
     );
+    // The command's own package and the two it adds (the simulator, the lab and browser harness).
+    cliPacks = join(dir, 'packs-cli');
+    await mkdir(cliPacks);
+    for (const workspace of ['player-sim', 'e2e', 'cli'])
+      step(
+        `pack @trickle/${workspace}`,
+        process.execPath,
+        [npmCli, 'pack', '--silent', '--workspace', workspace, '--pack-destination', cliPacks],
+        { cwd: repoRoot },
+      );
 
     // PATH: node and sh only.
     bin = join(dir, 'bin');
@@ -142,11 +157,13 @@ describe('npm install of the packed packages on a host without a compiler', { sk
   });
 
   after(async () => {
-    if (app !== undefined && app.exitCode === null) {
-      app.kill('SIGKILL');
-      await once(app, 'exit');
-    }
+    for (const child of [app, served])
+      if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await once(child, 'exit');
+      }
     await teardownClamp({ pinDir, cgroup: cgroupName }).catch(() => undefined);
+    await teardownClamp(cliClamp).catch(() => undefined);
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
@@ -155,6 +172,11 @@ describe('npm install of the packed packages on a host without a compiler', { sk
     return {
       PATH: bin,
       HOME: process.env.HOME ?? dir,
+      // A TLS-inspecting egress proxy's authority, where the host has one: a global install asks
+      // the registry about every dependency (the @trickle ones answer 404 and the tarballs serve).
+      ...(process.env.NODE_EXTRA_CA_CERTS === undefined
+        ? {}
+        : { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS }),
       ...(process.env.npm_config_cache === undefined ? {} : { npm_config_cache: process.env.npm_config_cache }),
     };
   }
@@ -221,6 +243,64 @@ describe('npm install of the packed packages on a host without a compiler', { sk
     );
     app.kill('SIGTERM');
     const [code] = (await once(app, 'exit')) as [number | null];
+    assert.equal(code, 0, output);
+  });
+
+  it('installs the trickle command into a fresh prefix, which makes a demo and serves it paced in the kernel', async () => {
+    const prefix = join(dir, 'prefix');
+    const tarballs = [
+      ...readdirSync(join(dir, 'packs')).map((name) => join(dir, 'packs', name)),
+      ...readdirSync(cliPacks).map((name) => join(cliPacks, name)),
+    ];
+    step(
+      'npm install -g @trickle/cli and its packages',
+      process.execPath,
+      [npmCli, 'install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', '--prefer-offline', ...tarballs],
+      { cwd: dir, env: compilerFreeEnv() },
+    );
+    const trickle = join(prefix, 'bin', 'trickle');
+    assert.ok(existsSync(trickle), 'the prefix has bin/trickle');
+    // Run where no checkout is, with the host's PATH (ffmpeg for the demo, mount(8) for bpffs).
+    const work = join(dir, 'cli-work');
+    await mkdir(work);
+    const version = step('trickle --version', trickle, ['--version'], { cwd: work });
+    assert.equal(version.trim(), '0.1.0');
+    step('trickle media demo', trickle, ['media', 'demo', '--out', 'media/demo', '--duration', '6'], { cwd: work });
+    const bench = spawnSync(trickle, ['bench', 'origin'], { cwd: work, encoding: 'utf8' });
+    assert.match(bench.stderr, /run from a checkout of the repository .*\[CLI_ERR_NOT_A_CHECKOUT\]/, bench.stderr);
+    let output = '';
+    served = spawn(trickle, ['serve', '--port', '0', '--log-level', 'info'], {
+      cwd: work,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        TRICKLE_DELIVERY__CLAMP__CGROUP: cliClamp.cgroup,
+        TRICKLE_DELIVERY__CLAMP__PIN_DIR: cliClamp.pinDir,
+      },
+    });
+    served.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    served.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    let base: string | undefined;
+    for (let attempt = 0; attempt < 150 && base === undefined; attempt++) {
+      await new Promise((done) => setTimeout(done, 200));
+      assert.equal(served.exitCode, null, `trickle serve exited: ${output}`);
+      base = output.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/)?.[1];
+    }
+    assert.ok(base !== undefined, output);
+    let ready: { status: string; clamp: string } | undefined;
+    for (let attempt = 0; attempt < 100 && ready?.status !== 'ready'; attempt++) {
+      await new Promise((done) => setTimeout(done, 100));
+      ready = (await (await fetch(`${base}/readyz`)).json()) as typeof ready;
+    }
+    assert.deepEqual([ready?.status, ready?.clamp], ['ready', 'bpf'], JSON.stringify(ready));
+    const page = await fetch(`${base}/player/`);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<video/);
+    const manifest = await fetch(`${base}/media/demo/manifest.mpd`);
+    assert.equal(manifest.status, 200);
+    assert.match(await manifest.text(), /<MPD/);
+    served.kill('SIGTERM');
+    const [code] = (await once(served, 'exit')) as [number | null];
     assert.equal(code, 0, output);
   });
 

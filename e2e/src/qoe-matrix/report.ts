@@ -5,7 +5,9 @@
  * streaming engineer wants first: mean bitrate against probe queueing, per policy.
  */
 import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { renderReportPage, type ReportSection } from '../report/vega-page.js';
+import { renderVegaLiteSvg } from '../report/vega-svg.js';
 import type { Estimate } from '../experiment/statistics.js';
 import { agreements, goalChecks, minimumSessions, type CellSummary, type MatrixData } from './analysis.js';
 import { matrixLinks } from './config.js';
@@ -249,6 +251,22 @@ export function matrixReport(
     table: { columns: agreeColumns, rows: agreeRows },
   });
   return { markdown: md, sections };
+}
+
+/**
+ * Each link's "what viewers saw against what the network saw" chart as a standalone SVG beside the
+ * results (`<dir>/<name>-<link>.svg`), for pages that show a picture; returns the files written.
+ */
+export async function writeMatrixSvgs(dir: string, name: string, report: MatrixReport): Promise<string[]> {
+  const written: string[] = [];
+  for (const section of report.sections) {
+    const link = section.heading.match(/^(\S+): what viewers saw against what the network saw$/)?.[1];
+    if (link === undefined || section.chart === undefined) continue;
+    const path = join(dir, `${name}-${link}.svg`);
+    await writeFile(path, await renderVegaLiteSvg(section.chart));
+    written.push(path);
+  }
+  return written;
 }
 
 export async function writeMatrixHtml(path: string, report: MatrixReport, subtitle: string): Promise<void> {

@@ -1,63 +1,82 @@
 /**
- * `trickle bench <origin|pacing|qoe|soak|lab> [options]`: the benchmarks that write bench/results/ (see the README's
- * Benchmarks).
+ * `trickle bench <name> [options]`: the benchmarks that write bench/results/ (docs/benchmarks.md).
+ * They live in the checkout (bench/, built into dist/bench/), not in this package: they use the
+ * checkout's scripts and media and write its results files, so an installed CLI says so.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Argument, type Command } from 'commander';
+import { CliError } from './errors.js';
 import { examples } from './help.js';
 
+interface BenchmarkModule {
+  main(argv: readonly string[]): Promise<void>;
+}
+
+/** The checkout's built benchmarks, beside this package in the repository. */
+const benchDir = new URL('../../../dist/bench/', import.meta.url);
+
+async function loadBenchmark(file: string): Promise<BenchmarkModule> {
+  const url = new URL(file, benchDir);
+  if (!existsSync(fileURLToPath(url)))
+    throw new CliError(
+      'CLI_ERR_NOT_A_CHECKOUT',
+      `the benchmarks run from a checkout of the repository (built: ${fileURLToPath(url)} is missing): ` +
+        'clone it, run ./scripts/setup, then npx trickle bench there',
+    );
+  return (await import(url.href)) as BenchmarkModule;
+}
+
 const benchmarks: Readonly<
-  Record<
-    string,
-    { readonly description: string; readonly load: () => Promise<{ main(argv: readonly string[]): Promise<void> }> }
-  >
+  Record<string, { readonly description: string; readonly load: () => Promise<BenchmarkModule> }>
 > = {
   origin: {
     description: 'serving speed against nginx (wrk): manifests, segments, 64 kB ranges',
-    load: () => import('../bench/origin-vs-nginx.js'),
+    load: () => loadBenchmark('origin-vs-nginx.js'),
   },
   pacing: {
     description:
       'paced flows per policy beside nginx limit_rate, in the lab (MSS 1448, 100 ms RTT) ' +
       "and on loopback: CPU per delivered Gbit/s and each flow's rate against its aim " +
       '(root)',
-    load: () => import('../bench/paced-flows.js'),
+    load: () => loadBenchmark('paced-flows.js'),
   },
   qoe: {
     description:
       'the QoE matrix: dash.js, hls.js and simulated players through the lab per link, ' +
       'policy and CMCD, with intervals (root)',
-    load: () => import('../bench/qoe-matrix.js'),
+    load: () => loadBenchmark('qoe-matrix.js'),
   },
   soak: {
     description:
       'live simulated players through the lab for a long time: origin RSS and event-loop delay over time (root)',
-    load: () => import('../bench/soak.js'),
+    load: () => loadBenchmark('soak.js'),
   },
   population: {
     description:
       "the population lab's accuracy per viewer link at the population's load: RTT, " +
       'goodput, drops at the right queue, delay-line CPU (root)',
-    load: () => import('../bench/population-accuracy.js'),
+    load: () => loadBenchmark('population-accuracy.js'),
   },
   corpus: {
     description:
       'every shape of the packaging corpus (ffmpeg, Shaka Packager) played by dash.js, ' +
       'hls.js and <video> through the lab: played to the end, bodies equal to the files, ' +
       "flow records at each segment's rate (root)",
-    load: () => import('../bench/corpus-playback.js'),
+    load: () => loadBenchmark('corpus-playback.js'),
   },
   indexing: {
     description:
       'the media index at library scale: CPU to index a 2-hour title (on-demand and ' +
       'segment templates), and an origin booting on 1,000 titles under request load',
-    load: () => import('../bench/indexing.js'),
+    load: () => loadBenchmark('indexing.js'),
   },
   lab: {
     description:
       "the lab's accuracy per link backend: configured vs measured RTT, goodput, random " +
       'loss, tail drops; --in-vm measures netem in a guest kernel where this one has none ' +
       '(root)',
-    load: () => import('../bench/lab-accuracy.js'),
+    load: () => loadBenchmark('lab-accuracy.js'),
   },
 };
 
