@@ -32,6 +32,7 @@ export { linkBackends } from './backends.js';
 export { netemAvailable, netemAvailableHere } from './netem-backend.js';
 export { startRouter, type RouterOptions, type RunningRouter } from './router.js';
 export type { LinkBackend, LinkBackendName } from './link-backend.js';
+export { tbfBurstBytes } from './link-backend.js';
 export { startCapture, startProbe, type Capture, type Probe, type ProbeSample } from './measure.js';
 export { parsePcap, tcpFlags, type TcpPacket } from './analysis/pcap.js';
 export {

@@ -21,7 +21,7 @@ const media = testMediaRoot();
 const skip = skipUnless('the player-per-policy tests', { root: true, chromium: true });
 
 const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle.js');
-const policies = ['bulk', 'app-pacing', 'app-pacing-16k', 'trickle', 'pacing', 'cmcd'] as const;
+const policies = ['bulk', 'app-pacing', 'app-pacing-16k', 'trickle', 'pacing', 'cmcd', 'sammy'] as const;
 const clampCgroup = 'trickle-test-players';
 const clampPinDir = '/run/trickle/bpf-test-players';
 /** Not a multiple of the 2 s segments: AAC segments start a few ms before the video ones. */
@@ -136,9 +136,15 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
         );
         const inStartup = (flow.segmentNumber! - 1) * 2 < startupSeconds;
         // cmcd decides from the player's CMCD (startup, a low buffer, a measured throughput under the next rung), not
-        // from the media time.
+        // from the media time; sammy from its initial phase (without CMCD: the presentation's first startup seconds,
+        // or a viewer run that has fetched less than that).
         const fullSpeed =
-          policy === 'bulk' || (policy === 'cmcd' ? /CMCD (su|bl \d+ ms below|mtp)/.test(flow.reason) : inStartup);
+          policy === 'bulk' ||
+          (policy === 'cmcd'
+            ? /CMCD (su|bl \d+ ms below|mtp)/.test(flow.reason)
+            : policy === 'sammy'
+              ? /sammy: initial phase/.test(flow.reason)
+              : inStartup);
         if (fullSpeed)
           assert.equal(flow.throttling, null, `segment ${flow.segmentNumber} under ${policy}: ${flow.reason}`);
         // Trickle in the kernel: a segment small enough to be acknowledged within its first round trips (a few kB of a
@@ -173,6 +179,21 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
       }
       if (policy === 'pacing' || policy === 'app-pacing' || policy === 'app-pacing-16k')
         assert.ok(throttled.length > 0);
+      if (policy === 'sammy') {
+        // After the initial phase, Algorithm 1's rate: (c1 B + c0 (1 - B)) x the ladder's top bitrate, between 2.8
+        // and 3.2 of it, paced by the kernel at exactly that rate.
+        assert.ok(throttled.length > 0, 'sammy paced segments after its initial phase');
+        for (const flow of throttled) {
+          const [, multiplier, topKbps] = flow.reason.match(/(\d\.\d\d) x the highest bitrate (\d+) kbit\/s/) ?? [];
+          assert.ok(multiplier !== undefined && topKbps !== undefined, flow.reason);
+          assert.ok(Number(multiplier) >= 2.8 && Number(multiplier) <= 3.2, flow.reason);
+          const aimBps = Number(multiplier) * Number(topKbps) * 1000;
+          assert.ok(
+            flow.paceRateBps !== null && Math.abs(flow.targetRateBps!.mean / aimBps - 1) < 0.01,
+            `segment ${flow.segmentNumber}: aimed at ${flow.targetRateBps?.mean} for ${aimBps}; ${flow.reason}`,
+          );
+        }
+      }
       assert.match(metrics, new RegExp(`trickle_responses_total\\{[^}]*policy="${policy}"`));
     });
   }
