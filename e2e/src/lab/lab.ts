@@ -58,6 +58,11 @@ export interface LabState {
   readonly pids: { delayline?: number; replay?: number };
   readonly createdAt: string;
   /**
+   * A lab with a trace: when its replayer applied the trace's first point, the trace's time zero
+   * (ISO time). labUp returns only after it, so the trace is never late by a slow replayer's start.
+   */
+  readonly traceStartedAt?: string;
+  /**
    * A population lab (population-lab.ts): one access link per viewer address; `spec` is then the link of everything
    * else.
    */
@@ -362,7 +367,8 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
         stdio: 'ignore',
       });
       replay.unref();
-      const withReplay: LabState = { ...state, pids: { ...state.pids, replay: replay.pid! } };
+      const traceStartedAt = await replayerStarted(dir, replay);
+      const withReplay: LabState = { ...state, pids: { ...state.pids, replay: replay.pid! }, traceStartedAt };
       await writeFile(join(dir, 'state.json'), JSON.stringify(withReplay, null, 2));
       return new Lab(withReplay);
     }
@@ -371,6 +377,28 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
     await labDown(name);
     throw error;
   }
+}
+
+/** The file a lab's replayer writes once it has applied its trace's first point: that moment, ISO time. */
+export const traceStartedFile = 'trace-started';
+
+/**
+ * Waits for a new replayer to start its trace (a loaded host took seconds to start a Node process; a
+ * guest kernel under emulation, ~3 s): the trace's clock starts there, not at the lab's creation.
+ */
+async function replayerStarted(dir: string, replay: ChildProcess): Promise<string> {
+  const deadlineMs = Date.now() + 60_000;
+  while (Date.now() < deadlineMs) {
+    const startedAt = await readFile(join(dir, traceStartedFile), 'utf8').catch(() => undefined);
+    if (startedAt?.endsWith('\n')) return startedAt.trim();
+    if (replay.exitCode !== null || replay.signalCode !== null)
+      throw new E2eError(
+        'E2E_ERR_LAB',
+        `the trace replayer exited (${replay.exitCode ?? replay.signalCode}) before it started`,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new E2eError('E2E_ERR_LAB', 'the trace replayer did not start its trace within 60 s');
 }
 
 export async function openLab(name: string): Promise<Lab> {

@@ -194,13 +194,19 @@ async function loadRound(
   const until = (ms: number) =>
     new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - (performance.now() - startedMs))));
   await until(options.fromMs);
-  const windowStart = { status: byViewer(await populationStatus(lab)), atMs: performance.now() };
+  // Each reading is dated when the status call starts: the queues' counters are read by its first
+  // command, at once for every viewer, while what follows (the delay line's counters) can take a
+  // host stall longer. Dated at the end, a slow call shortened or stretched the window by its length
+  // (CI: a 9.13 Mbit/s queue read as 8.59).
+  const windowStartMs = performance.now();
+  const windowStart = { status: byViewer(await populationStatus(lab)), atMs: windowStartMs };
   const pingResults = new Map<string, PingResult>();
   const pings = Promise.all(
     idle.map(async (link) => pingResults.set(link.address, await pingFromViewer(lab, link, options.pings))),
   );
   await until(toMs);
-  const windowEnd = { status: byViewer(await populationStatus(lab)), atMs: performance.now() };
+  const windowEndMs = performance.now();
+  const windowEnd = { status: byViewer(await populationStatus(lab)), atMs: windowEndMs };
   await pings;
   await until(options.durationMs);
   const coreShare = (processCpuSeconds(pid) - cpuBefore) / ((performance.now() - startedMs) / 1000);

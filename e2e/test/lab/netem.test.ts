@@ -141,18 +141,23 @@ if (skip === false && (inGuest || netemHere.available)) {
     });
 
     it("follows a trace's rate step within a second", async () => {
-      // The replayer keeps the trace's clock from the lab's start, and the step comes after it is
-      // surely up: 20 s in (the replayer imports only the lab and the traces: ~3 s to start in the
-      // guest, measured, where it took 11-30 s when it loaded the addon and the whole simulator).
-      // The flow runs from 10 s before the step.
-      const stepAtMs = 20_000;
+      // labUp returns once the replayer applied the trace's first point, and the trace's clock starts
+      // there (the replayer takes ~3 s to start in the guest). The flow runs from the start, 10 s
+      // before the step.
+      const stepAtMs = 10_000;
+      // Under TCG an emulated sender reaches ~6 Mbit/s (the dsl-6mbit check) but not 8 (CI read
+      // 5.0-6.5 Mbit/s in every bin for an 8 Mbit/s link): the guest steps 4 -> 1 Mbit/s, a host 8 -> 2.
+      const highBps = inGuest ? 4e6 : 8e6;
+      const lowBps = highBps / 4;
       const lab = await labUp(
         name,
-        { ...symmetricLink({ rateBps: 8e6, rttMs: 20, bufferBdp: 2 }), trace: stepTrace(8e6, 2e6, stepAtMs, 600_000) },
+        {
+          ...symmetricLink({ rateBps: highBps, rttMs: 20, bufferBdp: 2 }),
+          trace: stepTrace(highBps, lowBps, stepAtMs, 600_000),
+        },
         { backend: 'netem' },
       );
-      const zeroMs = Date.parse(lab.state.createdAt);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, stepAtMs - 10_000 - (Date.now() - zeroMs))));
+      const zeroMs = Date.parse(lab.state.traceStartedAt!);
       const binMs = 250;
       const { binsBps, startedAtEpochMs } = await bulkFlow(
         lab,
@@ -168,19 +173,24 @@ if (skip === false && (inGuest || netemHere.available)) {
       const settled = rates.filter((r) => r.atMs >= stepAtMs + 1000 && r.atMs + binMs <= stepAtMs + 3500);
       const show = (list: typeof rates) => list.map((r) => (r.bps / 1e6).toFixed(2)).join(', ');
       console.log(
-        `# netem on ${where}: 8 -> 2 Mbit/s at ${stepAtMs / 1000} s (flow ` +
+        `# netem on ${where}: ${highBps / 1e6} -> ${lowBps / 1e6} Mbit/s at ${stepAtMs / 1000} s (flow ` +
           `from ${((startedAtEpochMs - zeroMs) / 1000).toFixed(1)} s): before ${show(before)}; ` +
           `from 1 s after ${show(settled)} Mbit/s`,
       );
       // An emulated guest's coarse timers can move a chunk from one 250 ms bin to the next (CI read
-      // 5.56 then 9.64 for 8 Mbit/s): bins are judged against twice the new rate, the rate by their mean.
+      // 5.56 then 9.64 for 8 Mbit/s): bins are judged against half the old rate (twice the new one),
+      // the rate by their mean (81 % of the old rate, 115 % of the new).
       assert.ok(
-        before.length >= 8 && before.every((r) => r.bps > 4e6) && mean(before.map((r) => r.bps)) > 6.5e6,
+        before.length >= 8 &&
+          before.every((r) => r.bps > highBps / 2) &&
+          mean(before.map((r) => r.bps)) > 0.8125 * highBps,
         `before the step: ${show(before)} Mbit/s`,
       );
       // Per bin, a clear change (under half the old rate); on the whole, the new rate.
       assert.ok(
-        settled.length >= 8 && settled.every((r) => r.bps < 4e6) && mean(settled.map((r) => r.bps)) < 2.3e6,
+        settled.length >= 8 &&
+          settled.every((r) => r.bps < highBps / 2) &&
+          mean(settled.map((r) => r.bps)) < 1.15 * lowBps,
         `from 1 s after the step: ${show(settled)} Mbit/s`,
       );
     });

@@ -93,8 +93,11 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
         `median srtt: the clamp's ${clampSrtt} us, TCP_INFO's ${infoSrtt} us`,
       );
       const goodput = goodputBps(run.samples, 1500, 5000);
+      // Within 10 % above 1.2 R, 15 % below: a stall of the host (the delay line forwarding this path
+      // is a user-space process, beside a browser test in CI) takes throughput away and never adds it;
+      // 15 % of 3.5 s is a half-second standstill, an old rate (4 against 10 Mbit/s) is 60 % below.
       assert.ok(
-        Math.abs(goodput / (1.2 * rateMbit * 1e6) - 1) < 0.1,
+        goodput / (1.2 * rateMbit * 1e6) > 0.85 && goodput / (1.2 * rateMbit * 1e6) < 1.1,
         `goodput ${goodput} vs 1.2 R = ${1.2 * rateMbit * 1e6}`,
       );
       assert.equal(retransmitsBetween(run.samples, 1000, 5000), 0, 'no losses while clamped below the link rate');
@@ -166,7 +169,9 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
       `cwnd - formula over the samples: ${offsets.join(' ')}`,
     );
     const goodput = goodputBps(run.samples, 3500, 5500);
-    assert.ok(Math.abs(goodput / 12e6 - 1) < 0.1, `goodput after the change ${goodput}`);
+    // As in the first test: 10 % above, 15 % below (a stall takes throughput away; the old rate's
+    // goodput would be 60 % below).
+    assert.ok(goodput / 12e6 > 0.85 && goodput / 12e6 < 1.1, `goodput after the change ${goodput}`);
   });
 
   // How many retransmissions each release costs varies run to run far more than between the two
