@@ -140,6 +140,30 @@ describe('/player/ in Chromium', { skip }, () => {
     },
   );
 
+  it('dash.js without end of stream, its element paused at the end, still ends there', async () => {
+    // CI once saw a dash.js session parked at 5.999999 of 6 s for 80 s, seeking there every 200 ms,
+    // never taken as ended: the element said paused. Here the element is paused once it is 0.1 s
+    // from the end, and end of stream is never signalled.
+    const { ended, snapshot, endedEvents } = await playDashjsToEnd((page) =>
+      page.addInitScript(() => {
+        MediaSource.prototype.endOfStream = () => undefined;
+        document.addEventListener(
+          'timeupdate',
+          (event) => {
+            const video = event.target as HTMLVideoElement;
+            if (Number.isFinite(video.duration) && video.currentTime >= video.duration - 0.1) video.pause();
+          },
+          true,
+        );
+      }),
+    );
+    assert.ok(ended, `ended (played to ${snapshot.playedSeconds} s)`);
+    assert.deepEqual(
+      endedEvents.map((event) => event.byElement),
+      [false],
+    );
+  });
+
   it('dash.js stalled short of the end (its last audio segment never comes) has not ended', async () => {
     // Parked by 22 s at the latest (about 3 s after the seek), then 5 s more to end if it would.
     const { ended, snapshot } = await playDashjsToEnd(

@@ -351,7 +351,15 @@ video.addEventListener('waiting', () => {
 });
 video.addEventListener('seeking', () => {
   seeking = true;
-  emit('seeking', { to: video.currentTime });
+  // What the end check reads, for a session that parks at its end without ending.
+  const bufferedEndSec = video.buffered.length > 0 ? video.buffered.end(video.buffered.length - 1) : null;
+  emit('seeking', {
+    to: video.currentTime,
+    paused: video.paused,
+    durationSec: video.duration,
+    readyState: video.readyState,
+    bufferedEndSec,
+  });
 });
 video.addEventListener('seeked', () => {
   seeking = false;
@@ -391,11 +399,13 @@ setInterval(() => {
     video.currentTime = pendingSeek.toSec;
     pendingSeek = null;
   }
-  // Seeks in place do not reset this: the player that misses its end seeks to it every 200 ms.
+  // Seeks in place do not reset this: the player that misses its end seeks to it every 200 ms. Paused
+  // or not: nothing here pauses, and a dash.js session parked at 5.999999 of a 6 s MPD (seeking there
+  // every 200 ms for 80 s, the duration finite and within reach) was never taken as ended, so the
+  // element said paused there.
   const atEnd =
     snapshot.startupMs !== null &&
     !snapshot.ended &&
-    !video.paused &&
     Number.isFinite(video.duration) &&
     time >= video.duration - endToleranceSec;
   if (!atEnd) atEndSinceMs = null;
