@@ -6,6 +6,7 @@
  * the clamp's map and no closed phases left untaken. Seeded, bounded (about 20 s).
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
@@ -41,6 +42,16 @@ const fdTargets = () =>
       return '(closed)';
     }
   });
+/** What `ss` says of these sockets (socket:[inode]): state, addresses, queues. */
+function describeSockets(targets: string[]): string {
+  const inodes = targets.map((target) => /socket:\[(\d+)\]/.exec(target)?.[1]).filter((inode) => inode !== undefined);
+  if (inodes.length === 0) return 'none';
+  const listing = spawnSync('ss', ['-tanepH'], { encoding: 'utf8' }).stdout ?? '';
+  const lines = listing.split('\n').filter((line) => inodes.some((inode) => line.includes(`ino:${inode} `)));
+  return lines.length > 0
+    ? lines.map((line) => line.replace(/\s+/g, ' ')).join(' | ')
+    : `${inodes.join(', ')} (not TCP)`;
+}
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
 describe('connection churn under every policy', { skip }, () => {
@@ -76,7 +87,7 @@ describe('connection churn under every policy', { skip }, () => {
     if (root) await teardownClamp({ pinDir });
   });
 
-  it(`${connections} connections aborted at random points leave no timers, descriptors, flows or clamp entries`, async () => {
+  it(`${connections} connections aborted at random points leave no timers, descriptors, flows or clamp entries`, async (t) => {
     const progressive = (await (await fetch(`${url}/api/assets/demo`)).json()) as { progressive?: { file: string } };
     const segment = 'chunk-3-00005.m4s';
     const paths = [`/media/demo/${progressive.progressive!.file}`, `/media/demo/${segment}`];
@@ -137,17 +148,27 @@ describe('connection churn under every policy', { skip }, () => {
     // would be a leak; every other descriptor must be back to the baseline.
     const mediaFds = (targets: string[]) =>
       targets.filter((target) => target.startsWith(realpathSync(testMediaRoot())));
+    const otherFds = (targets: string[]) => targets.length - mediaFds(targets).length;
+    // A socket's descriptor goes some time after its response ended (the peer's reset or FIN is taken
+    // by the event loop under 200 connections' worth of closes): CI once saw one socket over the
+    // baseline 500 ms after the engine settled. Waited for up to 5 s, and the wait printed; a leak
+    // (a descriptor kept for good) stays and fails, with what the kernel says of each socket.
+    const fdsWaitFromMs = performance.now();
+    while (performance.now() - fdsWaitFromMs < 5_000 && otherFds(fdTargets()) > otherFds(baseline.targets))
+      await new Promise((resolve) => setTimeout(resolve, 100));
     const now = fdTargets();
+    t.diagnostic(`descriptors waited for: ${(performance.now() - fdsWaitFromMs).toFixed(0)} ms`);
     const perFile = new Map<string, number>();
     for (const target of mediaFds(now)) perFile.set(target, (perFile.get(target) ?? 0) + 1);
     assert.ok(
       [...perFile.values()].every((count) => count <= 1),
       `media files open more than once: ${JSON.stringify([...perFile])}`,
     );
+    const extraSockets = now.filter((target) => target.startsWith('socket:') && !baseline.targets.includes(target));
     assert.ok(
-      now.length - mediaFds(now).length <= baseline.fds - mediaFds(baseline.targets).length,
+      otherFds(now) <= otherFds(baseline.targets),
       `file descriptors: ${now.length} now, ${baseline.fds} before (${now.join(', ')}; before: ` +
-        `${baseline.targets.join(', ')})`,
+        `${baseline.targets.join(', ')}); the new sockets: ${describeSockets(extraSockets)}`,
     );
     const records = (await (await fetch(`${url}/api/flows?limit=100000`)).json()) as {
       flows: { completed: boolean; policy: string }[];
