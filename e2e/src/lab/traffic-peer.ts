@@ -12,17 +12,32 @@
  *   udp-floods <port> <durationMs> <sizeBytes> <host>=<bitsPerSec>[,...]: datagrams to each host
  *     at its own rate (in 2 ms steps), for a link's queue that never empties;
  *   udp-sinks <port> <quietMs> <address>[,...]: a socket bound to each address (a population's
- *     viewers), report each one's datagrams and bytes once none came for quietMs;
+ *     viewers), report each one's datagrams, bytes and receive-buffer drops once none came for quietMs;
  *   udp-sink <port> <quietMs>: count datagrams until none came for quietMs (a sender that starts
  *     late or sends slowly, on a loaded host or in an emulated guest, loses none to a sink's clock);
  *   udp-burst <host> <port> <count> <sizeBytes> [intervalUs]: send datagrams back to back (or spaced),
  *     report how many and how long they took.
  */
 import { createSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { setCongestionControl, setMaxPacingRate } from '@trickle/native';
 
 const [role, ...args] = process.argv.slice(2);
+
+/** Receive-buffer drops of this namespace's UDP sockets by local `address:port`, from /proc/net/udp. */
+function udpSocketDrops(): Map<string, number> {
+  const drops = new Map<string, number>();
+  for (const line of readFileSync('/proc/net/udp', 'utf8').split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    const local = /^([0-9A-F]{8}):([0-9A-F]{4})$/.exec(fields[1] ?? '');
+    if (local === null || fields.length < 13) continue;
+    // The address is the kernel's 32-bit word in host order (little-endian here): its bytes reversed.
+    const address = Buffer.from(local[1]!, 'hex').reverse().join('.');
+    drops.set(`${address}:${Number.parseInt(local[2]!, 16)}`, Number(fields[12]));
+  }
+  return drops;
+}
 const out = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
 
 if (role === 'tcp-sink') {
@@ -161,7 +176,14 @@ if (role === 'tcp-sink') {
   const bound = await Promise.all(sockets);
   out({ listening: true });
   const report = () => {
-    out({ received: Object.fromEntries(counts) });
+    // What each socket's receive buffer dropped (a sink starved of CPU on a loaded host): the kernel's
+    // count, so a datagram the link delivered is told from one it did not.
+    const drops = udpSocketDrops();
+    out({
+      received: Object.fromEntries(
+        [...counts].map(([address, count]) => [address, { ...count, drops: drops.get(`${address}:${port}`) ?? 0 }]),
+      ),
+    });
     for (const socket of bound) socket.close();
   };
   // Nothing within a minute: report the zeros rather than wait for ever.
