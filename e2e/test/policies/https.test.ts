@@ -127,7 +127,11 @@ describe('HTTPS from the origin through the lab', { skip }, () => {
       `the phase ran in the kernel: ${JSON.stringify(record.kernelPhase)}`,
     );
     assert.equal(record.kernelPhase?.heldAtFirstByte, true);
-    assert.ok(overR >= 0.95 && overR <= gain * 1.05, `goodput ${overR.toFixed(3)} x R, outside [0.95, ${gain} x 1.05]`);
+    // Above: the clamp (gain x R, 5 % for the srtt's drift). Below: R, less what host stalls take from a
+    // sender that encrypts in the origin's event loop beside a browser test: CI and the flake hunt read
+    // 0.986-1.021 x R, and 0.936 once (half a second of an 8 s flow lost). A clamp computed wrong (MSS,
+    // RTT units, TLS overhead) is off by a factor, not by 15 %: the bound is 0.85, a stall of 1.2 s of 8.
+    assert.ok(overR >= 0.85 && overR <= gain * 1.05, `goodput ${overR.toFixed(3)} x R, outside [0.85, ${gain} x 1.05]`);
   });
 
   it('plays the demo in dash.js over HTTPS to the end, every body equal to its file, segments clamped', async () => {
