@@ -14,7 +14,14 @@ export default async function* jsonLines(source) {
       suite: details?.type === 'suite',
       durationMs: details?.duration_ms ?? 0,
       reason: typeof skip === 'string' ? skip : undefined,
-      error: error === undefined ? undefined : String(error.cause?.message ?? error.message ?? error).split('\n')[0],
+      // The whole story up to 40 lines: a check that runs others (the netem guest) says which failed below its first.
+      error:
+        error === undefined
+          ? undefined
+          : String(error.cause?.message ?? error.message ?? error)
+              .split('\n')
+              .slice(0, 40)
+              .join('\n'),
     })}\n`;
   }
 }

@@ -121,7 +121,7 @@ if (failures.length > 0 || !lintPassed) {
     const failedTests = r.tests.filter((t) => t.status === 'fail' && !t.suite);
     if (failedTests.length === 0)
       console.log(`  ${r.name}: exited ${r.code} with no failed test (see its output above)`);
-    for (const t of failedTests) console.log(`  ${r.name}: ${t.name}: ${t.error ?? ''}`);
+    for (const t of failedTests) console.log(`  ${r.name}: ${t.name}: ${String(t.error ?? '').split('\n')[0]}`);
   }
   process.exit(1);
 }

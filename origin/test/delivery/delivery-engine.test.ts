@@ -474,7 +474,7 @@ describe('delivery policies over loopback', { skip }, () => {
 
   it(
     'gives every paced policy a throttling phase of the media seconds it carries over ' +
-      "the policy's headroom (±5 %)",
+      "the policy's headroom (-5 %, +15 %)",
     async () => {
       // On loopback every socket limit sits at its floor (10 packets of 64 kB per 50 µs), so writes pace:
       // the token buckets at 1.25 x R, trickle's clamp at R (Algorithm 1's floor), kernel pacing at 1.25 x R.
@@ -511,9 +511,13 @@ describe('delivery policies over loopback', { skip }, () => {
             `for ${mediaSec.toFixed(2)} s of media at ${multiple} x R: ${ratio.toFixed(3)} of ` +
             `the expected`,
         );
-        if (Math.abs(ratio - 1) > 0.05) failures.push(`${policy}: ${ratio.toFixed(3)}`);
+        // Faster than the aim is a defect of the limit (under 0.95). Slower is also what a starved sender
+        // does: six flows and the serial phase's lab beside them on two cores once stretched a phase past
+        // 1.05 in a 10-run hunt; a phase of ~13 s is judged to 1.15 (2 s of stall), which a limit at the
+        // wrong multiple (1 for 1.25: 1.25) still fails.
+        if (ratio < 0.95 || ratio > 1.15) failures.push(`${policy}: ${ratio.toFixed(3)}`);
       }
-      assert.deepEqual(failures, []);
+      assert.deepEqual(failures, [], `phases against their expected length: ${failures.join(', ')}`);
     },
   );
 
