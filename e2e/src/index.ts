@@ -74,4 +74,4 @@ export {
 } from './qoe-matrix/analysis.js';
 export { matrixReport, writeMatrixHtml, writeMatrixSvgs } from './qoe-matrix/report.js';
 export { renderVegaLiteSvg } from './report/vega-svg.js';
-export { playToEnd, type PlayedSession } from './qoe/play-to-end.js';
+export { playToEnd, starvedStalls, type PlayedSession } from './qoe/play-to-end.js';

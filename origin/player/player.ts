@@ -62,7 +62,12 @@ interface Snapshot {
   bufferSeconds: number | null;
   loadedAtMs: number;
   startupMs: number | null;
-  rebuffers: (Episode & { confirmedByWatchdog: boolean })[];
+  /**
+   * `bufferAheadSec`: the media buffered ahead of currentTime when the watchdog confirmed the stall
+   * (null until then). A stall with media ahead is the decoder's or the renderer's (a starved CPU),
+   * not the delivery's.
+   */
+  rebuffers: (Episode & { confirmedByWatchdog: boolean; bufferAheadSec: number | null })[];
   stalls: Episode[];
   videoFreezes: Episode[];
   bitrateTimeline: { atMs: number; bitrateBps: number }[];
@@ -341,10 +346,12 @@ video.addEventListener('waiting', () => {
     openEpisode(snapshot.rebuffers) !== undefined
   )
     return;
+  const confirmedByWatchdog = openEpisode(snapshot.stalls) !== undefined;
   snapshot.rebuffers.push({
     startMs: sinceLoadMs(),
     durationMs: null,
-    confirmedByWatchdog: openEpisode(snapshot.stalls) !== undefined,
+    confirmedByWatchdog,
+    bufferAheadSec: confirmedByWatchdog ? bufferAheadSec(video.currentTime) : null,
   });
   emit('rebuffer-start', { currentTime: video.currentTime });
   show('rebuffers', String(snapshot.rebuffers.length));
@@ -435,7 +442,10 @@ setInterval(() => {
       if (nowMs - timeStoppedAtMs >= stallAfterMs && openEpisode(snapshot.stalls) === undefined) {
         snapshot.stalls.push({ startMs: timeStoppedAtMs, durationMs: null });
         const rebuffer = openEpisode(snapshot.rebuffers);
-        if (rebuffer !== undefined) rebuffer.confirmedByWatchdog = true;
+        if (rebuffer !== undefined) {
+          rebuffer.confirmedByWatchdog = true;
+          rebuffer.bufferAheadSec = bufferAheadSec(time);
+        }
         emit('stall-start', { currentTime: time });
       }
     }
@@ -456,12 +466,16 @@ setInterval(() => {
   }
   show('stalls', `${snapshot.stalls.length} / ${snapshot.videoFreezes.length}`);
   show('frames', `${quality.totalVideoFrames} / ${quality.droppedVideoFrames}`);
-  const ranges = video.buffered;
-  let ahead = 0;
-  for (let i = 0; i < ranges.length; i++)
-    if (ranges.start(i) <= time && time <= ranges.end(i)) ahead = ranges.end(i) - time;
-  show('buffer', `${ahead.toFixed(1)} s`);
+  show('buffer', `${bufferAheadSec(time).toFixed(1)} s`);
 }, watchdogIntervalMs);
+
+/** Seconds buffered from `time` to the end of the range that holds it (0 in a gap). */
+function bufferAheadSec(time: number): number {
+  const ranges = video.buffered;
+  for (let i = 0; i < ranges.length; i++)
+    if (ranges.start(i) <= time && time <= ranges.end(i)) return ranges.end(i) - time;
+  return 0;
+}
 
 function playerFor(url: string): PlayerKind {
   const path = new URL(url).pathname;

@@ -11,7 +11,12 @@ import type { BrowserContext } from 'playwright-core';
 
 export interface PlayedSession {
   startupMs: number | null;
-  rebuffers: { startMs: number; durationMs: number | null; confirmedByWatchdog: boolean }[];
+  rebuffers: {
+    startMs: number;
+    durationMs: number | null;
+    confirmedByWatchdog: boolean;
+    bufferAheadSec: number | null;
+  }[];
   stalls: unknown[];
   ended: boolean;
   errors: string[];
@@ -19,6 +24,20 @@ export interface PlayedSession {
   /** Media bodies that differ from their file, and how many were checked. */
   corrupt: string[];
   bodiesChecked: number;
+}
+
+/** Below this much media ahead, a confirmed stall is the delivery's: the player had nothing to play. */
+const starvedBelowSec = 0.5;
+
+/**
+ * The session's stalls the delivery made: rebuffers the watchdog confirmed with less than half a
+ * second buffered ahead. One with more ahead is the decoder's or renderer's (a CPU starved by the
+ * tests beside it), which the caller prints rather than blames on pacing.
+ */
+export function starvedStalls(session: Pick<PlayedSession, 'rebuffers'>): PlayedSession['rebuffers'] {
+  return session.rebuffers.filter(
+    (rebuffer) => rebuffer.confirmedByWatchdog && (rebuffer.bufferAheadSec ?? 0) < starvedBelowSec,
+  );
 }
 
 async function checkBody(
@@ -131,10 +150,12 @@ export async function playToEnd(
       ...pageErrors,
       ...(ended ? [] : [`did not end within 90 s (played to ${snapshot.playedSeconds ?? '?'} s)`]),
     ];
-    if (errors.length > 0) {
+    // A confirmed stall is a QoE outcome, not an error, but its story says whether the link, the
+    // pacing or the player made it.
+    if (errors.length > 0 || snapshot.rebuffers.some((rebuffer) => rebuffer.confirmedByWatchdog)) {
       const events = await page.evaluate(() => (window as unknown as { trickleEvents: unknown[] }).trickleEvents);
       console.log(
-        `# ${query}: ${errors.join('; ')}\n# media requests: ${requests.join(' | ')}\n# ` +
+        `# ${query}: ${errors.join('; ') || `rebuffers ${JSON.stringify(snapshot.rebuffers)}`}\n# media requests: ${requests.join(' | ')}\n# ` +
           `page events: ${JSON.stringify(events)}`,
       );
     }

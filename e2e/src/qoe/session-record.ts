@@ -22,7 +22,11 @@ export interface PlayerSnapshot {
   readonly abr: string;
   readonly bufferSeconds: number | null;
   readonly startupMs: number | null;
-  readonly rebuffers: readonly (Episode & { readonly confirmedByWatchdog: boolean })[];
+  /** `bufferAheadSec`: media buffered ahead when the watchdog confirmed it (null until then). */
+  readonly rebuffers: readonly (Episode & {
+    readonly confirmedByWatchdog: boolean;
+    readonly bufferAheadSec: number | null;
+  })[];
   readonly stalls: readonly Episode[];
   readonly videoFreezes: readonly Episode[];
   readonly bitrateTimeline: readonly { readonly atMs: number; readonly bitrateBps: number }[];
@@ -57,6 +61,7 @@ export interface SessionRecord {
     readonly startMs: number;
     readonly durationMs: number;
     readonly confirmedByWatchdog: boolean;
+    readonly bufferAheadSec: number | null;
   }[];
   readonly stalls: readonly { readonly startMs: number; readonly durationMs: number }[];
   readonly videoFreezes: readonly { readonly startMs: number; readonly durationMs: number }[];
@@ -116,6 +121,7 @@ export function sessionRecord(input: {
     startMs: r.startMs,
     durationMs: r.durationMs ?? Math.max(0, sessionMs - r.startMs),
     confirmedByWatchdog: r.confirmedByWatchdog,
+    bufferAheadSec: r.bufferAheadSec,
   }));
   return {
     index: input.index,

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { teardownClamp } from '@trickle/native';
 import type { FlowRecord } from '@trickle/origin';
 import { labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
-import { playToEnd, type PlayedSession } from '../../src/index.js';
+import { playToEnd, starvedStalls, type PlayedSession } from '../../src/index.js';
 import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
 const media = testMediaRoot();
@@ -107,14 +107,11 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
       assert.ok(session.startupMs !== null && session.startupMs < 10_000, `startup ${session.startupMs} ms`);
       // Four sessions decode at once on two cores, beside a lab test: a 'waiting' shorter than the
       // watchdog's 500 ms can come from the machine (seen once in CI under app-pacing, 179 ms at 5.4 s,
-      // 2026-11-25), under any policy. So: no stall the watchdog confirms (a visible freeze), under
-      // every policy; shorter ones are printed. How often viewers rebuffer under each policy is
+      // 2026-11-25), under any policy, and so can a confirmed stall with media buffered ahead (the
+      // decoder starved). So: no stall the delivery made (confirmed, under half a second ahead), under
+      // every policy; the others are printed. How often viewers rebuffer under each policy is
       // measured with intervals by the QoE benchmarks, not asserted here.
-      assert.deepEqual(
-        session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog),
-        [],
-        'no stall the watchdog confirms on a 20 Mbit/s link',
-      );
+      assert.deepEqual(starvedStalls(session), [], 'no stall the delivery made on a 20 Mbit/s link');
       if (session.rebuffers.length > 0)
         console.log(`# ${policy}: short waiting episodes ${JSON.stringify(session.rebuffers)}`);
 

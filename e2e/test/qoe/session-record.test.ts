@@ -34,8 +34,8 @@ describe('session records', () => {
       index: 0,
       snapshot: snapshot({
         rebuffers: [
-          { startMs: 5000, durationMs: 2000, confirmedByWatchdog: true },
-          { startMs: 20_000, durationMs: null, confirmedByWatchdog: false },
+          { startMs: 5000, durationMs: 2000, confirmedByWatchdog: true, bufferAheadSec: 0.1 },
+          { startMs: 20_000, durationMs: null, confirmedByWatchdog: false, bufferAheadSec: null },
         ],
       }),
       events: [],
@@ -59,7 +59,7 @@ describe('session records', () => {
           { atMs: 11_000, bitrateBps: 3e6 },
         ],
         switches: [{ atMs: 11_000, bitrateBps: 3e6 }],
-        rebuffers: [{ startMs: 14_000, durationMs: 5000, confirmedByWatchdog: true }],
+        rebuffers: [{ startMs: 14_000, durationMs: 5000, confirmedByWatchdog: true, bufferAheadSec: 0.1 }],
       }),
       events: [],
       sessionMs: 21_000,
@@ -102,6 +102,7 @@ describe('QoE over browser sessions', () => {
             startMs: 2000 + i * 3000,
             durationMs: 1000,
             confirmedByWatchdog: true,
+            bufferAheadSec: 0,
           })),
           errors,
         }),
