@@ -224,6 +224,7 @@ export class DeliveryEngine {
       policy,
       plan,
       reason: `${selection.reason}; ${plan.reason}`,
+      selectionSource: selection.source,
       connection: { id: connection.id, group: connection.group?.name, congestionControl: connection.congestionControl },
       startReading,
     }).run();

@@ -9,6 +9,8 @@ import type { AbGroupConfig, DeliveryConfig } from './delivery-config.js';
 
 export interface Selection {
   readonly policy: PolicyName;
+  /** Where the choice came from, as data (a response pinned by `override` is about its viewer: not for shared caches). */
+  readonly source: 'override' | 'group' | 'rule' | 'default';
   readonly reason: string;
 }
 
@@ -35,13 +37,15 @@ export class PolicySelector {
     if (input.override !== undefined && this.config.allowPolicyOverride) {
       if (!isPolicyName(input.override))
         return { error: `unknown policy "${input.override}"; known: ${policyNames.join(', ')}` };
-      return { policy: input.override, reason: `?policy=${input.override}` };
+      return { policy: input.override, source: 'override', reason: `?policy=${input.override}` };
     }
-    if (input.group !== undefined) return { policy: input.group.policy, reason: `A/B group ${input.group.name}` };
+    if (input.group !== undefined)
+      return { policy: input.group.policy, source: 'group', reason: `A/B group ${input.group.name}` };
     const rule = this.config.rules.find(
       (r) => (r.asset === undefined || r.asset === input.asset) && (r.role === undefined || r.role === input.role),
     );
-    if (rule !== undefined) return { policy: rule.policy, reason: `rule ${rule.asset ?? '*'}/${rule.role ?? '*'}` };
-    return { policy: this.config.policy, reason: 'default policy' };
+    if (rule !== undefined)
+      return { policy: rule.policy, source: 'rule', reason: `rule ${rule.asset ?? '*'}/${rule.role ?? '*'}` };
+    return { policy: this.config.policy, source: 'default', reason: 'default policy' };
   }
 }

@@ -24,6 +24,7 @@ import { PacedBody, type BlockDriver, type BlockSink } from './paced-body.js';
 import { openFileSend, SentFileBody, sendFileSink, type SentFilePiece } from './sent-file-body.js';
 import { tlsRecordOverheadBytes, tlsWireOffset } from './tls-records.js';
 import type { MediaResponse, RatePlan } from './rates/rate-rule.js';
+import type { Selection } from './policy-selection.js';
 
 /** What a response needs from the engine that runs it. */
 /**
@@ -79,6 +80,8 @@ export interface ResponseSpec {
   readonly plan: RatePlan;
   /** Why this policy (selection) and why this plan (rule). */
   readonly reason: string;
+  /** Where the policy's choice came from. */
+  readonly selectionSource: Selection['source'];
   readonly connection: {
     readonly id: number;
     readonly group: string | undefined;
@@ -222,7 +225,7 @@ export class ResponseDelivery implements BlockDriver {
       connection.group !== undefined ||
       plan.headers['server-timing'] !== undefined ||
       plan.headers['cmsd-dynamic'] !== undefined ||
-      this.spec.reason.startsWith('?policy=')
+      this.spec.selectionSource === 'override'
     ) {
       reply.header(
         'cache-control',

@@ -472,6 +472,19 @@ describe('delivery policies over loopback', { skip }, () => {
     assert.match(String(response.headers['cache-control']), /^public, max-age=\d+, immutable$/);
   });
 
+  it("keeps a viewer's ?policy= pin from a shared cache's other viewers", async () => {
+    const { app, url } = await startApp({ policy: 'bulk', allowPolicyOverride: true });
+    apps.push(app);
+    const index = (await (await fetch(`${url}/api/assets/demo`)).json()) as {
+      renditions: { kind: string; segments: { file: string }[] }[];
+    };
+    const response = await download(`${url}/media/demo/${index.renditions[0]!.segments[0]!.file}?policy=bulk`);
+    assert.match(
+      String(response.headers['cache-control']),
+      /^public, max-age=\d+, immutable, private="server-timing, cmsd-dynamic"$/,
+    );
+  });
+
   it(
     'gives every paced policy a throttling phase of the media seconds it carries over ' +
       "the policy's headroom (-5 %, +15 %)",

@@ -16,6 +16,7 @@ describe('policy selection', () => {
     const open = new PolicySelector(config({ allowPolicyOverride: true }));
     assert.deepEqual(open.select({ asset: 'demo', role: 'segment', override: 'bulk', group: undefined }), {
       policy: 'bulk',
+      source: 'override',
       reason: '?policy=bulk',
     });
     const bad = open.select({ asset: 'demo', role: 'segment', override: 'warp', group: undefined });
@@ -26,6 +27,7 @@ describe('policy selection', () => {
     const closed = new PolicySelector(config({}));
     assert.deepEqual(closed.select({ asset: 'demo', role: 'segment', override: 'warp', group: undefined }), {
       policy: 'trickle-abr',
+      source: 'default',
       reason: 'default policy',
     });
   });
@@ -43,18 +45,22 @@ describe('policy selection', () => {
     const group = { name: 'b1', policy: 'app-pacing' as const, weight: 1 };
     assert.deepEqual(selector.select({ asset: 'demo', role: 'progressive', override: undefined, group }), {
       policy: 'app-pacing',
+      source: 'group',
       reason: 'A/B group b1',
     });
     assert.deepEqual(selector.select({ asset: 'demo', role: 'progressive', override: undefined, group: undefined }), {
       policy: 'trickle',
+      source: 'rule',
       reason: 'rule */progressive',
     });
     assert.deepEqual(selector.select({ asset: 'live', role: 'segment', override: undefined, group: undefined }), {
       policy: 'bulk',
+      source: 'rule',
       reason: 'rule live/*',
     });
     assert.deepEqual(selector.select({ asset: 'demo', role: 'segment', override: undefined, group: undefined }), {
       policy: 'pacing',
+      source: 'default',
       reason: 'default policy',
     });
   });
