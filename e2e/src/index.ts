@@ -8,7 +8,7 @@ export {
 } from './chromium.js';
 export { E2eError, e2eErrorCodes, type E2eErrorCode } from './errors.js';
 export * from './lab/index.js';
-export { runE2e, defaultConcurrency, startLabOrigin, type E2eRunOptions, type E2eRunResult } from './qoe/run.js';
+export { runE2e, defaultConcurrency, startLabOrigin, type E2eRunOptions } from './qoe/run.js';
 export { playSession, type SessionOptions } from './qoe/session.js';
 export { assetPath } from './qoe/asset-path.js';
 export { playerPageUrl, routePlayerPage, playerPageOrigin, type PageQuery } from './qoe/player-page.js';
@@ -21,6 +21,7 @@ export {
   type PlayerEvent,
   type PlayerKind,
   type BrowserAggregates,
+  type E2eRunResult,
 } from './qoe/session-record.js';
 export {
   renderReportPage,
@@ -35,7 +36,6 @@ export {
   planRuns,
   type ExperimentOptions,
   type ExperimentProgress,
-  type ExperimentResults,
   type PlannedRun,
 } from './experiment/run.js';
 export {
@@ -44,7 +44,13 @@ export {
   type ExperimentConfig,
   type ExperimentGroup,
 } from './experiment/config.js';
-export type { GroupRow, KindSummary, ProfileSummary, CompassCheck } from './experiment/analysis.js';
+export type {
+  GroupRow,
+  KindSummary,
+  ProfileSummary,
+  CompassCheck,
+  ExperimentResults,
+} from './experiment/analysis.js';
 export type { Estimate } from './experiment/statistics.js';
 export { bootstrapComparison } from './experiment/statistics.js';
 export { runMatrix, readMatrixRuns, type MatrixProgress, type MatrixRunnerOptions } from './qoe-matrix/run.js';

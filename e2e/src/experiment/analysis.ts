@@ -605,3 +605,22 @@ export function compassChecks(kind: KindSummary, trickleGroup: string, baselineG
     ),
   ];
 }
+
+/** An experiment's results: what `trickle experiment` writes as results.json, and its reports read. */
+export interface ExperimentResults {
+  readonly name: string;
+  readonly description: string;
+  readonly date: string;
+  readonly machine: {
+    readonly hostname: string;
+    readonly cpus: string;
+    readonly cores: number;
+    readonly kernel: string;
+    readonly node: string;
+  };
+  readonly config: ExperimentConfig;
+  readonly profiles: readonly (ProfileSummary & {
+    readonly link: RunData['link'];
+    readonly compass: Readonly<Record<string, ReturnType<typeof compassChecks>>>;
+  })[];
+}

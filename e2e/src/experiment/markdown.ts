@@ -1,6 +1,6 @@
 /** summary.md of an experiment: the headline tables (the shape of bench/results/trickle-ab.md). */
 import { writeFile } from 'node:fs/promises';
-import type { ExperimentResults } from './run.js';
+import type { ExperimentResults } from './analysis.js';
 import { dataCentreOf, paperComparison } from './paper.js';
 import { minimumPairs, simBrowserVerdicts } from './population-analysis.js';
 import { formatEstimate, formatNumber } from './statistics.js';

@@ -17,7 +17,7 @@ import {
   type ProfileSummary,
   type QueueingDistribution,
 } from './analysis.js';
-import type { ExperimentResults } from './run.js';
+import type { ExperimentResults } from './analysis.js';
 import { formatEstimate, formatNumber } from './statistics.js';
 import { dataCentreOf, paperComparison, paperFigures } from './paper.js';
 import { minimumPairs, simBrowserVerdicts } from './population-analysis.js';

@@ -14,7 +14,7 @@ import { assetPath } from '../qoe/asset-path.js';
 import { originPort, startLabOrigin } from '../qoe/run.js';
 import { playSession } from '../qoe/session.js';
 import type { SessionRecord } from '../qoe/session-record.js';
-import { compassChecks, summarizeProfile, type ProfileSummary } from './analysis.js';
+import { compassChecks, summarizeProfile, type ExperimentResults } from './analysis.js';
 import { linkOf, type ExperimentConfig, type ExperimentPopulation, type ExperimentProfile } from './config.js';
 import { drawLinks, linkPopulation, parseLinksCsv, type LinkDraw, type LinkPopulation } from '../lab/population.js';
 import { populationUp } from '../lab/population-lab.js';
@@ -53,24 +53,6 @@ export interface ExperimentOptions {
   readonly commandLine?: string;
   /** Told of work outside the runs (packaging the asset). */
   readonly onNote?: (what: string) => void;
-}
-
-export interface ExperimentResults {
-  readonly name: string;
-  readonly description: string;
-  readonly date: string;
-  readonly machine: {
-    readonly hostname: string;
-    readonly cpus: string;
-    readonly cores: number;
-    readonly kernel: string;
-    readonly node: string;
-  };
-  readonly config: ExperimentConfig;
-  readonly profiles: readonly (ProfileSummary & {
-    readonly link: RunData['link'];
-    readonly compass: Readonly<Record<string, ReturnType<typeof compassChecks>>>;
-  })[];
 }
 
 export function planRuns(config: ExperimentConfig): PlannedRun[] {

@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GroupRow } from './analysis.js';
 import type { RunData } from './run-data.js';
-import type { ExperimentResults } from './run.js';
+import type { ExperimentResults } from './analysis.js';
 import type { Estimate } from './statistics.js';
 
 function csvCell(value: unknown): string {

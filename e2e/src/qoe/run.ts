@@ -20,7 +20,7 @@ import type { LinkSpec } from '../lab/link-spec.js';
 import { profileLink } from '../lab/profiles.js';
 import type { PageQuery } from './player-page.js';
 import { playSession, type SessionOptions } from './session.js';
-import { aggregateSessions, type BrowserAggregates, type PlayerKind, type SessionRecord } from './session-record.js';
+import { aggregateSessions, type E2eRunResult, type PlayerKind, type SessionRecord } from './session-record.js';
 import { writeSummaryHtml, type RunDescription } from './summary-html.js';
 
 /** What the player page is asked for (see PageQuery) except the URL, which the run derives for `asset`. */
@@ -42,14 +42,6 @@ export interface E2eRunOptions extends Omit<PageQuery, 'url' | 'player'> {
   readonly labName?: string | undefined;
   readonly onSession?: ((record: SessionRecord, done: number, total: number) => void) | undefined;
   readonly onRetry?: ((index: number, error: Error) => void) | undefined;
-}
-
-export interface E2eRunResult {
-  readonly aggregates: BrowserAggregates;
-  readonly sessions: readonly SessionRecord[];
-  readonly url: string;
-  readonly link: string | null;
-  readonly concurrency: number;
 }
 
 /** Software decoding in Chromium takes most of a core per session and a few hundred MB. */

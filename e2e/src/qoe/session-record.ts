@@ -186,3 +186,12 @@ export function aggregateSessions(records: readonly SessionRecord[]): BrowserAgg
     droppedFrameRatio: frames > 0 ? records.reduce((sum, r) => sum + r.droppedFrames, 0) / frames : 0,
   };
 }
+
+/** What a `trickle e2e` run gives back: every session's record and their aggregates. */
+export interface E2eRunResult {
+  readonly aggregates: BrowserAggregates;
+  readonly sessions: readonly SessionRecord[];
+  readonly url: string;
+  readonly link: string | null;
+  readonly concurrency: number;
+}

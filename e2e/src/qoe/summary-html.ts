@@ -1,7 +1,7 @@
 /** The HTML summary of a `trickle e2e` run: the QoE figures, a table per session, and charts. */
 import { writeFile } from 'node:fs/promises';
 import { renderReportPage, type ReportSection } from '../report/vega-page.js';
-import type { E2eRunResult } from './run.js';
+import type { E2eRunResult } from './session-record.js';
 
 export interface RunDescription {
   readonly date: string;

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { parseExperimentConfig, type ExperimentConfig } from '../../src/experiment/config.js';
-import { runExperiment, type ExperimentResults } from '../../src/experiment/run.js';
+import type { ExperimentResults } from '../../src/experiment/analysis.js';
+import { runExperiment } from '../../src/experiment/run.js';
 import type { RunData } from '../../src/experiment/run-data.js';
 import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 

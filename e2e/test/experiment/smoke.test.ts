@@ -12,7 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { launchChromium } from '../../src/index.js';
 import { parseExperimentConfig, type ExperimentConfig } from '../../src/experiment/config.js';
-import { runExperiment, type ExperimentProgress, type ExperimentResults } from '../../src/experiment/run.js';
+import type { ExperimentResults } from '../../src/experiment/analysis.js';
+import { runExperiment, type ExperimentProgress } from '../../src/experiment/run.js';
 import type { RunData } from '../../src/experiment/run-data.js';
 import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 

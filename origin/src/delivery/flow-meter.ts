@@ -9,7 +9,7 @@
  */
 import type { TcpInfo } from '@trickle/native';
 import type { Block, Observation, ScheduleProgress, ThrottlingStart } from './enforcers/enforcer.js';
-import type { TcpSnapshot } from './flow-record.js';
+import type { TcpSnapshot } from './connection.js';
 import type { RatePlan } from './rates/rate-rule.js';
 import { RateStats, RunningStats, type Summary } from './running-stats.js';
 

@@ -4,14 +4,10 @@
  * been acknowledged (or the response ended otherwise). Rates are bits per second.
  */
 import type { TcpInfo } from '@trickle/native';
+import type { InitialWindowRecord, TcpSnapshot } from './connection.js';
 import type { EnforcerReport } from './enforcers/enforcer.js';
 import type { MeterFacts } from './flow-meter.js';
 import type { Summary } from './running-stats.js';
-
-export interface TcpSnapshot {
-  readonly atMs: number;
-  readonly info: TcpInfo | undefined;
-}
 
 /** What the engine knows of a response, apart from its meter and its enforcer. */
 export interface ResponseFacts {
@@ -67,13 +63,6 @@ export interface ThrottlingRecord extends PhaseRecord {
    * (its schedule starts with them).
    */
   readonly unsentStartupBytes: number;
-}
-
-export interface InitialWindowRecord {
-  readonly packets: number;
-  /** pending: no data segment built yet; failed: the kernel refused it (errno); unsupported: no bpf backend. */
-  readonly status: 'pending' | 'applied' | 'failed' | 'unsupported';
-  readonly errno?: number;
 }
 
 export interface FlowRecord {

@@ -4,9 +4,9 @@
  * throttled block after the flow meter has read the socket and the enforcer has decided what to
  * wait for and set. The enforcer's limits stay on the socket until the last byte is acknowledged;
  * then (or when the client leaves) they are undone and the flow record is built from the meter,
- * the enforcer's report and the response's facts.
+ * the enforcer's report and the response's facts. What outlives the response (the socket's byte
+ * count, the drain wait, the reading that starts the next response) it asks of its connection.
  */
-import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { FastifyReply } from 'fastify';
 import type { SocketControl, TcpInfo } from '@trickle/native';
@@ -16,7 +16,8 @@ import { schedulePieces } from '@trickle/native';
 import type { Block, Enforcement, Enforcer, KernelEnforcement } from './enforcers/enforcer.js';
 import { kernelSchedule } from './kernel-schedule.js';
 import { FlowMeter, minimumGoodputWindowMs } from './flow-meter.js';
-import { buildFlowRecord, type InitialWindowRecord, type ResponseFacts, type TcpSnapshot } from './flow-record.js';
+import { streamBytesTaken, type Connection, type TcpSnapshot } from './connection.js';
+import { buildFlowRecord, type ResponseFacts } from './flow-record.js';
 import type { FlowLog } from './flow-log.js';
 import type { DeliveryMetrics } from './metrics.js';
 import type { BlockTimer } from './block-timer.js';
@@ -26,15 +27,7 @@ import { tlsRecordOverheadBytes, tlsWireOffset } from './tls-records.js';
 import type { MediaResponse, RatePlan } from './rates/rate-rule.js';
 import type { Selection } from './policy-selection.js';
 
-/** What a response needs from the engine that runs it. */
-/**
- * How the wait for a response's last acknowledgement ended: every byte acknowledged, the next
- * request on the connection (the client had it all), the drain timeout with the socket still
- * open, the client gone (FIN or reset) with bytes unacknowledged, or the server's own close
- * (Connection: close; the kernel delivers the rest, unseen).
- */
-export type DrainOutcome = 'drained' | 'next-request' | 'timeout' | 'client-left' | 'server-closed';
-
+/** What a response needs from the engine that runs it (its connection answers the rest). */
 export interface ResponseServices {
   readonly control: SocketControl;
   readonly metrics: DeliveryMetrics;
@@ -46,30 +39,15 @@ export interface ResponseServices {
   readonly blockTimer: BlockTimer;
   readonly timingAllowOrigin: string;
   readRange(file: MediaFile, range: ByteRange): Buffer | Promise<Buffer>;
-  /** TCP_INFO now; a failure is logged once, counted, and gives undefined. */
-  tcpInfo(socket: Socket): TcpInfo | undefined;
   socketError(operation: string, error: unknown): void;
-  /**
-   * Polls until every byte is acknowledged (or the drain timeout, the next request, the close), then
-   * calls `done`. `paceFloorBytesPerSec`: the bytes left in the socket leave at least this fast (a
-   * schedule the kernel paces): the wait allows for them and polls as they go.
-   */
-  awaitDrain(
-    socket: Socket,
-    done: (end: TcpSnapshot, outcome: DrainOutcome) => void,
-    paceFloorBytesPerSec?: number,
-  ): void;
-  /** The reading at the client's FIN if it came with every byte written acknowledged (see the engine). */
-  peerEndedWithAll(socket: Socket): { readonly atMs: number; readonly info: TcpInfo } | undefined;
-  /** The connection's initial window and what became of it, read back from the clamp backend. */
-  initialWindow(socket: Socket): InitialWindowRecord | undefined;
   nextFlowId(): number;
   /** Responses being written (for /healthz and shutdown). */
   countActive(delta: 1 | -1): void;
 }
 
 export interface ResponseSpec {
-  readonly socket: Socket;
+  /** The connection it is written on: its socket, transport settings, byte count and drain wait. */
+  readonly connection: Connection;
   readonly reply: FastifyReply;
   readonly file: MediaFile;
   readonly range: ByteRange;
@@ -82,12 +60,7 @@ export interface ResponseSpec {
   readonly reason: string;
   /** Where the policy's choice came from. */
   readonly selectionSource: Selection['source'];
-  readonly connection: {
-    readonly id: number;
-    readonly group: string | undefined;
-    readonly congestionControl: string | undefined;
-  };
-  /** Where the connection's previous reading can stand for this response's start (see the engine). */
+  /** The reading that starts it (the connection's previous one when nothing was written since). */
   readonly startReading: TcpInfo | undefined;
 }
 
@@ -98,36 +71,14 @@ export interface ResponseSpec {
  * kernel's own count (sent, less retransmitted, plus not yet sent) and offsets grow by each full
  * record's overhead (writes are large: records are full). Undefined: the kernel does not say.
  */
-function transportBytes(
-  socket: Socket,
-  tcpInfo: (socket: Socket) => TcpInfo | undefined,
-): { baseBytes: number; onWire: (offset: number) => number } | undefined {
-  if (!(socket instanceof TLSSocket)) return { baseBytes: bytesWrittenTo(socket), onWire: (offset) => offset };
-  const info = tcpInfo(socket);
+function transportBytes(connection: Connection): { baseBytes: number; onWire: (offset: number) => number } | undefined {
+  const socket = connection.socket;
+  if (!(socket instanceof TLSSocket)) return { baseBytes: connection.bytesWritten(), onWire: (offset) => offset };
+  const info = connection.tcpInfo();
   const baseBytes = info === undefined ? undefined : streamBytesTaken(info);
   if (baseBytes === undefined) return undefined;
   const overheadBytes = tlsRecordOverheadBytes(socket.getProtocol(), socket.getCipher()?.name);
   return { baseBytes, onWire: (offset) => tlsWireOffset(offset, overheadBytes) };
-}
-
-/** Bytes sendfile(2) wrote into each socket, which the socket's own count (bytesWritten) does not see. */
-const sentFileBytes = new WeakMap<Socket, number>();
-
-/** Bytes written into a plain socket by Node and by sendfile(2). */
-export function bytesWrittenTo(socket: Socket): number {
-  return socket.bytesWritten + (sentFileBytes.get(socket) ?? 0);
-}
-
-/** Data bytes the kernel has taken on this connection: sent (less retransmissions, counted again) plus not yet sent. */
-export function streamBytesTaken(info: TcpInfo): number | undefined {
-  return info.bytesSent === undefined
-    ? undefined
-    : info.bytesSent - (info.bytesRetrans ?? 0) + (info.notsentBytes ?? 0);
-}
-
-/** Every byte the kernel has taken is acknowledged: none in flight, none waiting to be sent. */
-export function nothingInFlight(info: TcpInfo): boolean {
-  return info.unacked === 0 && (info.notsentBytes ?? 0) === 0;
 }
 
 /** How often a clock-only enforcer's socket is read for the record (cwnd figures), at most. */
@@ -145,7 +96,7 @@ export class ResponseDelivery implements BlockDriver {
   private ended = false;
   /** The body, when it goes block by block or by sendfile(2). */
   private body: PacedBody | SentFileBody | undefined;
-  /** The throttling phase runs in the kernel: the record takes the phase's start from it. */
+  /** The throttling phase runs in the kernel: this mode, not the enforcement's blocks, ends and reports it. */
   private kernel: KernelEnforcement | undefined;
   /** The schedule's lowest rate: the socket's rest leaves at least this fast. */
   private kernelFloorBytesPerSec = 0;
@@ -158,18 +109,19 @@ export class ResponseDelivery implements BlockDriver {
     private readonly services: ResponseServices,
     private readonly spec: ResponseSpec,
   ) {
-    const { socket, policy } = spec;
+    const { connection, policy } = spec;
+    const socket = connection.socket;
     this.enforcement = policy.enforcer.start({
       socket,
       control: services.control,
       socketError: (operation, error) => services.socketError(operation, error),
     });
     this.meter = new FlowMeter(
-      () => services.tcpInfo(socket),
+      () => connection.tcpInfo(),
       { atMs: performance.now(), info: spec.startReading },
       { goodputGraceRtts: services.goodputGraceRtts, limitsInSocket: this.enforcement.limitsInSocket },
     );
-    this.groupLabel = spec.connection.group ?? policy.name;
+    this.groupLabel = connection.group?.name ?? policy.name;
     // Read now: a socket the client closed no longer knows its peer when the record is built.
     this.client = { address: socket.remoteAddress, port: socket.remotePort };
   }
@@ -203,7 +155,8 @@ export class ResponseDelivery implements BlockDriver {
 
   /** Sets the headers, sends the body and closes the record when the response is over. */
   run(): void {
-    const { reply, socket, policy, plan, connection } = this.spec;
+    const { reply, policy, plan, connection } = this.spec;
+    const socket = connection.socket;
     const services = this.services;
     services.countActive(1);
     if (policy.enforcer.paced) services.metrics.flowStarted(policy.name, this.groupLabel);
@@ -212,7 +165,7 @@ export class ResponseDelivery implements BlockDriver {
     const timing = [
       `policy;desc="${policy.name}${detail === undefined ? '' : ` (${detail})`}"`,
       plan.headers['server-timing'],
-      connection.group === undefined ? undefined : `ab;desc="${connection.group}"`,
+      connection.group === undefined ? undefined : `ab;desc="${connection.group.name}"`,
     ];
     for (const [name, value] of Object.entries(plan.headers)) if (name !== 'server-timing') reply.header(name, value);
     reply.header('server-timing', timing.filter((entry) => entry !== undefined).join(', '));
@@ -237,15 +190,17 @@ export class ResponseDelivery implements BlockDriver {
     // The enforcer's socket limits stay until the last bytes are acknowledged, not just handed to
     // the kernel: up to a block still waits in the socket at 'finish' and must leave paced too.
     raw.once('finish', () => {
-      services.awaitDrain(
-        socket,
-        (drainEnd, outcome) => {
-          const end = this.end(drainEnd);
-          // In the kernel path 'finish' only means the socket holds the rest: a client that left
-          // before acknowledging it did not get the response.
-          this.record({ end, completed: outcome !== 'client-left', drained: outcome === 'drained' });
+      connection.awaitDrain(
+        // In the kernel path 'finish' only means the socket holds the rest: a client that left
+        // before acknowledging it did not get the response.
+        (drainEnd, outcome) => this.finish(drainEnd, outcome !== 'client-left', outcome === 'drained'),
+        {
+          paceFloorBytesPerSec: this.kernel === undefined ? undefined : this.kernelFloorBytesPerSec,
+          // Nothing in the socket to undo, and the connection stays open to read it at the next request:
+          // one TCP_INFO reading ends this response and starts the next (TLS reads its end at once,
+          // to tell the response's bytes from the close_notify after them).
+          deferFirstReading: !policy.enforcer.paced && raw.shouldKeepAlive && !(socket instanceof TLSSocket),
         },
-        this.kernel === undefined ? undefined : this.kernelFloorBytesPerSec,
       );
     });
     const onClose = () => {
@@ -253,15 +208,15 @@ export class ResponseDelivery implements BlockDriver {
       // Every byte handed to the socket and acknowledged when the client closed, before 'finish'
       // (TLS completes writes after the bytes have left, and a paused pipe never ends the response).
       const handedOver = raw.writableEnded || (this.body?.allPushed && this.body.readableLength === 0);
-      const peerEnd = handedOver ? services.peerEndedWithAll(socket) : undefined;
+      const peerEnd = handedOver ? connection.peerEndedWithAll : undefined;
       if (peerEnd !== undefined) {
-        this.record({ end: this.end(peerEnd), completed: true, drained: true });
+        this.finish(peerEnd, true, true);
         return;
       }
       const last: TcpSnapshot = socket.destroyed
         ? (this.meter.facts().lastReading ?? { atMs: performance.now(), info: undefined })
         : { atMs: performance.now(), info: this.meter.read(performance.now()) };
-      this.record({ end: this.end(last), completed: false, drained: false });
+      this.finish(last, false, false);
     };
     // The client may have gone while the file was being read: its 'close' has already been emitted.
     if (socket.destroyed || raw.destroyed) {
@@ -320,7 +275,8 @@ export class ResponseDelivery implements BlockDriver {
    * no longer holds the range.
    */
   private sendFileSink(): BlockSink | Error | undefined {
-    const { socket, file, reply, range } = this.spec;
+    const { connection, file, reply, range } = this.spec;
+    const socket = connection.socket;
     if (!this.services.sendFile || socket instanceof TLSSocket) return undefined;
     const transfer = openFileSend(this.services.control, socket, file.path, range.end + 1, (operation, error) =>
       this.services.socketError(operation, error),
@@ -331,7 +287,7 @@ export class ResponseDelivery implements BlockDriver {
       transfer,
       () => reply.raw.flushHeaders(),
       (sentBytes, calls) => {
-        sentFileBytes.set(socket, (sentFileBytes.get(socket) ?? 0) + sentBytes);
+        connection.sentFile(sentBytes);
         this.sendfileCalls = (this.sendfileCalls ?? 0) + calls;
       },
     );
@@ -342,11 +298,11 @@ export class ResponseDelivery implements BlockDriver {
    * response's own from its first body byte: the header's few hundred bytes count as startup.
    */
   private handOver(kernel: KernelEnforcement): boolean {
-    const { range, plan, socket } = this.spec;
+    const { range, plan, connection } = this.spec;
     const throttleOffset = Math.max(range.start, Math.min(plan.startupEndOffset, range.end + 1));
     const pieces = kernelSchedule(plan, throttleOffset, range.end, this.enforcement.blockBytes, schedulePieces);
     if (pieces.length === 0 || range.end - range.start + 1 > maxKernelResponseBytes) return false;
-    const transport = transportBytes(socket, this.services.tcpInfo);
+    const transport = transportBytes(connection);
     if (transport === undefined) return false;
     const rttUs = this.spec.startReading?.rttUs ?? 0;
     const taken = kernel.handOver({
@@ -457,17 +413,28 @@ export class ResponseDelivery implements BlockDriver {
   }
 
   /**
+   * The response's end, decided here and only here, once: its connection's drain wait settled
+   * (`finish` was emitted), or the socket closed before that. The socket's limits are undone and
+   * the record is built from the one last reading.
+   */
+  private finish(last: TcpSnapshot, completed: boolean, drained: boolean): void {
+    if (this.ended) return;
+    this.record({ end: this.end(last), completed, drained });
+  }
+
+  /**
    * Ends the enforcement; returns the response's last reading (a phase in the kernel keeps its own when the socket
    * closed under it).
    */
   private end(last: TcpSnapshot): TcpSnapshot {
-    if (this.ended) return last;
     this.ended = true;
-    const { policy, socket } = this.spec;
+    const { policy, connection } = this.spec;
+    const socket = connection.socket;
     this.services.countActive(-1);
     if (policy.enforcer.paced) this.services.metrics.flowEnded(policy.name, this.groupLabel);
     if (!socket.destroyed) {
-      this.enforcement.end(last.info);
+      if (this.kernel !== undefined) this.kernel.end();
+      else this.enforcement.end(last.info);
       return last;
     }
     // A closed socket took its options with it (and its clamp entry went with it, its phase kept).
@@ -487,17 +454,18 @@ export class ResponseDelivery implements BlockDriver {
       range: { start: spec.range.start, end: spec.range.end },
       status: spec.reply.statusCode,
       policy: spec.policy.name,
-      group: spec.connection.group,
+      group: spec.connection.group?.name,
       policyReason: spec.reason,
       client: this.client,
       cmcd: spec.media.cmcd as Record<string, unknown> | undefined,
       congestionControl: spec.connection.congestionControl,
-      initialWindow: services.initialWindow(spec.socket),
+      initialWindow: spec.connection.initialWindow(),
       sendfileCalls: this.sendfileCalls,
       startedAtEpochMs: this.startedAtEpochMs,
     };
     if (this.kernel !== undefined) this.meter.kernelPhaseStarted(this.kernel.phaseStart());
-    const record = buildFlowRecord(response, this.meter.facts(), this.enforcement.report(), ending);
+    const report = this.kernel?.report() ?? this.enforcement.report();
+    const record = buildFlowRecord(response, this.meter.facts(), report, ending);
     services.metrics.record(record);
     services.flowLog.add(record);
   }

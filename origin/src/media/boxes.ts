@@ -10,6 +10,12 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { OriginError } from '../errors.js';
 
+/** Bytes of a file: `sizeBytes` bytes from `offset`. */
+export interface ByteSpan {
+  readonly offset: number;
+  readonly sizeBytes: number;
+}
+
 export interface Box {
   readonly type: string;
   /** Offset of the box's first header byte within the buffer or file. */

@@ -2,8 +2,7 @@
  * CMAF/fMP4 timing: track timescales from an init segment, and the exact media start and duration
  * carried by a media segment, from its `moof` boxes (tfhd defaults, tfdt, trun sample durations).
  */
-import { BoxReader, type Box, type MediaFileReader } from './boxes.js';
-import type { ByteSpan } from './manifest.js';
+import { BoxReader, type Box, type ByteSpan, type MediaFileReader } from './boxes.js';
 
 export type TrackKind = 'video' | 'audio' | 'other';
 

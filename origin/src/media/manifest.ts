@@ -1,10 +1,7 @@
+import type { ByteSpan } from './boxes.js';
 import type { TrackKind } from './fragments.js';
 
-/** Bytes of a file: `sizeBytes` bytes from `offset`. */
-export interface ByteSpan {
-  readonly offset: number;
-  readonly sizeBytes: number;
-}
+export type { ByteSpan };
 
 /** What a manifest (MPD or HLS) says about one rendition, before the segments are measured. */
 export interface ManifestRendition {

@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TcpInfo } from '@trickle/native';
+import type { TcpSnapshot } from '../../src/delivery/connection.js';
 import type { EnforcerReport } from '../../src/delivery/enforcers/enforcer.js';
 import type { MeterFacts } from '../../src/delivery/flow-meter.js';
-import {
-  buildFlowRecord,
-  type EndFacts,
-  type ResponseFacts,
-  type TcpSnapshot,
-} from '../../src/delivery/flow-record.js';
+import { buildFlowRecord, type EndFacts, type ResponseFacts } from '../../src/delivery/flow-record.js';
 
 const report: EnforcerReport = {
   backend: 'kernel-pacing',

@@ -10,7 +10,7 @@ import { RateStats, RunningStats } from '../running-stats.js';
 import { trickleDecision } from '../trickle-algorithm.js';
 import { setNotsentLowat, type Enforcer, type EnforcerReport, type UnsentStartup } from './enforcer.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
-import { kernelPhaseReason, kernelPhaseRun, type PhaseClocks } from './kernel-phase.js';
+import { kernelPhaseReason, kernelPhaseRun, type KernelPhaseRun, type PhaseClocks } from './kernel-phase.js';
 
 export interface CwndClampOptions {
   readonly gain: number;
@@ -42,7 +42,7 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
       const writeThrottle = new FloorWriteThrottle();
       let reason = 'startup';
       let unsentStartup: UnsentStartup | undefined;
-      const inKernel = options.inKernel
+      const kernel = options.inKernel
         ? kernelPhaseRun(
             port,
             {
@@ -53,7 +53,7 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
               release: options.release,
               clocks: options.clocks,
             },
-            paceRates,
+            (run) => kernelReport(clamp, run),
           )
         : undefined;
 
@@ -90,7 +90,7 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
       };
 
       return {
-        ...(inKernel === undefined ? {} : { kernel: inKernel.kernel }),
+        ...(kernel === undefined ? {} : { kernel }),
         blockBytes: options.blockBytes,
         readAheadBlocks: 0,
         limitsInSocket: clamp.backend !== 'none',
@@ -143,66 +143,60 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
           writeThrottle.written();
         },
         end(info) {
-          if (inKernel?.handedOver === true) {
-            inKernel.end();
-            return;
-          }
           // A response of one throttled block has no later block to sample the kernel's clamp at.
           if (clampedRate !== undefined && info !== undefined) readApplied(info);
           release();
           if (throttling) setNotsentLowat(port, 0);
         },
-        report: () =>
-          inKernel?.handedOver === true
-            ? kernelReport()
-            : {
-                backend: clampFailed && computed.size === 0 ? 'none' : clamp.backend,
-                fallbackReason: clampFailed ? 'setting the clamp failed: served unclamped' : clamp.fallbackReason,
-                paceRateBps: paceRates.summary(),
-                // Only a cwnd clamp is a clamp: the pacing-rate fallback paces, it does not clamp.
-                ...(clamp.backend === 'bpf'
-                  ? {
-                      clamp: {
-                        computedPackets: computed.summary(),
-                        appliedPackets: applied.summary(),
-                        cwndWhileClampedPackets: cwndWhileClamped.summary(),
-                      },
-                    }
-                  : {}),
-                catchUps,
-                throttledWriteBlocks: writeThrottle.throttledBlocks,
-                reason,
-                trickleIn: clamp.backend === 'bpf' || clamp.backend === 'pacing-rate' ? 'user-space' : null,
-              },
+        report: () => ({
+          backend: clampFailed && computed.size === 0 ? 'none' : clamp.backend,
+          fallbackReason: clampFailed ? 'setting the clamp failed: served unclamped' : clamp.fallbackReason,
+          paceRateBps: paceRates.summary(),
+          // Only a cwnd clamp is a clamp: the pacing-rate fallback paces, it does not clamp.
+          ...(clamp.backend === 'bpf'
+            ? {
+                clamp: {
+                  computedPackets: computed.summary(),
+                  appliedPackets: applied.summary(),
+                  cwndWhileClampedPackets: cwndWhileClamped.summary(),
+                },
+              }
+            : {}),
+          catchUps,
+          throttledWriteBlocks: writeThrottle.throttledBlocks,
+          reason,
+          trickleIn: clamp.backend === 'bpf' || clamp.backend === 'pacing-rate' ? 'user-space' : null,
+        }),
       };
-
-      function kernelReport(): EnforcerReport {
-        const state = inKernel?.state;
-        const clampPackets = state?.clampPackets ?? null;
-        const summary =
-          clampPackets === null
-            ? null
-            : { min: clampPackets.min, mean: Math.round(clampPackets.mean), max: clampPackets.max };
-        const kernelPhase = inKernel?.phaseReport();
-        return {
-          backend: clamp.backend,
-          fallbackReason: undefined,
-          paceRateBps: inKernel === undefined ? paceRates.summary() : inKernel.aimedRate(paceRates.summary()),
-          clamp: {
-            computedPackets: summary,
-            appliedPackets: summary,
-            cwndWhileClampedPackets:
-              state?.cwndPackets == null
-                ? null
-                : { min: state.cwndPackets.min, mean: Math.round(state.cwndPackets.mean), max: state.cwndPackets.max },
-          },
-          catchUps: state?.catchUps ?? 0,
-          throttledWriteBlocks: 0,
-          reason: kernelPhaseReason('Algorithm 1', inKernel),
-          trickleIn: 'kernel',
-          ...(kernelPhase === undefined ? {} : { kernelPhase }),
-        };
-      }
     },
+  };
+}
+
+/** Algorithm 1 run by the sock_ops program: what the program kept of the clamp, the cwnd and the phase. */
+function kernelReport(clamp: ClampBackend, run: KernelPhaseRun): EnforcerReport {
+  const state = run.state;
+  const clampPackets = state?.clampPackets ?? null;
+  const summary =
+    clampPackets === null
+      ? null
+      : { min: clampPackets.min, mean: Math.round(clampPackets.mean), max: clampPackets.max };
+  const kernelPhase = run.phaseReport();
+  return {
+    backend: clamp.backend,
+    fallbackReason: undefined,
+    paceRateBps: run.aimedRate(),
+    clamp: {
+      computedPackets: summary,
+      appliedPackets: summary,
+      cwndWhileClampedPackets:
+        state?.cwndPackets == null
+          ? null
+          : { min: state.cwndPackets.min, mean: Math.round(state.cwndPackets.mean), max: state.cwndPackets.max },
+    },
+    catchUps: state?.catchUps ?? 0,
+    throttledWriteBlocks: 0,
+    reason: kernelPhaseReason('Algorithm 1', run),
+    trickleIn: 'kernel',
+    ...(kernelPhase === undefined ? {} : { kernelPhase }),
   };
 }

@@ -7,7 +7,7 @@
  * failure goes to `port.socketError` (logged once, counted) and the response carries on.
  */
 import type { ClampBackendName, SchedulePiece, SocketControl, SocketLike, TcpInfo } from '@trickle/native';
-import type { TcpSnapshot } from '../flow-record.js';
+import type { TcpSnapshot } from '../connection.js';
 import type { Summary } from '../running-stats.js';
 
 export interface Block {
@@ -124,9 +124,9 @@ export interface KernelPhase {
 }
 
 /**
- * An enforcer that can run the whole throttling phase in the kernel. The engine then writes the
- * response at once (no blocks, timers or readings in user space) and asks, at the end, when the
- * phase began as the kernel saw it.
+ * An enforcer's other mode: the whole throttling phase in the kernel. Once `handOver` took the
+ * phase the engine writes the response at once (no blocks, timers or readings in user space), and
+ * this mode, not the block-by-block one, ends the response and reports it.
  */
 export interface KernelEnforcement {
   /** Hands the phase to the kernel; false when it would not take it (the response then goes block by block). */
@@ -147,11 +147,14 @@ export interface KernelEnforcement {
    * buffer may grow to hold the phase, at most `restBytes` (what is left of the response).
    */
   phaseWriting(restBytes: number): void;
+  /** The response ended with its socket open: reads what the program did, then lifts its limits. */
+  end(): void;
+  report(): EnforcerReport;
 }
 
-/** One response under an enforcer. */
+/** One response under an enforcer, block by block (and `kernel`, its phase in the kernel, when it can run there). */
 export interface Enforcement {
-  /** Set when this response's phase can run in the kernel. */
+  /** Set when this response's phase can run in the kernel: the mode that takes over once `handOver` succeeds. */
   readonly kernel?: KernelEnforcement;
   readonly blockBytes: number;
   /**

@@ -25,7 +25,7 @@
 import { RateStats } from '../running-stats.js';
 import { setNotsentLowat, type Block, type Enforcer, type EnforcerReport, type Observation } from './enforcer.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
-import { kernelPhaseReason, kernelPhaseRun, type PhaseClocks } from './kernel-phase.js';
+import { kernelPhaseReason, kernelPhaseRun, type KernelPhaseRun, type PhaseClocks } from './kernel-phase.js';
 
 export interface KernelPacingOptions {
   readonly headroom: number;
@@ -59,7 +59,7 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
       const paceRates = new RateStats();
       /** Startup bytes unsent when throttling began: they leave under the first rate set. */
       let unsentStartupBytes = 0;
-      const inKernel = options.inKernel
+      const kernel = options.inKernel
         ? kernelPhaseRun(
             port,
             {
@@ -70,7 +70,7 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
               release: 'gradual',
               clocks: options.clocks,
             },
-            paceRates,
+            (run) => kernelReport(options.headroom, run),
           )
         : undefined;
 
@@ -139,20 +139,8 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
         return waitMs;
       };
 
-      const kernelReport = (): EnforcerReport => {
-        const kernelPhase = inKernel?.phaseReport();
-        return {
-          backend: 'kernel-pacing',
-          paceRateBps: paceRates.summary(),
-          catchUps: inKernel?.state?.catchUps ?? 0,
-          throttledWriteBlocks: 0,
-          reason: kernelPhaseReason(`SO_MAX_PACING_RATE at ${options.headroom} x R`, inKernel),
-          ...(kernelPhase === undefined ? {} : { kernelPhase }),
-        };
-      };
-
       return {
-        ...(inKernel === undefined ? {} : { kernel: inKernel.kernel }),
+        ...(kernel === undefined ? {} : { kernel }),
         blockBytes: options.blockBytes,
         readAheadBlocks: 0,
         limitsInSocket: true,
@@ -168,10 +156,6 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
             paceRates.add(aimedBytesPerSec * 8, block.sizeBytes);
         },
         end() {
-          if (inKernel?.handedOver === true) {
-            inKernel.end();
-            return;
-          }
           if (appliedBytesPerSec === undefined) return;
           try {
             port.control.setMaxPacingRate(port.socket, null);
@@ -180,22 +164,32 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
             port.socketError('resetPacing', error);
           }
         },
-        report: () =>
-          inKernel?.handedOver === true
-            ? kernelReport()
-            : {
-                backend: appliedBytesPerSec === undefined ? 'none' : 'kernel-pacing',
-                fallbackReason: failed ? 'SO_MAX_PACING_RATE failed: served unpaced' : undefined,
-                paceRateBps: paceRates.summary(),
-                catchUps,
-                throttledWriteBlocks: writeThrottle.throttledBlocks,
-                reason:
-                  writeThrottle.throttledBlocks > 0
-                    ? `${reason}; ${writeThrottle.throttledBlocks} block(s) below the floor ` +
-                      `of ${options.floorPackets} packets per srtt had writes throttled at the rate`
-                    : reason,
-              },
+        report: () => ({
+          backend: appliedBytesPerSec === undefined ? 'none' : 'kernel-pacing',
+          fallbackReason: failed ? 'SO_MAX_PACING_RATE failed: served unpaced' : undefined,
+          paceRateBps: paceRates.summary(),
+          catchUps,
+          throttledWriteBlocks: writeThrottle.throttledBlocks,
+          reason:
+            writeThrottle.throttledBlocks > 0
+              ? `${reason}; ${writeThrottle.throttledBlocks} block(s) below the floor ` +
+                `of ${options.floorPackets} packets per srtt had writes throttled at the rate`
+              : reason,
+        }),
       };
     },
+  };
+}
+
+/** The phase paced by the sock_ops program: the rates it aimed at and what it kept of the phase. */
+function kernelReport(headroom: number, run: KernelPhaseRun): EnforcerReport {
+  const kernelPhase = run.phaseReport();
+  return {
+    backend: 'kernel-pacing',
+    paceRateBps: run.aimedRate(),
+    catchUps: run.state?.catchUps ?? 0,
+    throttledWriteBlocks: 0,
+    reason: kernelPhaseReason(`SO_MAX_PACING_RATE at ${headroom} x R`, run),
+    ...(kernelPhase === undefined ? {} : { kernelPhase }),
   };
 }

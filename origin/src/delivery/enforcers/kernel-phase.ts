@@ -6,8 +6,8 @@
  * the program did once at the end.
  */
 import type { ClosedPhase, ScheduleState } from '@trickle/native';
-import type { TcpSnapshot } from '../flow-record.js';
-import type { RateStats, Summary } from '../running-stats.js';
+import type { TcpSnapshot } from '../connection.js';
+import { RateStats, type Summary } from '../running-stats.js';
 import type { EnforcerReport, KernelEnforcement, KernelPhase, SocketPort } from './enforcer.js';
 
 export interface KernelPhaseOptions {
@@ -35,12 +35,8 @@ export const realPhaseClocks: PhaseClocks = {
   engineMs: () => performance.now(),
 };
 
+/** What a phase in the kernel did, for the report its enforcer makes of it. */
 export interface KernelPhaseRun {
-  readonly kernel: KernelEnforcement;
-  /** Whether a phase was handed over (the response then never goes block by block). */
-  readonly handedOver: boolean;
-  /** Reads what the program did, then undoes its limits so the next response on the connection starts unpaced. */
-  end(): void;
   /** What the program did, once `end` or the kernel's `closed` has read it (undefined: the socket's entry was gone). */
   readonly state: ScheduleState | undefined;
   /** The state was kept by the program as the socket closed mid-response (not read at the end). */
@@ -48,11 +44,11 @@ export interface KernelPhaseRun {
   /** The kernelPhase part of the record. */
   phaseReport(): NonNullable<EnforcerReport['kernelPhase']> | undefined;
   /**
-   * The rate the phase was aimed at, from gain x R of its pieces (handed over): under the clamp the
-   * program paces at R, not gain x R, while the clamp sits at its floor, so that share of the phase's
-   * time is aimed at R.
+   * The rate the phase was aimed at, from gain x R of its pieces: under the clamp the program paces
+   * at R, not gain x R, while the clamp sits at its floor, so that share of the phase's time is
+   * aimed at R.
    */
-  aimedRate(gainTimesR: Summary | null): Summary | null;
+  aimedRate(): Summary | null;
 }
 
 /** A CLOCK_MONOTONIC time (as the program reads it) on the engine's clock. */
@@ -78,16 +74,18 @@ function phaseStartSnapshot(clocks: PhaseClocks, state: ScheduleState): TcpSnaps
 
 /**
  * The phase in the kernel for one response, or undefined when the clamp backend is not bpf (the enforcer then works
- * block by block).
+ * block by block only). `report` is the enforcer's report of what the phase did.
  */
 export function kernelPhaseRun(
   port: SocketPort,
   options: KernelPhaseOptions,
-  paceRates: RateStats,
-): KernelPhaseRun | undefined {
+  report: (run: KernelPhaseRun) => EnforcerReport,
+): KernelEnforcement | undefined {
   const clocks = options.clocks ?? realPhaseClocks;
   const clamp = port.control.clamp;
   if (clamp.backend !== 'bpf') return undefined;
+  /** gain x R over the phase's bytes, from its pieces. */
+  const paceRates = new RateStats();
   let handedOver = false;
   let phaseMaxRateBytesPerSec = 0;
   let sendBufferBytes: number | null = null;
@@ -96,7 +94,47 @@ export function kernelPhaseRun(
   /** When the program's state was read (CLOCK_MONOTONIC ms): the phase's end. */
   let readMonotonicMs = 0;
 
-  const kernel: KernelEnforcement = {
+  const run: KernelPhaseRun = {
+    get state() {
+      return state;
+    },
+    get readAtClose() {
+      return closedAtClose;
+    },
+    aimedRate() {
+      const gainTimesR = paceRates.summary();
+      if (
+        gainTimesR === null ||
+        options.limit !== 'clamp' ||
+        state === undefined ||
+        state.phaseStartMonotonicMs === 0 ||
+        state.floorMs <= 0
+      )
+        return gainTimesR;
+      const phaseMs = readMonotonicMs - state.phaseStartMonotonicMs;
+      const floorShare = phaseMs > 0 ? Math.min(1, state.floorMs / phaseMs) : 1;
+      const scale = 1 - floorShare + floorShare / options.gain;
+      return {
+        min: gainTimesR.min / options.gain,
+        mean: gainTimesR.mean * scale,
+        max: floorShare >= 0.999 ? gainTimesR.max / options.gain : gainTimesR.max,
+      };
+    },
+    phaseReport: () =>
+      state === undefined
+        ? undefined
+        : {
+            started: state.phaseStartMonotonicMs !== 0,
+            heldAtFirstByte: state.heldMonotonicMs !== 0,
+            floorMs: Math.round(state.floorMs),
+            catchingUpMs: Math.round(state.catchingUpMs),
+            maxLagMs: Math.round(state.maxLagMs),
+            stateAtEnd: state.state,
+            sendBufferBytes,
+          },
+  };
+
+  return {
     handOver(phase: KernelPhase) {
       try {
         clamp.setSchedule(port.socket, {
@@ -157,19 +195,6 @@ export function kernelPhaseRun(
         port.socketError('raiseSendBuffer', error);
       }
     },
-  };
-
-  return {
-    kernel,
-    get handedOver() {
-      return handedOver;
-    },
-    get state() {
-      return state;
-    },
-    get readAtClose() {
-      return closedAtClose;
-    },
     end() {
       try {
         const socketState = clamp.state(port.socket);
@@ -186,36 +211,7 @@ export function kernelPhaseRun(
         port.socketError('clamp.state', error);
       }
     },
-    aimedRate(gainTimesR) {
-      if (
-        gainTimesR === null ||
-        options.limit !== 'clamp' ||
-        state === undefined ||
-        state.phaseStartMonotonicMs === 0 ||
-        state.floorMs <= 0
-      )
-        return gainTimesR;
-      const phaseMs = readMonotonicMs - state.phaseStartMonotonicMs;
-      const floorShare = phaseMs > 0 ? Math.min(1, state.floorMs / phaseMs) : 1;
-      const scale = 1 - floorShare + floorShare / options.gain;
-      return {
-        min: gainTimesR.min / options.gain,
-        mean: gainTimesR.mean * scale,
-        max: floorShare >= 0.999 ? gainTimesR.max / options.gain : gainTimesR.max,
-      };
-    },
-    phaseReport: () =>
-      state === undefined
-        ? undefined
-        : {
-            started: state.phaseStartMonotonicMs !== 0,
-            heldAtFirstByte: state.heldMonotonicMs !== 0,
-            floorMs: Math.round(state.floorMs),
-            catchingUpMs: Math.round(state.catchingUpMs),
-            maxLagMs: Math.round(state.maxLagMs),
-            stateAtEnd: state.state,
-            sendBufferBytes,
-          },
+    report: () => report(run),
   };
 }
 

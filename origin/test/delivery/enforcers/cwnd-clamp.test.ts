@@ -220,10 +220,10 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
       enforcement.kernel.phaseWriting(300_000);
       enforcement.kernel.phaseWriting(200_000);
       assert.deepEqual(raised, [300_000]);
-      enforcement.end(undefined);
+      enforcement.kernel.end();
       assert.deepEqual(pacing, [null]);
       assert.deepEqual(calls.slice(1), ['release gradual']);
-      const report = enforcement.report();
+      const report = enforcement.kernel.report();
       assert.equal(report.trickleIn, 'kernel');
       assert.equal(report.catchUps, 2);
       assert.deepEqual(report.clamp?.appliedPackets, { min: 10, mean: 17, max: 21 });
@@ -324,7 +324,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
         rttUs: 63_000,
       });
       assert.equal(enforcement.kernel!.phaseStart()?.info?.bytesAcked, 900_000);
-      const report = enforcement.report();
+      const report = enforcement.kernel!.report();
       assert.deepEqual(report.kernelPhase, {
         started: true,
         heldAtFirstByte: true,
@@ -359,7 +359,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     );
     assert.equal(enforcement.kernel!.closed(), undefined);
     assert.match(
-      enforcement.report().reason,
+      enforcement.kernel!.report().reason,
       /its state was gone at the end \(the socket closed before it was read, and none was kept\)/,
     );
   });
@@ -405,8 +405,8 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
       }),
       true,
     );
-    enforcement.end(undefined);
-    const report = enforcement.report();
+    enforcement.kernel!.end();
+    const report = enforcement.kernel!.report();
     assert.equal(report.kernelPhase?.started, false);
     assert.match(report.reason, /acknowledged before its phase began/);
     assert.equal(enforcement.kernel!.phaseStart(), undefined);

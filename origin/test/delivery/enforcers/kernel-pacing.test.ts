@@ -228,11 +228,11 @@ describe('kernel-pacing enforcer', () => {
       assert.equal(schedules[0]!.limit, 'pacing');
       assert.equal(schedules[0]!.gain, 1.25);
       enforcement.kernel.phaseWriting(250_000);
-      enforcement.end(undefined);
+      enforcement.kernel.end();
       // No per-block rate from user space: only the end's lift of what the program set.
       assert.deepEqual(recorded.rates, [null]);
       assert.deepEqual(releases, ['gradual']);
-      const report = enforcement.report();
+      const report = enforcement.kernel.report();
       assert.equal(report.backend, 'kernel-pacing');
       assert.equal(report.catchUps, 1);
       assert.equal(report.throttledWriteBlocks, 0);
