@@ -6,9 +6,9 @@
  * off; the origin: `trickle serve --policy bulk`, which serves from its memory cache); the client
  * is wrk with 2 threads and 64 connections. node:http alone on the same bytes (node-http-anchor.ts)
  * runs beside them: the ceiling of any Node origin on the machine. Figures: requests/s, Gbit/s, p99 latency, server
- * CPU,
- * and the origin / nginx ratio against the goals (manifests >= 0.5x, segments >= 1.0x, ranges >= 0.5x).
- * `npx trickle bench origin [--seconds 10] [--connections 64]` or `npm run bench:origin`;
+ * CPU per request, and the origin / nginx ratio against the goals (manifests >= 0.5x, segments >= 1.0x, ranges >=
+ * 0.5x), as means over interleaved rounds with 95 % intervals.
+ * `npx trickle bench origin [--seconds 10] [--connections 64] [--rounds 3]` or `npm run bench:origin`;
  * writes bench/results/origin-vs-nginx.md. Needs media/demo and `apt-get install nginx wrk`.
  */
 import { spawnSync } from 'node:child_process';
@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { BenchError } from './errors.js';
 import { runIfMain } from './entry.js';
-import { processCpuSeconds } from '@trickle/e2e';
+import { formatEstimate, mean, meanInterval, processCpuSeconds } from '@trickle/e2e';
 import { requireNginx, startNginx } from './nginx-server.js';
 import { writeResults } from './results-file.js';
 import { awaitReady, loopback, spawnAt, startTrickleServer } from './trickle-server.js';
@@ -131,23 +131,36 @@ function plainFileMedia(progressivePath: string): string {
   return mediaRoot;
 }
 
+/** One workload's measured runs per server, one per round. */
+interface WorkloadRuns {
+  readonly workload: Workload;
+  readonly origin: WrkResult[];
+  readonly nginx: WrkResult[];
+  readonly node: WrkResult[];
+}
+
+/** a / b in requests per second, round by round, as a mean with its interval over the rounds. */
+function ratiosOver(a: readonly WrkResult[], b: readonly WrkResult[]) {
+  return meanInterval(a.map((run, round) => run.requestsPerSec / b[round]!.requestsPerSec));
+}
+
 /** Server CPU per response (µs) from a run's CPU share and request rate. */
 const cpuMicrosPerRequest = (result: WrkResult): number => (result.cpuPercent / 100 / result.requestsPerSec) * 1e6;
 
 /** What the delivery engine costs a 64 kB range, from the cached-MP4 and plain-file rows of this run. */
-function engineCostNote(
-  results: readonly { workload: Workload; origin: WrkResult; nginx: WrkResult; node: WrkResult }[],
-): string[] {
+function engineCostNote(results: readonly WorkloadRuns[]): string[] {
   const media = results.find((r) => r.workload.origin === 'cached');
   const plain = results.find((r) => r.workload.origin === 'plain');
   if (media === undefined || plain === undefined) return [];
-  const mediaMicros = cpuMicrosPerRequest(media.origin);
-  const plainMicros = cpuMicrosPerRequest(plain.origin);
-  const nginxMicros = cpuMicrosPerRequest(plain.nginx);
+  const micros = (runs: readonly WrkResult[]) => mean(runs.map(cpuMicrosPerRequest));
+  const rate = (runs: readonly WrkResult[]) => mean(runs.map((r) => r.requestsPerSec));
+  const mediaMicros = micros(media.origin);
+  const plainMicros = micros(plain.origin);
+  const nginxMicros = micros(plain.nginx);
   return [
     '## What stands in the way of the range goal',
     '',
-    `Server CPU per 64 kB range in this run: the origin as a media ` +
+    `Server CPU per 64 kB range in this run (means over its rounds): the origin as a media ` +
       `response ${mediaMicros.toFixed(0)} µs, the same bytes as a plain ` +
       `file ${plainMicros.toFixed(0)} µs, nginx ${nginxMicros.toFixed(0)} µs. ` +
       `So the delivery engine costs about ${(mediaMicros - plainMicros).toFixed(0)} µs ` +
@@ -158,12 +171,12 @@ function engineCostNote(
       'retransmissions, srtt, goodput), so the cost is per request, not per byte: it ' +
       'weighs most on small responses (compare the segments rows above). ' +
       `Without the engine the origin ` +
-      `reaches ${(plain.origin.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x ` +
+      `reaches ${(rate(plain.origin) / rate(plain.nginx)).toFixed(2)}x ` +
       `nginx; the rest of the gap is the copy of each range from Node's memory into the ` +
       `socket (nginx hands the page cache to the socket with sendfile) and Node's HTTP ` +
       `layer: node:http alone, with no framework at all, ` +
-      `reaches ${(plain.node.requestsPerSec / plain.nginx.requestsPerSec).toFixed(2)}x ` +
-      `nginx on this machine (${cpuMicrosPerRequest(plain.node).toFixed(0)} µs of CPU per ` +
+      `reaches ${(rate(plain.node) / rate(plain.nginx)).toFixed(2)}x ` +
+      `nginx on this machine (${micros(plain.node).toFixed(0)} µs of CPU per ` +
       `range), the ceiling of any Node origin here.`,
     '',
   ];
@@ -173,13 +186,14 @@ export async function main(argv: readonly string[]): Promise<void> {
   const options = new Command('trickle bench origin')
     .option('--seconds <n>', 'wrk duration per workload and server', '10')
     .option('--connections <n>', 'wrk connections', '64')
+    .option('--rounds <n>', 'interleaved rounds of every workload and server (the intervals are over rounds)', '3')
     .option('--media <dir>', 'media directory with the demo asset', 'media')
     .addHelpText(
       'after',
-      examples('npx trickle bench origin', 'npx trickle bench origin --seconds 20 --connections 128'),
+      examples('npx trickle bench origin', 'npx trickle bench origin --seconds 20 --connections 128 --rounds 5'),
     )
     .parse(['node', 'bench', ...argv])
-    .opts<{ seconds: string; connections: string; media: string }>();
+    .opts<{ seconds: string; connections: string; media: string; rounds: string }>();
   const media = resolve(options.media);
   const asset = join(media, 'demo');
   if (spawnSync('wrk', ['--version']).error !== undefined)
@@ -192,6 +206,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     throw new BenchError('BENCH_ERR_MEDIA', `no demo asset in ${media}: run \`npx trickle media demo\` first`);
   const seconds = Number(options.seconds);
   const connections = Number(options.connections);
+  const rounds = Number(options.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new BenchError('BENCH_ERR_USAGE', `--rounds takes a whole number from 1, not ${options.rounds}`);
   const progressiveSize = statSync(join(asset, 'progressive.mp4')).size;
   const workloads: Workload[] = [
     { name: 'manifest (MPD)', path: '/media/demo/manifest.mpd', origin: 'defaults', goalRatio: 0.5 },
@@ -226,7 +243,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       goalRatio: 0.5,
     },
   ];
-  const results: { workload: Workload; origin: WrkResult; nginx: WrkResult; node: WrkResult }[] = [];
+  const results: WorkloadRuns[] = workloads.map((workload) => ({ workload, origin: [], nginx: [], node: [] }));
   const origin = await startTrickleServer(['--media', media, '--policy', 'bulk']);
   const cachingOrigin = await startTrickleServer(['--media', media, '--policy', 'bulk'], {
     TRICKLE_CACHE__MAX_FILE_BYTES: String(64 * 1024 * 1024),
@@ -260,29 +277,34 @@ export async function main(argv: readonly string[]): Promise<void> {
   });
   try {
     let step = 0;
-    for (const workload of workloads) {
-      const measured: Partial<Record<'origin' | 'nginx' | 'node', WrkResult>> = {};
-      const ours = { defaults: origin, cached: cachingOrigin, plain: plainOrigin }[workload.origin];
-      for (const [name, server, path] of [
-        ['origin', { url: ours.url, pid: ours.child.pid! }, workload.path],
-        ['nginx', nginx, workload.nginxPath ?? workload.path],
-        ['node', node, workload.nginxPath ?? workload.path],
-      ] as const) {
-        process.stderr.write(
-          `[${++step}/${workloads.length * 3}] ${name === 'node' ? 'node:http' : name}: ${workload.name}, ${seconds} ` +
-            `s, ${connections} connections ...\n`,
-        );
-        // A short warm-up fills caches and JIT before the measured run.
-        runWrk(`${server.url}${path}`, server.pid, { seconds: 2, connections, script: workload.script });
-        measured[name] = runWrk(`${server.url}${path}`, server.pid, { seconds, connections, script: workload.script });
-        const m = measured[name];
-        process.stderr.write(
-          `  ${m.requestsPerSec.toFixed(0)} req/s, ${(m.bitsPerSec / 1e9).toFixed(2)} Gbit/s, ` +
-            `p99 ${m.p99Ms.toFixed(2)} ms, CPU ${m.cpuPercent.toFixed(0)} ` +
-            `%${m.non2xx > 0 ? `, ${m.non2xx} non-2xx` : ''}\n`,
-        );
+    // Rounds interleave every workload and server, the servers' order turned each round, so a
+    // machine that slows down for a while weighs on all of them, and the intervals are over rounds.
+    for (let round = 0; round < rounds; round++) {
+      for (const runs of results) {
+        const { workload } = runs;
+        const ours = { defaults: origin, cached: cachingOrigin, plain: plainOrigin }[workload.origin];
+        const servers = [
+          ['origin', { url: ours.url, pid: ours.child.pid! }, workload.path],
+          ['nginx', nginx, workload.nginxPath ?? workload.path],
+          ['node', node, workload.nginxPath ?? workload.path],
+        ] as const;
+        for (let k = 0; k < servers.length; k++) {
+          const [name, server, path] = servers[(k + round) % servers.length]!;
+          process.stderr.write(
+            `[${++step}/${workloads.length * 3 * rounds}] round ${round + 1}, ` +
+              `${name === 'node' ? 'node:http' : name}: ${workload.name}, ${seconds} s, ${connections} connections ...\n`,
+          );
+          // A short warm-up fills caches and JIT before the measured run.
+          runWrk(`${server.url}${path}`, server.pid, { seconds: 2, connections, script: workload.script });
+          const m = runWrk(`${server.url}${path}`, server.pid, { seconds, connections, script: workload.script });
+          runs[name].push(m);
+          process.stderr.write(
+            `  ${m.requestsPerSec.toFixed(0)} req/s, ${(m.bitsPerSec / 1e9).toFixed(2)} Gbit/s, ` +
+              `p99 ${m.p99Ms.toFixed(2)} ms, CPU ${m.cpuPercent.toFixed(0)} ` +
+              `%${m.non2xx > 0 ? `, ${m.non2xx} non-2xx` : ''}\n`,
+          );
+        }
       }
-      results.push({ workload, origin: measured.origin!, nginx: measured.nginx!, node: measured.node! });
     }
   } finally {
     await origin.stop();
@@ -291,25 +313,40 @@ export async function main(argv: readonly string[]): Promise<void> {
     await nginx.stop();
     await node.stop();
   }
-  const rows = results.map(({ workload, origin: o, nginx: n, node: a }) => {
-    const ratio = o.requestsPerSec / n.requestsPerSec;
+  const rows = results.map((runs) => {
+    const { workload } = runs;
+    const meanOf = (list: readonly WrkResult[], pick: (r: WrkResult) => number) => mean(list.map(pick));
+    const toNginx = ratiosOver(runs.origin, runs.nginx);
+    const toNode = ratiosOver(runs.origin, runs.node);
+    const met =
+      toNginx.n < 3
+        ? 'too few rounds'
+        : toNginx.low >= workload.goalRatio
+          ? 'yes'
+          : toNginx.high < workload.goalRatio
+            ? 'no'
+            : 'unclear (the interval holds the goal)';
     return (
-      `| ${workload.name} | ${o.requestsPerSec.toFixed(0)} ` +
-      `| ${n.requestsPerSec.toFixed(0)} | ${a.requestsPerSec.toFixed(0)} ` +
-      `| ${(o.bitsPerSec / 1e9).toFixed(2)} | ${(n.bitsPerSec / 1e9).toFixed(2)} ` +
-      `| ${o.p99Ms.toFixed(2)} | ${n.p99Ms.toFixed(2)} | ${o.cpuPercent.toFixed(0)} % ` +
-      `| ${n.cpuPercent.toFixed(0)} % | ${ratio.toFixed(2)} ` +
-      `| ${(a.requestsPerSec / n.requestsPerSec).toFixed(2)} ` +
-      `| ${(o.requestsPerSec / a.requestsPerSec).toFixed(2)} | ` +
-      `>= ${workload.goalRatio.toFixed(1)} | ${ratio >= workload.goalRatio ? 'yes' : 'no'} ` +
-      `|`
+      `| ${workload.name} | ${meanOf(runs.origin, (r) => r.requestsPerSec).toFixed(0)} ` +
+      `| ${meanOf(runs.nginx, (r) => r.requestsPerSec).toFixed(0)} ` +
+      `| ${meanOf(runs.node, (r) => r.requestsPerSec).toFixed(0)} ` +
+      `| ${(meanOf(runs.origin, (r) => r.bitsPerSec) / 1e9).toFixed(2)} ` +
+      `| ${(meanOf(runs.nginx, (r) => r.bitsPerSec) / 1e9).toFixed(2)} ` +
+      `| ${meanOf(runs.origin, (r) => r.p99Ms).toFixed(2)} | ${meanOf(runs.nginx, (r) => r.p99Ms).toFixed(2)} ` +
+      `| ${formatEstimate(meanInterval(runs.origin.map(cpuMicrosPerRequest)), 0)} ` +
+      `| ${formatEstimate(meanInterval(runs.nginx.map(cpuMicrosPerRequest)), 0)} ` +
+      `| ${formatEstimate(meanInterval(runs.node.map(cpuMicrosPerRequest)), 0)} ` +
+      `| ${formatEstimate(toNginx)} | ${formatEstimate(ratiosOver(runs.node, runs.nginx))} ` +
+      `| ${formatEstimate(toNode)} | >= ${workload.goalRatio.toFixed(1)} | ${met} |`
     );
   });
   await writeResults('origin-vs-nginx.md', 'Serving speed: the origin against nginx', [
     `Command: \`npx trickle bench origin --seconds ${seconds} ` +
       `--connections ${connections}\`. Loopback; wrk -t2 -c${connections} (Debian wrk ` +
       `4.1), ${seconds} s per workload and server after a 2 s warm-up, servers side by ` +
-      `side in one run. Origin: \`trickle serve --policy bulk\` (one Node process, files ` +
+      `side in one run of ${rounds} interleaved round(s) (every workload on every server each round, the ` +
+      `servers' order turned each round); figures are means over rounds, with 95 % Student-t intervals ` +
+      `over the rounds where there are brackets (a ratio: of each round's pair). Origin: \`trickle serve --policy bulk\` (one Node process, files ` +
       `from its memory cache); nginx: one process (master_process off), sendfile on, ` +
       `tcp_nopush off, access log off. The media is media/demo; the range workloads ask ` +
       `for a random 64 kB range of progressive.mp4 each request: from an origin with its ` +
@@ -319,14 +356,15 @@ export async function main(argv: readonly string[]): Promise<void> {
       `response, from one that has the same bytes under a name that is not media ` +
       `(plain.bin: served without a policy or a flow record; nginx serves the MP4 for that ` +
       `row). CPU is the server process's, over the measured run (wrk shares the machine's ` +
-      `2 cores). node:http is the ceiling of any Node origin here: node:http alone serving ` +
+      `2 cores); CPU per request is that share over the request rate. node:http is the ceiling of any Node origin here: node:http alone serving ` +
       `the same bytes from memory, no framework, no policy, no record ` +
       `(bench/node-http-anchor.ts; for the plain-file row, the MP4).`,
     '',
     '| workload | origin req/s | nginx req/s | node:http req/s | origin Gbit/s | nginx ' +
-      'Gbit/s | origin p99 ms | nginx p99 ms | origin CPU | nginx CPU | origin / nginx | ' +
-      'node:http / nginx | origin / node:http | goal (origin / nginx) | met |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+      'Gbit/s | origin p99 ms | nginx p99 ms | origin CPU µs / request | nginx CPU µs / request | ' +
+      'node:http CPU µs / request | origin / nginx | node:http / nginx | origin / node:http | ' +
+      'goal (origin / nginx) | met |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
     ...rows,
     '',
     ...engineCostNote(results),

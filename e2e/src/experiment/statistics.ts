@@ -97,6 +97,23 @@ export function bootstrapComparison<T>(
   return { value, low: quantileSorted(stats, 0.025), high: quantileSorted(stats, 0.975), n };
 }
 
+/** Two-sided 95 % quantiles of Student's t by degrees of freedom (1-10); z beyond. */
+const t95 = [Number.NaN, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
+
+/**
+ * The mean of independent runs with its 95 % Student-t interval (for a few repeated benchmark
+ * runs, where a bootstrap has too few values to resample). Fewer than two values: no interval.
+ */
+export function meanInterval(values: readonly number[]): Estimate {
+  const finite = values.filter(Number.isFinite);
+  const n = finite.length;
+  const value = mean(finite);
+  if (n < 2) return { value, low: Number.NaN, high: Number.NaN, n };
+  const variance = finite.reduce((sum, v) => sum + (v - value) ** 2, 0) / (n - 1);
+  const half = (t95[n - 1] ?? z95) * Math.sqrt(variance / n);
+  return { value, low: value - half, high: value + half, n };
+}
+
 /** Whether two estimates' intervals overlap (the A/A check: identical groups should). */
 export function intervalsOverlap(a: Estimate, b: Estimate): boolean {
   if ([a.low, a.high, b.low, b.high].some((v) => Number.isNaN(v)))

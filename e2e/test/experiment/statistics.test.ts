@@ -7,6 +7,7 @@ import {
   ecdfPoints,
   intervalsOverlap,
   mean,
+  meanInterval,
   wilsonInterval,
 } from '../../src/experiment/statistics.js';
 
@@ -17,6 +18,18 @@ describe('experiment statistics', () => {
   it('mean', () => {
     assert.equal(mean([1, 2, 6]), 3);
     assert.ok(Number.isNaN(mean([])));
+  });
+
+  it('mean of a few runs with its Student-t interval: 10, 12, 14 is 12 in [7.03, 16.97]; one run has none', () => {
+    // sd 2, n 3: half-width t(0.975, 2) 4.303 x 2 / sqrt(3) = 4.969.
+    const e = meanInterval([10, 12, 14]);
+    assert.equal(e.value, 12);
+    close(e.low, 7.0313, 1e-3);
+    close(e.high, 16.9687, 1e-3);
+    assert.equal(e.n, 3);
+    const one = meanInterval([5, Number.NaN]);
+    assert.equal(one.value, 5);
+    assert.ok(Number.isNaN(one.low) && Number.isNaN(one.high));
   });
 
   it('Wilson score interval: 5 of 20 is 25 % in [11.19 %, 46.87 %]; 0 of 10 still has an upper bound', () => {
