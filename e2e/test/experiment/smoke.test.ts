@@ -20,6 +20,21 @@ import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 const skip = skipUnless('the smoke experiment', { root: true, chromium: true });
 const experiments = join(import.meta.dirname, '..', '..', '..', '..', 'experiments');
 
+/** What a group's records of one kind say (for a failure): size, time, how each ended, why. */
+async function recordsStory(out: string, kind: string, group: string): Promise<string> {
+  const lines: string[] = [];
+  for (const name of await readdir(join(out, 'runs', 'fast'))) {
+    const run = JSON.parse(await readFile(join(out, 'runs', 'fast', name), 'utf8')) as RunData;
+    for (const r of run.records)
+      if (r.group === group && r.role === kind)
+        lines.push(
+          `${name} #${r.id}: ${r.bytes} B in ${r.durationMs} ms, completed ${r.completed}, drained ${r.drained}, ` +
+            `backend ${r.backend}, phase ${JSON.stringify(r.kernelPhase)}: ${r.reason}`,
+        );
+  }
+  return lines.length === 0 ? 'none' : lines.join(' | ');
+}
+
 describe('trickle experiment experiments/smoke.yaml', { skip }, () => {
   let out: string;
   let config: ExperimentConfig;
@@ -54,7 +69,11 @@ describe('trickle experiment experiments/smoke.yaml', { skip }, () => {
       );
       for (const row of kind.rows) {
         const what = `${kind.kind}/${row.group}`;
-        assert.ok(row.flows > 0 && row.throttledFlows > 0, `${what}: throttled flows`);
+        if (!(row.flows > 0 && row.throttledFlows > 0))
+          assert.fail(
+            `${what}: ${row.throttledFlows} throttled of ${row.flows} flows; ` +
+              `its records: ${await recordsStory(out, kind.kind, row.group)}`,
+          );
         assert.ok(row.sessions > 0, `${what}: viewer sessions`);
         for (const [name, estimate] of Object.entries({
           retransmission: row.retransmissionRatePercent,
