@@ -1,7 +1,7 @@
 /**
  * Measurements on a real lab (root): a capture at the router sees application pacing's 64 kB
  * writes as bursts of ~45 back-to-back packets and kernel pacing as none; the latency probe
- * sees the queue those bursts build.
+ * sees the queue those bursts build (at its 90th percentile).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
@@ -61,17 +61,27 @@ describe('lab measurements', { skip }, () => {
     assert.ok(burstShareAtMost(paced.bursts, 10) >= 0.95, `paced bursts: ${paced.bursts.join(' ')}`);
     assert.ok(bursty.goodputBps > 1e6 && paced.goodputBps > 1e6);
 
-    const burstyQueueMs = percentile(queueingDelaysMs([...burstyRtts, ...pacedRtts]).slice(0, burstyRtts.length), 99);
-    const pacedQueueMs = percentile(queueingDelaysMs([...burstyRtts, ...pacedRtts]).slice(burstyRtts.length), 99);
+    // The queue 64 kB bursts build (45 packets, 27 ms at 20 Mbit/s, drained before the next) holds about a
+    // fifth of the probe's samples; kernel pacing at 2.6 Mbit/s builds none. Judged at the 90th
+    // percentile of ~200 samples per flow: a host stall delays a few probes (CI once: the paced flow's
+    // p99 33 ms, its bursty p99 18 ms), and would have to last over 400 ms of a 4 s flow to move a p90.
+    const queueing = queueingDelaysMs([...burstyRtts, ...pacedRtts]);
+    const burstyQueueMs = percentile(queueing.slice(0, burstyRtts.length), 90);
+    const pacedQueueMs = percentile(queueing.slice(burstyRtts.length), 90);
+    const p99 = (from: number, to?: number) => percentile(queueing.slice(from, to), 99).toFixed(1);
     assert.ok(Math.min(...burstyRtts, ...pacedRtts) >= 39, 'the probe crosses the 40 ms link');
-    assert.ok(burstyQueueMs > pacedQueueMs, `p99 queueing delay: bursty ${burstyQueueMs} ms, paced ${pacedQueueMs} ms`);
+    assert.ok(
+      burstyQueueMs > pacedQueueMs,
+      `p90 queueing delay: bursty ${burstyQueueMs} ms, paced ${pacedQueueMs} ms ` +
+        `(p99 ${p99(0, burstyRtts.length)} and ${p99(burstyRtts.length)} ms)`,
+    );
     console.log(
       `# bursts (packets): app-paced 64 kB: ` +
         `max ${largest}, ${(burstShareAtMost(bursty.bursts, 10) * 100).toFixed(0)}% <= 10; ` +
         `kernel-paced: max ${Math.max(0, ...paced.bursts)}, ` +
         `${(burstShareAtMost(paced.bursts, 10) * 100).toFixed(0)}% ` +
-        `<= 10; p99 queueing delay ${burstyQueueMs.toFixed(1)} vs ${pacedQueueMs.toFixed(1)} ` +
-        `ms`,
+        `<= 10; p90 queueing delay ${burstyQueueMs.toFixed(1)} vs ${pacedQueueMs.toFixed(1)} ms ` +
+        `(p99 ${p99(0, burstyRtts.length)} vs ${p99(burstyRtts.length)} ms)`,
     );
   });
 });
