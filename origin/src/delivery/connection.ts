@@ -49,9 +49,17 @@ export function streamBytesTaken(info: TcpInfo): number | undefined {
     : info.bytesSent - (info.bytesRetrans ?? 0) + (info.notsentBytes ?? 0);
 }
 
+/** tcpi_state of a socket the kernel has closed (TCP_CLOSE). */
+const tcpStateClose = 7;
+
 /** Every byte the kernel has taken is acknowledged: none in flight, none waiting to be sent. */
 export function nothingInFlight(info: TcpInfo): boolean {
-  return info.unacked === 0 && (info.notsentBytes ?? 0) === 0;
+  if (info.unacked !== 0 || (info.notsentBytes ?? 0) !== 0) return false;
+  if (info.state !== tcpStateClose) return true;
+  // A reset empties the queues without acknowledging them (and may reach the kernel before Node sees the socket's
+  // end): closed, only the acknowledged count tells (a clean close's FIN adds one to it).
+  const takenBytes = streamBytesTaken(info);
+  return takenBytes !== undefined && info.bytesAcked !== undefined && info.bytesAcked >= takenBytes;
 }
 
 /** Poll interval bounds while waiting for the last bytes to be acknowledged. */

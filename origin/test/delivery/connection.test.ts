@@ -232,6 +232,30 @@ describe('Connection', () => {
     assert.equal(closed.calls.forget, 1, "the clamp's entry goes with the socket");
   });
 
+  it("does not take a reset socket's emptied queues for acknowledgements (the reset reached the kernel before Node saw the end)", () => {
+    const reset = setup();
+    // 5000 B unacknowledged when the first poll reads them; the client's reset then empties the queues (TCP_CLOSE).
+    reset.setReading(reading({ bytesSent: 5000, bytesAcked: 0, unacked: 4 }));
+    reset.awaitDrain();
+    reset.setReading(reading({ state: 7, bytesSent: 5000, bytesAcked: 1200, unacked: 0 }));
+    mock.timers.tick(50);
+    assert.equal(reset.ends.length, 0, 'a closed socket with 3800 B never acknowledged is not drained');
+    reset.socket.emit('end');
+    assert.deepEqual(
+      reset.ends.map((e) => e.outcome),
+      ['client-left'],
+    );
+
+    const clean = setup();
+    // Closed cleanly: every byte acknowledged, and the FIN's one byte of sequence space with them.
+    clean.setReading(reading({ state: 7, bytesSent: 5000, bytesAcked: 5001, unacked: 0 }));
+    clean.awaitDrain();
+    assert.deepEqual(
+      clean.ends.map((e) => e.outcome),
+      ['drained'],
+    );
+  });
+
   it('takes a clean FIN that came before the response finished as drained (TLS completes writes after the bytes left)', () => {
     const c = setup();
     c.setReading(reading({ bytesSent: 5000, bytesAcked: 5000 }));

@@ -205,8 +205,14 @@ export function kernelPhaseRun(
         // Leaves the schedule: a clamp (if any) is lifted, the program stops pacing.
         clamp.release(port.socket, { mode: options.release });
         // A viewer whose FIN came after the last byte was handed over (the program kept the phase then) ended it
-        // anyway.
-        clamp.takeClosedPhase(port.socket);
+        // anyway. One whose reset reached the kernel before Node saw its FIN took the entry with it (the socket is
+        // still open here): what the program kept is then all there is of the phase.
+        const kept = clamp.takeClosedPhase(port.socket);
+        if (socketState === undefined && kept !== undefined) {
+          state = kept.schedule;
+          closedAtClose = true;
+          readMonotonicMs = kept.closedMonotonicMs;
+        }
       } catch (error) {
         port.socketError('clamp.state', error);
       }

@@ -338,6 +338,71 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     },
   );
 
+  it(
+    "in the kernel: at the end of a response whose viewer's reset took the program's entry before Node saw " +
+      'the socket end, takes the phase the program kept',
+    () => {
+      const { calls, control } = recordingClamp();
+      const nowMonotonicMs = clocks.monotonicMs();
+      const schedule = {
+        state: 'clamped' as const,
+        catchUps: 0,
+        phaseStartMonotonicMs: nowMonotonicMs - 9000,
+        phaseStartAckedBytes: 2_000_000,
+        phaseStartRetransmits: 0,
+        phaseStartSegmentsOut: 1400,
+        phaseStartSrttUs: 25_000,
+        floorMs: 0,
+        catchingUpMs: 0,
+        clampPackets: { min: 12, mean: 14, max: 20, samples: 300 },
+        cwndPackets: { min: 12, mean: 14, max: 20 },
+        maxLagMs: 20,
+        heldMonotonicMs: nowMonotonicMs - 9000,
+      };
+      const kernelControl = {
+        ...control,
+        clamp: {
+          ...control.clamp,
+          // The entry went with the kernel's socket at the reset; the fd is still open.
+          state: () => undefined,
+          takeClosedPhase: () => ({
+            schedule,
+            closedMonotonicMs: nowMonotonicMs - 30,
+            bytesAcked: 8_900_000,
+            totalRetransmits: 0,
+            dataSegmentsOut: 6200,
+            srttUs: 26_000,
+          }),
+        },
+        setMaxPacingRate: assert.fail,
+        raiseSendBuffer: (_socket: unknown, bytes: number) => bytes,
+      } as unknown as SocketControl;
+      const enforcement = cwndClampEnforcer({
+        gain: 1.2,
+        floorPackets: 10,
+        blockBytes: 65_536,
+        release: 'gradual',
+        inKernel: true,
+        sendBufferSeconds: 4,
+        clocks,
+      }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+      enforcement.kernel!.handOver({
+        baseBytes: 0,
+        throttleOffsetBytes: 2_000_000,
+        pieces: [{ endOffsetBytes: 9_000_000, rateBytesPerSec: 400_000 }],
+        graceUs: 400_000,
+      });
+      enforcement.kernel!.end();
+      assert.deepEqual(calls.slice(1), ['release gradual']);
+      const start = enforcement.kernel!.phaseStart();
+      assert.equal(start?.atMs, clocks.engineMs() - 9000, 'the phase began where the program says');
+      assert.equal(start.info?.bytesAcked, 2_000_000);
+      const report = enforcement.kernel!.report();
+      assert.equal(report.kernelPhase?.stateAtEnd, 'clamped');
+      assert.match(report.reason, /clamped when the socket closed mid-response/);
+    },
+  );
+
   it('in the kernel: says when the socket closed and nothing was kept', () => {
     const { control } = recordingClamp();
     const enforcement = cwndClampEnforcer({
