@@ -39,8 +39,12 @@ interface FlowRecordView {
   readonly backend: string;
   readonly targetRateBps: Summary | null;
   readonly mediaRateBps: Summary | null;
-  readonly appliedClampPackets: Summary | null;
-  readonly clampPackets: Summary | null;
+  /** Only a cwnd clamp's part has packets. */
+  readonly enforcer: {
+    readonly kind: string;
+    readonly appliedClampPackets?: Summary | null;
+    readonly clampPackets?: Summary | null;
+  };
 }
 
 const refreshMs = 2000;
@@ -285,7 +289,8 @@ async function main(): Promise<void> {
       return rows;
     });
     const clamp = fetched.flatMap((response) => {
-      const packets = response.record?.appliedClampPackets ?? response.record?.clampPackets ?? null;
+      const enforcer = response.record?.enforcer;
+      const packets = enforcer?.appliedClampPackets ?? enforcer?.clampPackets ?? null;
       return packets === null
         ? []
         : [{ atSec: response.atSec, packets: packets.mean, backend: response.record!.backend, file: response.file }];

@@ -24,7 +24,7 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { parseAllDocuments, parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { findCgroup2Mount, teardownClamp } from '@trickle/native';
-import { loadConfig, makeDevCertificates } from '@trickle/origin';
+import { kernelPhaseOf, loadConfig, makeDevCertificates } from '@trickle/origin';
 import { assertReadyWithBpf, httpsGet, progressiveFlowRecord, writeDeployedConfig } from './deployed-origin.js';
 import { testMediaRoot } from '../helpers/media.js';
 
@@ -345,10 +345,10 @@ describe("the Kubernetes pod's steps, as a kubelet runs them", { skip }, () => {
       const record = await progressiveFlowRecord(adminUrl);
       assert.equal(record.backend, 'bpf', record.reason);
       assert.equal(
-        record.kernelPhase?.started,
+        kernelPhaseOf(record)?.started,
         true,
         `the throttled phase ran in the kernel (program on the pod's cgroup, socket in the ` +
-          `container's): ${JSON.stringify(record.kernelPhase)}`,
+          `container's): ${JSON.stringify(kernelPhaseOf(record))}`,
       );
       origin.kill('SIGTERM');
       const [code] = (await once(origin, 'exit')) as [number | null];

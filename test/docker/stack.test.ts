@@ -15,6 +15,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { cwndClampOf, type FlowRecord } from '@trickle/origin';
 import { parse as parseYaml } from 'yaml';
 import { engineAnswers, installEngine, missingTools, quiet, startEngine, type Engine } from './docker-engine.js';
 import { addressOf, readCompose, repoRoot } from './compose-file.js';
@@ -259,21 +260,16 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
     assert.match(compose(['logs', '--no-color', 'origin']).stdout, /trickle clamp backend: bpf/);
     const ready = await json<{ status: string; clamp: string }>(`${origin}/readyz`);
     assert.deepEqual([ready.status, ready.clamp], ['ready', 'bpf']);
-    const { flows } = await json<{
-      flows: {
-        policy: string;
-        backend: string;
-        trickleIn: string | null;
-        appliedClampPackets: { max: number } | null;
-      }[];
-    }>(`${origin}/api/flows`);
-    const clamped = flows.filter(
-      (flow) =>
+    const { flows } = await json<{ flows: FlowRecord[] }>(`${origin}/api/flows`);
+    const clamped = flows.filter((flow) => {
+      const clamp = cwndClampOf(flow);
+      return (
         flow.policy === 'trickle' &&
         flow.backend === 'bpf' &&
-        flow.trickleIn === 'kernel' &&
-        flow.appliedClampPackets !== null,
-    );
+        clamp?.trickleIn === 'kernel' &&
+        clamp.appliedClampPackets !== null
+      );
+    });
     say(`${flows.length} flows, ${clamped.length} clamped in the kernel`);
     assert.ok(clamped.length >= 3, `flows clamped by the BPF program (of ${flows.length})`);
     // `trickle serve` is the entrypoint's child under docker-init: no uid 0, no capabilities left.

@@ -31,7 +31,7 @@ export interface TimeSequence {
 }
 
 /** Bumped whenever RunData changes shape: runs on disk of another version are not mixed with new ones. */
-export const runDataVersion = 2;
+export const runDataVersion = 3;
 
 export interface RunData {
   readonly version: typeof runDataVersion;

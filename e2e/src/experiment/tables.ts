@@ -4,6 +4,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { catchUpsOf } from '@trickle/origin';
 import type { GroupRow } from './analysis.js';
 import type { RunData } from './run-data.js';
 import type { ExperimentResults } from './analysis.js';
@@ -65,7 +66,7 @@ export async function writeTables(out: string, results: ExperimentResults, runs:
         r.srttAtStartupEndUs,
         r.srttUs,
         r.minRttUs,
-        r.catchUps,
+        catchUpsOf(r),
         r.backend,
         c?.dataPackets,
         c?.retransmittedPackets,

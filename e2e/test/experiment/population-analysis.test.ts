@@ -5,7 +5,7 @@ import type { FlowRecord } from '@trickle/origin';
 import type { SessionResult } from '@trickle/player-sim';
 import { linkPopulation } from '../../src/lab/population.js';
 import { minimumPairs, simBrowserVerdicts, summarizePopulation } from '../../src/experiment/population-analysis.js';
-import type { RunData } from '../../src/experiment/run-data.js';
+import { runDataVersion, type RunData } from '../../src/experiment/run-data.js';
 import type { SessionRecord } from '../../src/qoe/session-record.js';
 
 let nextId = 1;
@@ -59,7 +59,7 @@ const population = linkPopulation(
 
 function run(id: string, records: FlowRecord[], viewers: RunData['viewers'], browsers: SessionRecord[]): RunData {
   return {
-    version: 2,
+    version: runDataVersion,
     id,
     profile: 'p',
     kind: 'mixed',

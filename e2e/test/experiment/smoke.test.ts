@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { kernelPhaseOf } from '@trickle/origin';
 import { launchChromium } from '../../src/index.js';
 import { parseExperimentConfig, type ExperimentConfig } from '../../src/experiment/config.js';
 import type { ExperimentResults } from '../../src/experiment/analysis.js';
@@ -29,7 +30,7 @@ async function recordsStory(out: string, kind: string, group: string): Promise<s
       if (r.group === group && r.role === kind)
         lines.push(
           `${name} #${r.id}: ${r.bytes} B in ${r.durationMs} ms, completed ${r.completed}, drained ${r.drained}, ` +
-            `backend ${r.backend}, phase ${JSON.stringify(r.kernelPhase)}: ${r.reason}`,
+            `backend ${r.backend}, phase ${JSON.stringify(kernelPhaseOf(r))}: ${r.reason}`,
         );
   }
   return lines.length === 0 ? 'none' : lines.join(' | ');

@@ -18,7 +18,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 import { teardownClamp } from '@trickle/native';
-import type { FlowRecord } from '@trickle/origin';
+import { cwndClampOf, type FlowRecord } from '@trickle/origin';
 import { stepTrace } from '@trickle/player-sim';
 import { mean } from '../../src/experiment/statistics.js';
 import {
@@ -273,14 +273,17 @@ if (skip === false && (inGuest || netemHere.available)) {
             `${record?.throttling?.goodputBps === undefined || record.throttling.goodputBps === null ? '-' : (record.throttling.goodputBps / 1e6).toFixed(2)} ` +
             `Mbit/s, R ` +
             `${record?.targetRateBps === null || record?.targetRateBps === undefined ? '-' : (record.targetRateBps.mean / 1e6).toFixed(2)} ` +
-            `Mbit/s, clamp ${JSON.stringify(record?.appliedClampPackets)}, ` +
+            `Mbit/s, clamp ${JSON.stringify(record === undefined ? null : cwndClampOf(record)?.appliedClampPackets)}, ` +
             `srtt ${record?.srttUs} us`,
         );
         assert.equal(size, length);
         assert.ok(record?.completed, 'a completed trickle flow record');
         assert.equal(record.backend, health.delivery.clamp.backend, 'the record says the backend that ran');
         if (record.backend === 'bpf')
-          assert.ok(record.appliedClampPackets !== null, 'with the bpf backend the clamp was applied');
+          assert.ok(
+            (cwndClampOf(record)?.appliedClampPackets ?? null) !== null,
+            'with the bpf backend the clamp was applied',
+          );
       } finally {
         if (origin.exitCode === null && origin.signalCode === null) {
           origin.kill('SIGTERM');

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { teardownClamp } from '@trickle/native';
-import type { FlowRecord } from '@trickle/origin';
+import { cwndClampOf, type FlowRecord, kernelPhaseOf } from '@trickle/origin';
 import { labDown, labUp, launchChromium, symmetricLink, type Lab, type LaunchedChromium } from '../../src/index.js';
 import { playToEnd, starvedStalls, type PlayedSession } from '../../src/index.js';
 import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
@@ -146,7 +146,7 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
           assert.equal(flow.throttling, null, `segment ${flow.segmentNumber} under ${policy}: ${flow.reason}`);
         // Trickle in the kernel: a segment small enough to be acknowledged within its first round trips (a few kB of a
         // near-still scene) has no phase to throttle.
-        else if (flow.completed && flow.kernelPhase?.started !== false)
+        else if (flow.completed && kernelPhaseOf(flow)?.started !== false)
           assert.ok(
             flow.throttling !== null && flow.targetRateBps !== null,
             `segment ${flow.segmentNumber} under ${policy} throttled: ${flow.reason}`,
@@ -159,9 +159,9 @@ describe('dash.js and hls.js from `trickle serve --ab` under every policy, throu
       if (policy === 'trickle') {
         for (const flow of throttled)
           assert.ok(
-            flow.backend === 'bpf' && flow.appliedClampPackets !== null,
+            flow.backend === 'bpf' && (cwndClampOf(flow)?.appliedClampPackets ?? null) !== null,
             `segment ${flow.segmentNumber}: backend ${flow.backend}, applied ` +
-              `clamp ${JSON.stringify(flow.appliedClampPackets)}; ${flow.reason}`,
+              `clamp ${JSON.stringify(cwndClampOf(flow)?.appliedClampPackets)}; ${flow.reason}`,
           );
       }
       if (policy === 'cmcd') {

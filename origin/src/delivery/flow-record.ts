@@ -5,7 +5,7 @@
  */
 import type { TcpInfo } from '@trickle/native';
 import type { InitialWindowRecord, TcpSnapshot } from './connection.js';
-import type { EnforcerReport } from './enforcers/enforcer.js';
+import type { EnforcerRecord, EnforcerReport, KernelPhaseRecord } from './enforcers/enforcer.js';
 import type { MeterFacts } from './flow-meter.js';
 import type { Summary } from './running-stats.js';
 
@@ -100,22 +100,13 @@ export interface FlowRecord {
   readonly mediaRateBps: Summary | null;
   readonly paceRateBps: Summary | null;
   readonly throttledGoodputToTarget: number | null;
-  readonly clampPackets: Summary | null;
-  readonly appliedClampPackets: Summary | null;
-  readonly cwndWhileClampedPackets: Summary | null;
+  /** The cwnd TCP_INFO gave over the response's readings (packets). */
   readonly cwndPackets: Summary | null;
-  readonly catchUps: number;
-  readonly throttledWriteBlocks: number;
   /**
-   * The cwnd clamp: whether Algorithm 1 ran in the kernel's sock_ops program or block by block in user space (null: no
-   * clamp).
+   * What the policy's enforcer did, by its kind and nothing of the others: the token bucket's blocks; the cwnd
+   * clamp's packets, catch-ups and where Algorithm 1 ran; kernel pacing's catch-ups; the phase in the kernel.
    */
-  readonly trickleIn: 'kernel' | 'user-space' | null;
-  /**
-   * The phase in the kernel (trickle's Algorithm 1, or kernel pacing): whether it began and was held at its first byte,
-   * ms at the floor paced at R, ms catching up, the furthest behind the schedule (ms), the state at the end.
-   */
-  readonly kernelPhase: EnforcerReport['kernelPhase'] | null;
+  readonly enforcer: EnforcerRecord;
   readonly cmcd: Record<string, unknown> | null;
   readonly congestionControl: string | null;
   /** The connection's initial window when one was asked for (TCP_BPF_IW), and what became of it. */
@@ -123,6 +114,30 @@ export interface FlowRecord {
   /** sendfile(2) calls that wrote the body (null: Node wrote it, from memory). */
   readonly sendfileCalls: number | null;
   readonly client: { readonly address: string | null; readonly port: number | null };
+}
+
+/** The cwnd clamp's part of a record (null under any other enforcer). */
+export function cwndClampOf(
+  record: Pick<FlowRecord, 'enforcer'>,
+): Extract<EnforcerRecord, { readonly kind: 'cwnd-clamp' }> | null {
+  return record.enforcer.kind === 'cwnd-clamp' ? record.enforcer : null;
+}
+
+/** The phase in the kernel (null: none ran, or the enforcer has none). */
+export function kernelPhaseOf(record: Pick<FlowRecord, 'enforcer'>): KernelPhaseRecord | null {
+  const { enforcer } = record;
+  return enforcer.kind === 'cwnd-clamp' || enforcer.kind === 'kernel-pacing' ? enforcer.kernelPhase : null;
+}
+
+/** Times the limit was lifted for catch-up (0 under an enforcer that has none). */
+export function catchUpsOf(record: Pick<FlowRecord, 'enforcer'>): number {
+  const { enforcer } = record;
+  return enforcer.kind === 'cwnd-clamp' || enforcer.kind === 'kernel-pacing' ? enforcer.catchUps : 0;
+}
+
+/** Blocks whose writes user space spaced in time (0 under `none`). */
+export function throttledWriteBlocksOf(record: Pick<FlowRecord, 'enforcer'>): number {
+  return record.enforcer.kind === 'none' ? 0 : record.enforcer.throttledWriteBlocks;
 }
 
 function delta(
@@ -217,14 +232,8 @@ export function buildFlowRecord(
       throttling?.goodputBps == null || targetMean === undefined || targetMean <= 0
         ? null
         : throttling.goodputBps / targetMean,
-    clampPackets: report.clamp?.computedPackets ?? null,
-    appliedClampPackets: report.clamp?.appliedPackets ?? null,
-    cwndWhileClampedPackets: report.clamp?.cwndWhileClampedPackets ?? null,
     cwndPackets: meter.cwndPackets,
-    catchUps: report.catchUps ?? 0,
-    throttledWriteBlocks: report.throttledWriteBlocks ?? 0,
-    trickleIn: report.trickleIn ?? null,
-    kernelPhase: report.kernelPhase ?? null,
+    enforcer: report.enforcer,
     cmcd: response.cmcd ?? null,
     congestionControl: response.congestionControl ?? null,
     initialWindow: response.initialWindow ?? null,

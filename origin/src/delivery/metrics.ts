@@ -7,7 +7,7 @@
  * stock dashboards read them.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { FlowRecord } from './flow-record.js';
+import { catchUpsOf, type FlowRecord } from './flow-record.js';
 
 const labelNames = ['policy', 'group'] as const;
 
@@ -96,7 +96,7 @@ export class DeliveryMetrics {
     });
     this.catchUps = new Counter({
       name: 'trickle_clamp_catchups_total',
-      help: 'Times trickle lifted the clamp because goodput fell below R',
+      help: 'Times a paced response lifted its limit (the clamp, or the pacing rate) because goodput fell below R',
       labelNames,
       registers,
     });
@@ -152,7 +152,8 @@ export class DeliveryMetrics {
     if (record.retransmissionRate !== null) series.retransmissionRate.observe(record.retransmissionRate);
     if (record.srttUs !== null) series.srtt.observe(record.srttUs / 1e6);
     if (record.throttledGoodputToTarget !== null) series.goodputRatio.observe(record.throttledGoodputToTarget);
-    if (record.catchUps > 0) series.catchUps.inc(record.catchUps);
+    const catchUps = catchUpsOf(record);
+    if (catchUps > 0) series.catchUps.inc(catchUps);
   }
 
   private series(policy: string, group: string): FlowSeries {

@@ -9,9 +9,8 @@ import { buildFlowRecord, type EndFacts, type ResponseFacts } from '../../src/de
 const report: EnforcerReport = {
   backend: 'kernel-pacing',
   paceRateBps: { min: 2.5e6, mean: 2.5e6, max: 2.5e6 },
-  catchUps: 0,
-  throttledWriteBlocks: 0,
   reason: 'test',
+  enforcer: { kind: 'kernel-pacing', catchUps: 0, throttledWriteBlocks: 0, kernelPhase: null },
 };
 
 type FlowFacts = ResponseFacts &

@@ -11,6 +11,7 @@ function record(fields: {
   completed?: boolean;
   bytes: number;
   srttUs?: number;
+  catchUps?: number;
 }): FlowRecord {
   return {
     policy: fields.policy,
@@ -21,7 +22,10 @@ function record(fields: {
     retransmissionRate: 0,
     srttUs: fields.srttUs ?? 2000,
     throttledGoodputToTarget: null,
-    catchUps: 0,
+    enforcer:
+      fields.catchUps === undefined
+        ? { kind: 'none' }
+        : { kind: 'kernel-pacing', catchUps: fields.catchUps, throttledWriteBlocks: 0, kernelPhase: null },
   } as unknown as FlowRecord;
 }
 
@@ -31,6 +35,8 @@ describe('DeliveryMetrics', () => {
     metrics.record(record({ policy: 'bulk', bytes: 100 }));
     metrics.record(record({ policy: 'bulk', bytes: 50, completed: false }));
     metrics.record(record({ policy: 'trickle', group: 'trickle-b', bytes: 7, srttUs: 30_000 }));
+    metrics.record(record({ policy: 'pacing', bytes: 9, catchUps: 2 }));
+    metrics.record(record({ policy: 'pacing', bytes: 9, catchUps: 1 }));
     metrics.record(record({ policy: 'bulk', bytes: 1, role: 'progressive' }));
     metrics.flowStarted('trickle', 'trickle-b');
     metrics.flowStarted('trickle', 'trickle-b');
@@ -49,6 +55,7 @@ describe('DeliveryMetrics', () => {
       'trickle_srtt_seconds_count{policy="bulk",group="bulk"} 3',
       'trickle_srtt_seconds_sum{policy="trickle",group="trickle-b"} 0.03',
       'trickle_active_paced_flows{policy="trickle",group="trickle-b"} 1',
+      'trickle_clamp_catchups_total{policy="pacing",group="pacing"} 3',
       'trickle_http_request_duration_seconds_count{route="/media/:asset/*",status_code="206"} 2',
       'trickle_http_request_duration_seconds_count{route="/media/:asset/*",status_code="404"} 1',
     ])

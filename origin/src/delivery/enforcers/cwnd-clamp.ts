@@ -148,25 +148,26 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
           release();
           if (throttling) setNotsentLowat(port, 0);
         },
-        report: () => ({
-          backend: clampFailed && computed.size === 0 ? 'none' : clamp.backend,
-          fallbackReason: clampFailed ? 'setting the clamp failed: served unclamped' : clamp.fallbackReason,
-          paceRateBps: paceRates.summary(),
+        report: () => {
           // Only a cwnd clamp is a clamp: the pacing-rate fallback paces, it does not clamp.
-          ...(clamp.backend === 'bpf'
-            ? {
-                clamp: {
-                  computedPackets: computed.summary(),
-                  appliedPackets: applied.summary(),
-                  cwndWhileClampedPackets: cwndWhileClamped.summary(),
-                },
-              }
-            : {}),
-          catchUps,
-          throttledWriteBlocks: writeThrottle.throttledBlocks,
-          reason,
-          trickleIn: clamp.backend === 'bpf' || clamp.backend === 'pacing-rate' ? 'user-space' : null,
-        }),
+          const cwndClamp = clamp.backend === 'bpf';
+          return {
+            backend: clampFailed && computed.size === 0 ? 'none' : clamp.backend,
+            fallbackReason: clampFailed ? 'setting the clamp failed: served unclamped' : clamp.fallbackReason,
+            paceRateBps: paceRates.summary(),
+            reason,
+            enforcer: {
+              kind: 'cwnd-clamp',
+              trickleIn: clamp.backend === 'bpf' || clamp.backend === 'pacing-rate' ? 'user-space' : null,
+              clampPackets: cwndClamp ? computed.summary() : null,
+              appliedClampPackets: cwndClamp ? applied.summary() : null,
+              cwndWhileClampedPackets: cwndClamp ? cwndWhileClamped.summary() : null,
+              catchUps,
+              throttledWriteBlocks: writeThrottle.throttledBlocks,
+              kernelPhase: null,
+            },
+          };
+        },
       };
     },
   };
@@ -180,23 +181,24 @@ function kernelReport(clamp: ClampBackend, run: KernelPhaseRun): EnforcerReport 
     clampPackets === null
       ? null
       : { min: clampPackets.min, mean: Math.round(clampPackets.mean), max: clampPackets.max };
-  const kernelPhase = run.phaseReport();
   return {
     backend: clamp.backend,
     fallbackReason: undefined,
     paceRateBps: run.aimedRate(),
-    clamp: {
-      computedPackets: summary,
-      appliedPackets: summary,
+    reason: kernelPhaseReason('Algorithm 1', run),
+    enforcer: {
+      kind: 'cwnd-clamp',
+      trickleIn: 'kernel',
+      // The program computes and applies the clamp in one step: what it computed is what it applied.
+      clampPackets: summary,
+      appliedClampPackets: summary,
       cwndWhileClampedPackets:
         state?.cwndPackets == null
           ? null
           : { min: state.cwndPackets.min, mean: Math.round(state.cwndPackets.mean), max: state.cwndPackets.max },
+      catchUps: state?.catchUps ?? 0,
+      throttledWriteBlocks: 0,
+      kernelPhase: run.phaseReport(),
     },
-    catchUps: state?.catchUps ?? 0,
-    throttledWriteBlocks: 0,
-    reason: kernelPhaseReason('Algorithm 1', run),
-    trickleIn: 'kernel',
-    ...(kernelPhase === undefined ? {} : { kernelPhase }),
   };
 }

@@ -69,7 +69,53 @@ export interface SocketPort {
   socketError(operation: string, error: unknown): void;
 }
 
-/** The enforcer's part of a flow record; what does not apply to it is left out. */
+/**
+ * The phase in the kernel: whether it began and was held by the packet carrying its first byte (else on an RTT sample,
+ * up to a round late), time at the floor (paced at R), catching up, the furthest behind the schedule, its state at the
+ * end, and the send buffer the phase had (sk_sndbuf; null: autotuned).
+ */
+export interface KernelPhaseRecord {
+  readonly started: boolean;
+  readonly heldAtFirstByte: boolean;
+  readonly floorMs: number;
+  readonly catchingUpMs: number;
+  readonly maxLagMs: number;
+  readonly stateAtEnd: string;
+  readonly sendBufferBytes: number | null;
+}
+
+/** What an enforcer of each kind did: its own facts and no other kind's (a flow record's `enforcer`). */
+export type EnforcerRecord =
+  | { readonly kind: 'none' }
+  | {
+      readonly kind: 'token-bucket';
+      /** Blocks the bucket released (each spaced at headroom x R). */
+      readonly throttledWriteBlocks: number;
+    }
+  | {
+      readonly kind: 'cwnd-clamp';
+      /** Where Algorithm 1 ran (null: no clamp took, the response went unclamped). */
+      readonly trickleIn: 'kernel' | 'user-space' | null;
+      /** What Algorithm 1 computed and the kernel applied (packets), and the cwnd while clamped. */
+      readonly clampPackets: Summary | null;
+      readonly appliedClampPackets: Summary | null;
+      readonly cwndWhileClampedPackets: Summary | null;
+      /** Times the clamp was lifted because goodput fell behind the schedule. */
+      readonly catchUps: number;
+      /** Blocks whose writes were spaced at R in user space because the clamp sat at its floor. */
+      readonly throttledWriteBlocks: number;
+      readonly kernelPhase: KernelPhaseRecord | null;
+    }
+  | {
+      readonly kind: 'kernel-pacing';
+      /** Times the pacing rate was lifted because goodput fell behind the schedule. */
+      readonly catchUps: number;
+      /** Blocks whose writes were spaced at R in user space because the pacing rate sat at its floor. */
+      readonly throttledWriteBlocks: number;
+      readonly kernelPhase: KernelPhaseRecord | null;
+    };
+
+/** The enforcer's part of a flow record. */
 export interface EnforcerReport {
   /** What actually limited the rate: the clamp backend, `app` for token buckets, `kernel-pacing`, or `none`. */
   readonly backend: ClampBackendName | 'app' | 'kernel-pacing';
@@ -79,34 +125,7 @@ export interface EnforcerReport {
   readonly paceRateBps: Summary | null;
   /** The last decision's reason (as dash.js SwitchRequests carry one). */
   readonly reason: string;
-  /** cwnd clamp: what user space computed per block and what the kernel applied (packets), with the cwnd read then. */
-  readonly clamp?: {
-    readonly computedPackets: Summary | null;
-    readonly appliedPackets: Summary | null;
-    readonly cwndWhileClampedPackets: Summary | null;
-  };
-  /** Times the limit was lifted because goodput fell behind the schedule. */
-  readonly catchUps?: number;
-  /**
-   * Blocks whose writes were spaced at R in user space because a socket limit sat at its floor (or by a token bucket).
-   */
-  readonly throttledWriteBlocks?: number;
-  /** The cwnd clamp: where Algorithm 1 ran (null: no clamp). */
-  readonly trickleIn?: 'kernel' | 'user-space' | null;
-  /**
-   * The phase in the kernel: whether it began and was held by the packet carrying its first byte (else on an RTT
-   * sample, up to a round late), time at the floor (paced at R), catching up, the furthest behind the schedule, its
-   * state at the end, and the send buffer the phase had (sk_sndbuf; null: autotuned).
-   */
-  readonly kernelPhase?: {
-    readonly started: boolean;
-    readonly heldAtFirstByte: boolean;
-    readonly floorMs: number;
-    readonly catchingUpMs: number;
-    readonly maxLagMs: number;
-    readonly stateAtEnd: string;
-    readonly sendBufferBytes: number | null;
-  };
+  readonly enforcer: EnforcerRecord;
 }
 
 /**

@@ -168,13 +168,17 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
           backend: appliedBytesPerSec === undefined ? 'none' : 'kernel-pacing',
           fallbackReason: failed ? 'SO_MAX_PACING_RATE failed: served unpaced' : undefined,
           paceRateBps: paceRates.summary(),
-          catchUps,
-          throttledWriteBlocks: writeThrottle.throttledBlocks,
           reason:
             writeThrottle.throttledBlocks > 0
               ? `${reason}; ${writeThrottle.throttledBlocks} block(s) below the floor ` +
                 `of ${options.floorPackets} packets per srtt had writes throttled at the rate`
               : reason,
+          enforcer: {
+            kind: 'kernel-pacing',
+            catchUps,
+            throttledWriteBlocks: writeThrottle.throttledBlocks,
+            kernelPhase: null,
+          },
         }),
       };
     },
@@ -183,13 +187,15 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
 
 /** The phase paced by the sock_ops program: the rates it aimed at and what it kept of the phase. */
 function kernelReport(headroom: number, run: KernelPhaseRun): EnforcerReport {
-  const kernelPhase = run.phaseReport();
   return {
     backend: 'kernel-pacing',
     paceRateBps: run.aimedRate(),
-    catchUps: run.state?.catchUps ?? 0,
-    throttledWriteBlocks: 0,
     reason: kernelPhaseReason(`SO_MAX_PACING_RATE at ${headroom} x R`, run),
-    ...(kernelPhase === undefined ? {} : { kernelPhase }),
+    enforcer: {
+      kind: 'kernel-pacing',
+      catchUps: run.state?.catchUps ?? 0,
+      throttledWriteBlocks: 0,
+      kernelPhase: run.phaseReport(),
+    },
   };
 }

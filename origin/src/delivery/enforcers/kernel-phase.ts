@@ -8,7 +8,7 @@
 import type { ClosedPhase, ScheduleState } from '@trickle/native';
 import type { TcpSnapshot } from '../connection.js';
 import { RateStats, type Summary } from '../running-stats.js';
-import type { EnforcerReport, KernelEnforcement, KernelPhase, SocketPort } from './enforcer.js';
+import type { EnforcerReport, KernelEnforcement, KernelPhase, KernelPhaseRecord, SocketPort } from './enforcer.js';
 
 export interface KernelPhaseOptions {
   /** What holds the phase to its schedule in the kernel. */
@@ -42,7 +42,7 @@ export interface KernelPhaseRun {
   /** The state was kept by the program as the socket closed mid-response (not read at the end). */
   readonly readAtClose: boolean;
   /** The kernelPhase part of the record. */
-  phaseReport(): NonNullable<EnforcerReport['kernelPhase']> | undefined;
+  phaseReport(): KernelPhaseRecord | null;
   /**
    * The rate the phase was aimed at, from gain x R of its pieces: under the clamp the program paces
    * at R, not gain x R, while the clamp sits at its floor, so that share of the phase's time is
@@ -122,7 +122,7 @@ export function kernelPhaseRun(
     },
     phaseReport: () =>
       state === undefined
-        ? undefined
+        ? null
         : {
             started: state.phaseStartMonotonicMs !== 0,
             heldAtFirstByte: state.heldMonotonicMs !== 0,

@@ -18,6 +18,11 @@ export const noneEnforcer: Enforcer = {
     beforeBlock: () => 0,
     afterBlock: () => undefined,
     end: () => undefined,
-    report: () => ({ backend: 'none', paceRateBps: null, reason: 'sent as fast as TCP allows' }),
+    report: () => ({
+      backend: 'none',
+      paceRateBps: null,
+      reason: 'sent as fast as TCP allows',
+      enforcer: { kind: 'none' },
+    }),
   }),
 };

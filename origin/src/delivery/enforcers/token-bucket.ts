@@ -50,8 +50,8 @@ export function tokenBucketEnforcer(name: string, options: TokenBucketOptions): 
         report: () => ({
           backend: 'app',
           paceRateBps: paceRates.summary(),
-          throttledWriteBlocks: paceRates.size,
           reason: `token bucket at ${options.headroom} x R, ${options.blockBytes}-byte blocks`,
+          enforcer: { kind: 'token-bucket', throttledWriteBlocks: paceRates.size },
         }),
       };
     },
