@@ -15,7 +15,7 @@ import { labDown, labUp, launchChromium, playToEnd, profileLink, requireLabPrivi
 import { buildCorpus, inspectAsset, type AssetIndex, type FlowRecord } from '@trickle/origin';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
-import { examples } from '@trickle/cli';
+import { examples } from '@trickle/e2e';
 
 const checkout = resolve(import.meta.dirname, '..', '..');
 const cli = join(checkout, 'bin', 'trickle.js');

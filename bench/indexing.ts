@@ -18,7 +18,7 @@ import { findShakaPackager, generateDemoMedia } from '@trickle/origin';
 import { BenchError } from './errors.js';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
-import { examples } from '@trickle/cli';
+import { examples } from '@trickle/e2e';
 
 const checkout = resolve(import.meta.dirname, '..', '..');
 const cli = join(checkout, 'bin', 'trickle.js');

@@ -23,7 +23,7 @@ import {
   tcpPayloadEfficiency,
   type LinkBackendName,
 } from '@trickle/e2e';
-import { examples } from '@trickle/cli';
+import { examples } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
 import { BenchError } from './errors.js';
 import { writeResults } from './results-file.js';

@@ -21,7 +21,7 @@ import { formatEstimate, mean, meanInterval, processCpuSeconds } from '@trickle/
 import { requireNginx, startNginx } from './nginx-server.js';
 import { writeResults } from './results-file.js';
 import { awaitReady, loopback, spawnAt, startTrickleServer } from './trickle-server.js';
-import { examples } from '@trickle/cli';
+import { examples } from '@trickle/e2e';
 
 const root = join(import.meta.dirname, '..', '..');
 

@@ -32,7 +32,7 @@ import { writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
 import { machineBusySeconds, requireNginx, startNginx } from './nginx-server.js';
 import { loopback, startTrickleServer, type ServerPlace } from './trickle-server.js';
-import { examples } from '@trickle/cli';
+import { examples } from '@trickle/e2e';
 
 const root = join(import.meta.dirname, '..', '..');
 const mediaRoot = join(root, '.cache', 'bench-media');

@@ -20,7 +20,7 @@ import {
   type LinkAccuracy,
   type PopulationAccuracy,
 } from '@trickle/e2e';
-import { examples } from '@trickle/cli';
+import { examples } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
 

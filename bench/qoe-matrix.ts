@@ -24,10 +24,10 @@ import {
   writeMatrixSvgs,
   type MatrixPlayer,
 } from '@trickle/e2e';
-import { stageProgress } from '@trickle/cli';
+import { stageProgress } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
-import { examples } from '@trickle/cli';
+import { examples } from '@trickle/e2e';
 
 const list = (value: string) =>
   value

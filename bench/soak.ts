@@ -22,10 +22,10 @@ import {
   startLabOrigin,
   type Lab,
 } from '@trickle/e2e';
-import { stageProgress } from '@trickle/cli';
+import { stageProgress } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
-import { examples } from '@trickle/cli';
+import { examples } from '@trickle/e2e';
 
 interface Sample {
   readonly minute: number;

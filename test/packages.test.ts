@@ -22,13 +22,16 @@ function packedFiles(workspace: string): string[] {
   return report!.files.map((file) => file.path);
 }
 
-/** Every file an `exports` / `main` entry of the package names. */
+/** Every file an `exports` / `main` entry of the package names (none for the CLI: a command, not a library). */
 function entryFiles(workspace: string): string[] {
   const manifest = JSON.parse(readFileSync(join(repoRoot, workspace, 'package.json'), 'utf8')) as {
-    main: string;
-    exports: Record<string, { types: string; default: string }>;
+    main?: string;
+    exports?: Record<string, { types: string; default: string }>;
   };
-  const paths = [manifest.main, ...Object.values(manifest.exports).flatMap((entry) => [entry.types, entry.default])];
+  const paths = [
+    ...(manifest.main === undefined ? [] : [manifest.main]),
+    ...Object.values(manifest.exports ?? {}).flatMap((entry) => [entry.types, entry.default]),
+  ];
   return [...new Set(paths.map((path) => path.replace(/^\.\//, '')))];
 }
 

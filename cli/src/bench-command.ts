@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Argument, type Command } from 'commander';
+import { examples } from '@trickle/e2e';
 import { CliError } from './errors.js';
-import { examples } from './help.js';
 
 interface BenchmarkModule {
   main(argv: readonly string[]): Promise<void>;

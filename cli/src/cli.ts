@@ -23,6 +23,7 @@ import {
   startOrigin,
   summarizeIndex,
 } from '@trickle/origin';
+import { examples, stageProgress } from '@trickle/e2e';
 import { registerBenchCommands } from './bench-command.js';
 import { registerE2eCommands } from './e2e-command.js';
 import { registerExperimentCommands } from './experiment-command.js';
@@ -30,8 +31,6 @@ import { registerLabCommands } from './lab-command.js';
 import { registerNativeCommands } from './native-command.js';
 import { registerSimCommands } from './sim-command.js';
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger, positiveNumber } from './number-arguments.js';
-import { examples } from './help.js';
-import { stageProgress } from './progress.js';
 
 function port(value: string): number {
   const parsed = Number(value);

@@ -1,12 +1,10 @@
 /** `trickle e2e`: dash.js, hls.js or a plain <video> in headless Chromium, QoE over K sessions. */
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { profiles, runE2e, type BrowserAggregates } from '@trickle/e2e';
+import { type BrowserAggregates, examples, profiles, runE2e, stageProgress } from '@trickle/e2e';
 import { policyNames } from '@trickle/origin';
 import { describeQoe } from './qoe-text.js';
 import { positiveInteger, positiveNumber } from './number-arguments.js';
-import { stageProgress } from './progress.js';
-import { examples } from './help.js';
 
 interface E2eFlags {
   url?: string;

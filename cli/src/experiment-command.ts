@@ -4,15 +4,15 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import {
+  examples,
+  type ExperimentResults,
   loadExperimentConfig,
   planRuns,
   requireLabPrivileges,
   runExperiment,
+  stageProgress,
   writeResults,
-  type ExperimentResults,
 } from '@trickle/e2e';
-import { stageProgress } from './progress.js';
-import { examples } from './help.js';
 
 interface ExperimentFlags {
   out: string;

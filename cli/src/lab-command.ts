@@ -6,10 +6,15 @@ import {
   describePopulation,
   drawLinks,
   E2eError,
+  examples,
   labDown,
+  type LabHost,
+  type LabPlace,
   labUp,
   linkDistributions,
+  type LinkPopulation,
   linkPopulation,
+  type LinkSpec,
   openLab,
   parseBytes,
   parseDurationMs,
@@ -22,13 +27,8 @@ import {
   profiles,
   startRouter,
   symmetricLink,
-  type LabHost,
-  type LabPlace,
-  type LinkPopulation,
-  type LinkSpec,
 } from '@trickle/e2e';
 import { parseTrace } from '@trickle/player-sim';
-import { examples } from './help.js';
 
 interface UpOptions {
   profile?: string;

@@ -1,5 +1,6 @@
 /** `trickle native ...`: host capabilities and the privileged clamp setup. */
 import type { Command } from 'commander';
+import { examples } from '@trickle/e2e';
 import {
   findPodCgroup,
   isInCgroup,
@@ -11,7 +12,6 @@ import {
   defaultPinDir,
   type NativeInfo,
 } from '@trickle/native';
-import { examples } from './help.js';
 
 function describe(info: NativeInfo): string {
   const line = (name: string, capability: { available: boolean; reason?: string }) =>

@@ -20,10 +20,9 @@ import {
   type SessionResult,
   type Trace,
 } from '@trickle/player-sim';
+import { examples, stageProgress } from '@trickle/e2e';
 import { describeQoe } from './qoe-text.js';
 import { positiveInteger, positiveNumber } from './number-arguments.js';
-import { stageProgress } from './progress.js';
-import { examples } from './help.js';
 
 const builtinTraces: Record<string, (seed: number) => Trace> = {
   'lte-like': (seed) => lteLikeTrace(seed),

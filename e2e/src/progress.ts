@@ -1,5 +1,6 @@
 /**
- * Progress for long-running commands: a bar on a terminal, a line per 10% elsewhere (CI logs).
+ * Progress for long-running commands (the CLI's lab runs, the benchmarks): a bar on a terminal, a line per 10% elsewhere
+ * (CI logs).
  */
 import { SingleBar, Presets } from 'cli-progress';
 

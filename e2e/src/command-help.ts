@@ -1,4 +1,7 @@
-/** What every command's --help ends with: examples a user can paste (commander prints it after the options). */
+/**
+ * What every command's --help ends with (the trickle CLI's and the benchmarks'): examples a user can paste (commander
+ * prints it after the options).
+ */
 export function examples(...lines: readonly string[]): string {
   return `\nExamples:\n${lines.map((line) => (line.startsWith('#') ? `  ${line}` : `  $ ${line}`)).join('\n')}\n`;
 }
