@@ -16,6 +16,7 @@ import {
   populationUp,
   type AccessLink,
 } from '../../src/index.js';
+import { median } from '@trickle/player-sim';
 import { delaylineLinksText, populationTcCommands } from '../../src/lab/population-lab.js';
 import { skipUnless } from '../helpers/requirements.js';
 
@@ -96,15 +97,19 @@ describe('population lab on the kernel', { skip }, () => {
       for (const link of accuracy.links)
         t.diagnostic(`${describe(link)}: RTT ${link.measuredRttMs.toFixed(2)} ms, echoes ${link.echoRttsMs.join(' ')}`);
       for (const link of accuracy.links) {
-        // Half the links flooded, the delay line (a user-space process) on two cores beside a browser
-        // test: runs of echoes come back 1-6 ms late at times (CI: four of ten 2-6 ms late for 102.1 ms),
-        // more than a 15 %-trimmed mean of 20 drops, so 1 ms failed by chance (CI: 62.92 ms for 61.8, 103.48 for
-        // 102.1).
-        // 3 ms still catches a link with the wrong delay (the smallest one-way delay here is 9 ms); the
-        // lab's accuracy to the tenth of a ms is the benchmark's (trickle bench population).
+        // Judged on the median of the 20 echoes (one each 200 ms): a stall only ever makes echoes late, and
+        // the delay line (a user-space process, half the links flooded, a browser test beside it on two
+        // cores) has stalls that hold every echo in flight at once. The 15 %-trimmed mean the benchmark
+        // reports (to a tenth of a ms: trickle bench population) keeps 3 late echoes of 20 and failed
+        // by chance even at 3 ms (the hunt: 27.3 ms for 22.8, seven echoes 6-136 ms late while a compile
+        // ran beside it; CI before: 62.92 for 61.8 at 1 ms). The median fails by chance only when more
+        // than half of the 4 s of echoes are over 3 ms late (stalls here last 10-300 ms);
+        // 3 ms still catches a link with the wrong delay (the smallest one-way delay here is 9 ms).
+        const medianRttMs = median(link.echoRttsMs);
         assert.ok(
-          Math.abs(link.measuredRttMs - link.rttMs) <= 3,
-          `${describe(link)}: RTT ${link.measuredRttMs} ms under load (echoes ${link.echoRttsMs.join(', ')} ms)`,
+          link.echoRttsMs.length >= 15 && Math.abs(medianRttMs - link.rttMs) <= 3,
+          `${describe(link)}: RTT median ${medianRttMs} ms of ${link.echoRttsMs.length} echoes under load ` +
+            `(${link.echoRttsMs.join(', ')} ms; trimmed mean ${link.measuredRttMs.toFixed(2)} ms)`,
         );
         // Every datagram the viewer received crossed its own queue, and nothing else did.
         assert.ok(
