@@ -22,8 +22,8 @@ import {
   symmetricLink,
   tcpPayloadEfficiency,
   type LinkBackendName,
+  examples,
 } from '@trickle/e2e';
-import { examples } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
 import { BenchError } from './errors.js';
 import { writeResults } from './results-file.js';
