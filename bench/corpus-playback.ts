@@ -11,15 +11,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
-import {
-  labDown,
-  labUp,
-  launchChromium,
-  playToEnd,
-  profileLink,
-  requireLabPrivileges,
-  examples,
-} from '@trickle/e2e';
+import { labDown, labUp, launchChromium, playToEnd, profileLink, requireLabPrivileges, examples } from '@trickle/e2e';
 import { buildCorpus, inspectAsset, type AssetIndex, type FlowRecord } from '@trickle/origin';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';

@@ -257,9 +257,10 @@ export async function populationStatus(lab: Lab): Promise<ViewerLinkStatus[]> {
  * returned at `toMs` (performance.now()), so the kernel counted them in between. Rates over a window are bounded by
  * these (a host stall can hold a call for hundreds of ms: dated at one point, it stretched or shortened the window).
  */
-export async function timedPopulationStatus(
-  lab: Lab,
-): Promise<{ readonly links: ViewerLinkStatus[]; readonly downReadMs: { readonly fromMs: number; readonly toMs: number } }> {
+export async function timedPopulationStatus(lab: Lab): Promise<{
+  readonly links: ViewerLinkStatus[];
+  readonly downReadMs: { readonly fromMs: number; readonly toMs: number };
+}> {
   const population = lab.state.population;
   if (population === undefined)
     throw new E2eError(

@@ -95,7 +95,11 @@ describe('population lab on the kernel', { skip }, () => {
       const describe = (link: { viewer: number; rateBps: number; rttMs: number; bufferBytes: number }) =>
         `viewer ${link.viewer} (${(link.rateBps / 1e6).toFixed(2)} Mbit/s, ${link.rttMs} ms, ${link.bufferBytes} B)`;
       for (const link of accuracy.links)
-        t.diagnostic(`${describe(link)}: RTT ${link.measuredRttMs.toFixed(2)} ms, echoes ${link.echoRttsMs.join(' ')}`);
+        t.diagnostic(
+          `${describe(link)}: RTT ${link.measuredRttMs.toFixed(2)} ms, echoes ${link.echoRttsMs.join(' ')}; ` +
+            `queue sent ${(link.linkRateBps / link.rateBps).toFixed(4)} x the rate ` +
+            `(${(link.linkRateRangeBps.low / link.rateBps).toFixed(4)}-${(link.linkRateRangeBps.high / link.rateBps).toFixed(4)})`,
+        );
       for (const link of accuracy.links) {
         // Judged on the median of the 20 echoes (one each 200 ms): a stall only ever makes echoes late, and
         // the delay line (a user-space process, half the links flooded, a browser test beside it on two
