@@ -11,11 +11,10 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
-import { labDown, labUp, launchChromium, playToEnd, profileLink, requireLabPrivileges } from '@trickle/e2e';
+import { labDown, labUp, launchChromium, playToEnd, profileLink, requireLabPrivileges, examples } from '@trickle/e2e';
 import { buildCorpus, inspectAsset, type AssetIndex, type FlowRecord } from '@trickle/origin';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
-import { examples } from '@trickle/e2e';
 
 const checkout = resolve(import.meta.dirname, '..', '..');
 const cli = join(checkout, 'bin', 'trickle.js');

@@ -16,14 +16,14 @@ import {
   labUp,
   measureBulkGoodputBps,
   measureBurstDelivery,
-  measureIdleRttMs,
+  measureIdleRtt,
   measureRandomLoss,
   netemAvailable,
   symmetricLink,
   tcpPayloadEfficiency,
   type LinkBackendName,
+  examples,
 } from '@trickle/e2e';
-import { examples } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
 import { BenchError } from './errors.js';
 import { writeResults } from './results-file.js';
@@ -54,7 +54,7 @@ async function measureBackend(backend: LinkBackendName, where: string): Promise<
   const path = await labUp('bacc', symmetricLink({ rateBps: 1e9, rttMs: 0 }), { backend });
   let pathRttMs: number;
   try {
-    pathRttMs = await measureIdleRttMs(path);
+    pathRttMs = (await measureIdleRtt(path)).trimmedMeanMs;
     cells.push({
       link: "1 Gbit/s, 0 ms (the path's own RTT)",
       measure: 'idle RTT (error)',
@@ -68,7 +68,7 @@ async function measureBackend(backend: LinkBackendName, where: string): Promise<
     progress(link);
     const lab = await labUp('bacc', symmetricLink({ rateBps, rttMs, bufferBdp: 2 }), { backend });
     try {
-      const rtt = await measureIdleRttMs(lab);
+      const rtt = (await measureIdleRtt(lab)).trimmedMeanMs;
       // Measured after slow start (several seconds at 300 ms; longer than on the host in an emulated guest).
       const goodput = await measureBulkGoodputBps(
         lab,

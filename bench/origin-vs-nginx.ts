@@ -17,11 +17,10 @@ import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { BenchError } from './errors.js';
 import { runIfMain } from './entry.js';
-import { formatEstimate, mean, meanInterval, processCpuSeconds } from '@trickle/e2e';
+import { formatEstimate, mean, meanInterval, processCpuSeconds, examples } from '@trickle/e2e';
 import { requireNginx, startNginx } from './nginx-server.js';
 import { writeResults } from './results-file.js';
 import { awaitReady, loopback, spawnAt, startTrickleServer } from './trickle-server.js';
-import { examples } from '@trickle/e2e';
 
 const root = join(import.meta.dirname, '..', '..');
 

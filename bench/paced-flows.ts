@@ -23,7 +23,15 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Command } from 'commander';
-import { bootstrapComparison, labDown, labUp, processCpuSeconds, symmetricLink, type Lab } from '@trickle/e2e';
+import {
+  bootstrapComparison,
+  labDown,
+  labUp,
+  processCpuSeconds,
+  symmetricLink,
+  type Lab,
+  examples,
+} from '@trickle/e2e';
 import { quantileSorted } from '@trickle/player-sim';
 import { ByteTimeMap, readProgressiveLayout, resolveConfig, vbrBlocksOf, type VbrBlocks } from '@trickle/origin';
 import { BenchError } from './errors.js';
@@ -32,7 +40,6 @@ import { writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
 import { machineBusySeconds, requireNginx, startNginx } from './nginx-server.js';
 import { loopback, startTrickleServer, type ServerPlace } from './trickle-server.js';
-import { examples } from '@trickle/e2e';
 
 const root = join(import.meta.dirname, '..', '..');
 const mediaRoot = join(root, '.cache', 'bench-media');

@@ -19,8 +19,8 @@ import {
   renderReportPage,
   type LinkAccuracy,
   type PopulationAccuracy,
+  examples,
 } from '@trickle/e2e';
-import { examples } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
 

@@ -23,11 +23,11 @@ import {
   writeMatrixHtml,
   writeMatrixSvgs,
   type MatrixPlayer,
+  stageProgress,
+  examples,
 } from '@trickle/e2e';
-import { stageProgress } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
-import { examples } from '@trickle/e2e';
 
 const list = (value: string) =>
   value

@@ -21,11 +21,11 @@ import {
   requireLabPrivileges,
   startLabOrigin,
   type Lab,
+  stageProgress,
+  examples,
 } from '@trickle/e2e';
-import { stageProgress } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
-import { examples } from '@trickle/e2e';
 
 interface Sample {
   readonly minute: number;

@@ -46,7 +46,8 @@ export {
   type BurstOptions,
 } from './analysis/flows.js';
 export {
-  measureIdleRttMs,
+  measureIdleRtt,
+  type IdleRtt,
   measureBulkGoodputBps,
   measureBurstDelivery,
   measureRandomLoss,

@@ -10,7 +10,7 @@
  */
 import { machineCpuSeconds, processCpuSeconds, type MachineCpuSeconds } from './cpu-time.js';
 import type { Lab } from './lab.js';
-import { populationStatus, type ViewerLinkStatus } from './population-lab.js';
+import { populationStatus, timedPopulationStatus, type ViewerLinkStatus } from './population-lab.js';
 import type { AccessLink } from './population.js';
 import { startPeer } from './traffic.js';
 import { E2eError } from '../errors.js';
@@ -30,9 +30,15 @@ export interface LinkAccuracy {
   /** Every echo's RTT as ping printed it (whole milliseconds from 100 ms on), in the order they came back. */
   readonly echoRttsMs: readonly number[];
   /**
-   * What the viewer's downlink queue sent over the window (frames with their headers) under its flood: the link's rate.
+   * What the viewer's downlink queue sent over the window (frames with their headers) under its flood: the link's rate,
+   * over the window's middle length.
    */
   readonly linkRateBps: number;
+  /**
+   * The rates the readings allow: the window lies between its shortest and longest length the two readings' calls
+   * allow, and a whole frame may straddle each of its edges.
+   */
+  readonly linkRateRangeBps: { readonly low: number; readonly high: number };
   /** The queue held a backlog at both ends of the window (the flood kept it busy). */
   readonly backlogged: boolean;
   /**
@@ -146,6 +152,7 @@ function byViewer(statuses: readonly ViewerLinkStatus[]): Map<number, ViewerLink
 interface RoundResult {
   readonly received: Map<string, number>;
   readonly linkRateBps: Map<number, number>;
+  readonly linkRateRangeBps: Map<number, { readonly low: number; readonly high: number }>;
   readonly backlogged: Map<number, boolean>;
   readonly pings: Map<string, PingResult>;
   readonly before: Map<number, ViewerLinkStatus>;
@@ -155,6 +162,8 @@ interface RoundResult {
 }
 
 const floodDatagramBytes = 1472;
+/** A flood datagram on the wire as the queue counts it: UDP, IP and Ethernet headers on. */
+const floodFrameBytes = floodDatagramBytes + 42;
 
 async function loadRound(
   lab: Lab,
@@ -195,19 +204,18 @@ async function loadRound(
   const until = (ms: number) =>
     new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - (performance.now() - startedMs))));
   await until(options.fromMs);
-  // Each reading is dated when the status call starts: the queues' counters are read by its first
-  // command, at once for every viewer, while what follows (the delay line's counters) can take a
-  // host stall longer. Dated at the end, a slow call shortened or stretched the window by its length
-  // (CI: a 9.13 Mbit/s queue read as 8.59).
-  const windowStartMs = performance.now();
-  const windowStart = { status: byViewer(await populationStatus(lab)), atMs: windowStartMs };
+  // Each edge of the window is when one `tc -s` call read every viewer's queue: known to lie between the call's start
+  // and return. Dated at one point, a call a host stall held stretched or shortened the window (CI: a 9.13 Mbit/s
+  // queue read as 8.59 when dated at the call's end; the hunt: a 0.32 Mbit/s one as 0.334 when dated at its start).
+  const windowStartTimed = await timedPopulationStatus(lab);
+  const windowStart = { status: byViewer(windowStartTimed.links), readMs: windowStartTimed.downReadMs };
   const pingResults = new Map<string, PingResult>();
   const pings = Promise.all(
     idle.map(async (link) => pingResults.set(link.address, await pingFromViewer(lab, link, options.pings))),
   );
   await until(toMs);
-  const windowEndMs = performance.now();
-  const windowEnd = { status: byViewer(await populationStatus(lab)), atMs: windowEndMs };
+  const windowEndTimed = await timedPopulationStatus(lab);
+  const windowEnd = { status: byViewer(windowEndTimed.links), readMs: windowEndTimed.downReadMs };
   await pings;
   await until(options.durationMs);
   const coreShare = (processCpuSeconds(pid) - cpuBefore) / ((performance.now() - startedMs) / 1000);
@@ -226,12 +234,20 @@ async function loadRound(
       received.set(address, count.datagrams + count.drops);
   }
   const after = byViewer(await populationStatus(lab));
-  const windowSec = (windowEnd.atMs - windowStart.atMs) / 1000;
+  const shortestSec = (windowEnd.readMs.fromMs - windowStart.readMs.toMs) / 1000;
+  const longestSec = (windowEnd.readMs.toMs - windowStart.readMs.fromMs) / 1000;
+  const sentBytes = (link: AccessLink) =>
+    windowEnd.status.get(link.viewer)!.down.sentBytes - windowStart.status.get(link.viewer)!.down.sentBytes;
   const linkRateBps = new Map(
+    loaded.map((link) => [link.viewer, (sentBytes(link) * 8) / ((shortestSec + longestSec) / 2)]),
+  );
+  const linkRateRangeBps = new Map(
     loaded.map((link) => [
       link.viewer,
-      ((windowEnd.status.get(link.viewer)!.down.sentBytes - windowStart.status.get(link.viewer)!.down.sentBytes) * 8) /
-        windowSec,
+      {
+        low: (Math.max(0, sentBytes(link) - floodFrameBytes) * 8) / longestSec,
+        high: ((sentBytes(link) + floodFrameBytes) * 8) / shortestSec,
+      },
     ]),
   );
   const backlogged = new Map(
@@ -241,7 +257,17 @@ async function loadRound(
         windowEnd.status.get(link.viewer)!.down.backlogBytes > 0,
     ]),
   );
-  return { received, linkRateBps, backlogged, pings: pingResults, before, after, coreShare, machineShare };
+  return {
+    received,
+    linkRateBps,
+    linkRateRangeBps,
+    backlogged,
+    pings: pingResults,
+    before,
+    after,
+    coreShare,
+    machineShare,
+  };
 }
 
 /**
@@ -370,6 +396,7 @@ export async function measurePopulationAccuracy(
       measuredRttMs: pingedIn.pings.get(link.address)?.trimmedMeanMs ?? Number.NaN,
       echoRttsMs: pingedIn.pings.get(link.address)?.echoesMs ?? [],
       linkRateBps: loadedIn.linkRateBps.get(link.viewer) ?? 0,
+      linkRateRangeBps: loadedIn.linkRateRangeBps.get(link.viewer) ?? { low: 0, high: 0 },
       backlogged: loadedIn.backlogged.get(link.viewer) ?? false,
       queueFramesPerReceived: received === 0 ? Number.NaN : framesHere / received,
       burst: bursts.get(link.viewer)!,

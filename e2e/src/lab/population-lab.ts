@@ -249,6 +249,18 @@ interface DelaylineLinkJson {
 
 /** Every viewer's link counters, from the leaf FIFOs' statistics and the delay line. */
 export async function populationStatus(lab: Lab): Promise<ViewerLinkStatus[]> {
+  return (await timedPopulationStatus(lab)).links;
+}
+
+/**
+ * The counters, and when the downlink queues were read: the one `tc -s` call that read them began at `fromMs` and
+ * returned at `toMs` (performance.now()), so the kernel counted them in between. Rates over a window are bounded by
+ * these (a host stall can hold a call for hundreds of ms: dated at one point, it stretched or shortened the window).
+ */
+export async function timedPopulationStatus(lab: Lab): Promise<{
+  readonly links: ViewerLinkStatus[];
+  readonly downReadMs: { readonly fromMs: number; readonly toMs: number };
+}> {
   const population = lab.state.population;
   if (population === undefined)
     throw new E2eError(
@@ -265,7 +277,9 @@ export async function populationStatus(lab: Lab): Promise<ViewerLinkStatus[]> {
     }
     return byParent;
   };
+  const downFromMs = performance.now();
   const down = leaves(lab.state.ports.accessSide);
+  const downToMs = performance.now();
   const up = leaves(lab.state.ports.originSide);
   // Only the delay line's counters: the queues are read above, leaf by leaf.
   const forwarding = (await lab.forwardingStats()) as { links?: DelaylineLinkJson[] } | undefined;
@@ -277,10 +291,11 @@ export async function populationStatus(lab: Lab): Promise<ViewerLinkStatus[]> {
     backlogBytes: leaf?.backlog ?? 0,
     framesIn: frames ?? 0,
   });
-  return population.links.map((link: AccessLink) => ({
+  const links = population.links.map((link: AccessLink) => ({
     viewer: link.viewer,
     address: link.address,
     down: side(down.get(`1:${classMinor(link.viewer)}`), framesIn.get(link.address)?.ab.received),
     up: side(up.get(`1:${classMinor(link.viewer)}`), framesIn.get(link.address)?.ba.received),
   }));
+  return { links, downReadMs: { fromMs: downFromMs, toMs: downToMs } };
 }

@@ -16,7 +16,7 @@ import {
   labUp,
   measureBulkGoodputBps,
   measureBurstDelivery,
-  measureIdleRttMs,
+  measureIdleRtt,
   measureRandomLoss,
   symmetricLink,
   tbfBurstBytes,
@@ -42,8 +42,9 @@ describe(`lab accuracy, ${backend} backend`, { skip }, () => {
   it('idle RTT within 1 ms, bulk goodput within 5% of the rate', async () => {
     const lab = await labUp(name, symmetricLink({ rateBps: 6e6, rttMs: 40, bufferBdp: 2 }), { backend });
     assert.equal(lab.state.backend, backend);
-    const rttMs = await measureIdleRttMs(lab);
-    assert.ok(Math.abs(rttMs - 40) <= 1, `idle RTT ${rttMs} ms`);
+    const idle = await measureIdleRtt(lab);
+    const rttMs = idle.medianMs;
+    assert.ok(Math.abs(rttMs - 40) <= 1, `idle RTT ${rttMs} ms (echoes ${idle.echoesMs.join(', ')} ms)`);
     const goodput = await measureBulkGoodputBps(lab);
     const expected = 6e6 * tcpPayloadEfficiency;
     assert.ok(Math.abs(goodput / expected - 1) <= 0.05, `goodput ${goodput} vs ${expected}`);
@@ -184,7 +185,7 @@ describe('lab lifecycle', { skip }, () => {
         const again = await labUp('tdead', spec);
         assert.notEqual(again.state.createdAt, first.state.createdAt, 'a lab without its delay line is built anew');
         assert.notEqual(again.state.pids.delayline, first.state.pids.delayline);
-        const rttMs = await measureIdleRttMs(again);
+        const rttMs = (await measureIdleRtt(again)).medianMs;
         assert.ok(rttMs > 15 && rttMs < 30, `the new lab forwards: RTT ${rttMs} ms for 20`);
       } finally {
         await labDown('tdead');
@@ -197,14 +198,17 @@ describe('lab lifecycle', { skip }, () => {
     const b = await labUp('tlb', symmetricLink({ rateBps: 10e6, rttMs: 60 }));
     let leftPid: number | undefined;
     try {
-      const [rttA, rttB] = await Promise.all([
-        measureIdleRttMs(a, { samples: 30, trim: 0.25 }),
-        measureIdleRttMs(b, { samples: 30, trim: 0.25 }),
+      const [idleA, idleB] = await Promise.all([
+        measureIdleRtt(a, { samples: 30 }),
+        measureIdleRtt(b, { samples: 30 }),
       ]);
-      // Two delay lines at once beside a browser test: each RTT is the interquartile mean of 30
-      // echoes (a quarter of them may come back late and it moves little); within 1.5 ms (CI read 21.06 ms for 20
-      // with the 10 %-trimmed mean of 20). A lab without its own delay reads 0 or 40 ms.
-      assert.ok(Math.abs(rttA - 20) <= 1.5 && Math.abs(rttB - 60) <= 1.5, `RTTs ${rttA}, ${rttB}`);
+      // Two delay lines at once beside a browser test: each RTT is the median of 30 echoes (it moves only if over
+      // half of them come back late); within 1.5 ms (CI read 21.06 ms for 20 with the 10 %-trimmed mean of 20). A lab
+      // without its own delay reads 0 or 40 ms.
+      assert.ok(
+        Math.abs(idleA.medianMs - 20) <= 1.5 && Math.abs(idleB.medianMs - 60) <= 1.5,
+        `RTTs ${idleA.medianMs} (echoes ${idleA.echoesMs.join(', ')}), ${idleB.medianMs} (echoes ${idleB.echoesMs.join(', ')}) ms`,
+      );
       assert.equal(
         await a.exec('cross', ['ping', '-c', '1', '-W', '2', a.address('origin')], { stdio: 'ignore' }),
         0,

@@ -28,7 +28,7 @@ import {
   labUp,
   measureBulkGoodputBps,
   measureBurstDelivery,
-  measureIdleRttMs,
+  measureIdleRtt,
   measureRandomLoss,
   netemAvailable,
   profileLink,
@@ -57,7 +57,7 @@ if (skip === false && (inGuest || netemHere.available)) {
 
     it("measures the path's own RTT", async () => {
       const lab = await labUp(name, symmetricLink({ rateBps: 1e9, rttMs: 0 }), { backend: 'netem' });
-      pathRttMs = await measureIdleRttMs(lab);
+      pathRttMs = (await measureIdleRtt(lab)).medianMs;
       console.log(`# netem on ${where}: the path's own RTT (netem at 0 ms) ${pathRttMs.toFixed(2)} ms`);
       assert.ok(pathRttMs < 2, `the path's own RTT ${pathRttMs} ms`);
     });
@@ -68,7 +68,7 @@ if (skip === false && (inGuest || netemHere.available)) {
         const link = profileLink(profile);
         const lab = await labUp(name, link, { backend: 'netem' });
         assert.equal(lab.state.backend, 'netem');
-        const rttMs = await measureIdleRttMs(lab);
+        const rttMs = (await measureIdleRtt(lab)).medianMs;
         // From 5 s: past slow start's overshoot and its recovery, which an emulated guest can stretch into a
         // retransmission timeout.
         const goodputBps = await measureBulkGoodputBps(lab, { durationMs: 16_000, fromMs: 5000 });

@@ -95,7 +95,11 @@ describe('population lab on the kernel', { skip }, () => {
       const describe = (link: { viewer: number; rateBps: number; rttMs: number; bufferBytes: number }) =>
         `viewer ${link.viewer} (${(link.rateBps / 1e6).toFixed(2)} Mbit/s, ${link.rttMs} ms, ${link.bufferBytes} B)`;
       for (const link of accuracy.links)
-        t.diagnostic(`${describe(link)}: RTT ${link.measuredRttMs.toFixed(2)} ms, echoes ${link.echoRttsMs.join(' ')}`);
+        t.diagnostic(
+          `${describe(link)}: RTT ${link.measuredRttMs.toFixed(2)} ms, echoes ${link.echoRttsMs.join(' ')}; ` +
+            `queue sent ${(link.linkRateBps / link.rateBps).toFixed(4)} x the rate ` +
+            `(${(link.linkRateRangeBps.low / link.rateBps).toFixed(4)}-${(link.linkRateRangeBps.high / link.rateBps).toFixed(4)})`,
+        );
       for (const link of accuracy.links) {
         // Judged on the median of the 20 echoes (one each 200 ms): a stall only ever makes echoes late, and
         // the delay line (a user-space process, half the links flooded, a browser test beside it on two
@@ -120,13 +124,18 @@ describe('population lab on the kernel', { skip }, () => {
         // judged where the queue held a backlog at both ends of the window. Where it did not, the flood
         // (a user-space sender, through the user-space delay line, beside a browser test on two cores)
         // fell behind, which says nothing of the link: counted below, not judged here.
-        // Above its rate a queue never sends (+3 %: the readings' dating). Below, a backlog at both ends
-        // of the window does not prove one throughout: a flood source starved of CPU lets the queue
-        // idle for moments (the hunt read -3.3 % once in 13 runs); -10 % still fails a rate set wrong.
+        // Above its rate a queue never sends: judged on the lowest rate the readings allow (the window at the
+        // longest its two `tc -s` calls allow, a frame straddling each edge), with 3 % for HTB's bucket and its
+        // rate's granularity. Dated at one point, a reading a host stall held gave +4.3 % at 0.32 Mbit/s (the
+        // hunt, once in 12 runs). Below, a backlog at both ends of the window does not prove one throughout:
+        // a flood source starved of CPU lets the queue idle for moments (the hunt read -3.3 % once in 13
+        // runs); -10 % on the highest rate the readings allow still fails a rate set wrong.
+        const { low, high } = link.linkRateRangeBps;
         if (link.backlogged)
           assert.ok(
-            link.linkRateBps / link.rateBps - 1 <= 0.03 && link.linkRateBps / link.rateBps - 1 >= -0.1,
-            `${describe(link)}: its queue sent ${link.linkRateBps} bit/s`,
+            low / link.rateBps - 1 <= 0.03 && high / link.rateBps - 1 >= -0.1,
+            `${describe(link)}: its queue sent ${Math.round(link.linkRateBps)} bit/s ` +
+              `(between ${Math.round(low)} and ${Math.round(high)} as the readings allow)`,
           );
         else t.diagnostic(`${describe(link)}: not backlogged through the window; sent ${link.linkRateBps} bit/s`);
         assert.equal(link.burst.dropsElsewhere, 0, `${describe(link)}: a burst to it dropped at other viewers' queues`);

@@ -100,7 +100,7 @@ export interface FlowRecord {
   readonly mediaRateBps: Summary | null;
   readonly paceRateBps: Summary | null;
   readonly throttledGoodputToTarget: number | null;
-  /** The cwnd TCP_INFO gave over the response's readings (packets). */
+  /** The socket's cwnd read before each throttled block was written (packets; null in the kernel path). */
   readonly cwndPackets: Summary | null;
   /**
    * What the policy's enforcer did, by its kind and nothing of the others: the token bucket's blocks; the cwnd
