@@ -70,6 +70,19 @@ const block = (rateBytesPerSec: number, nowMs: number): Block => ({
  */
 const clocks: PhaseClocks = { monotonicMs: () => 1_000_000, engineMs: () => 993_000 };
 
+/** The cwnd clamp with its phase in the kernel: the paper's gain and floor, a 4 s send buffer, the fixed clocks. */
+function startInKernel(control: SocketControl, socketError: (operation: string) => void = assert.fail) {
+  return cwndClampEnforcer({
+    gain: 1.2,
+    floorPackets: 10,
+    blockBytes: 65_536,
+    release: 'gradual',
+    inKernel: true,
+    sendBufferSeconds: 4,
+    clocks,
+  }).start({ socket: 3, control, socketError });
+}
+
 describe('cwnd-clamp enforcer (Algorithm 1)', () => {
   const start = (control: SocketControl, info: () => TcpInfo | undefined = () => reading()) => {
     const clamp = cwndClampEnforcer({
@@ -200,15 +213,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
           return 2 * bytes;
         },
       } as unknown as SocketControl;
-      const enforcement = cwndClampEnforcer({
-        gain: 1.2,
-        floorPackets: 10,
-        blockBytes: 65_536,
-        release: 'gradual',
-        inKernel: true,
-        sendBufferSeconds: 4,
-        clocks,
-      }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+      const enforcement = startInKernel(kernelControl);
       assert.ok(enforcement.kernel !== undefined);
       assert.equal(
         enforcement.kernel.handOver({
@@ -301,15 +306,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
         setMaxPacingRate: assert.fail,
         raiseSendBuffer: (_socket: unknown, bytes: number) => bytes,
       } as unknown as SocketControl;
-      const enforcement = cwndClampEnforcer({
-        gain: 1.2,
-        floorPackets: 10,
-        blockBytes: 65_536,
-        release: 'gradual',
-        inKernel: true,
-        sendBufferSeconds: 4,
-        clocks,
-      }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+      const enforcement = startInKernel(kernelControl);
       assert.equal(
         enforcement.kernel!.handOver({
           baseBytes: 0,
@@ -384,15 +381,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
         setMaxPacingRate: assert.fail,
         raiseSendBuffer: (_socket: unknown, bytes: number) => bytes,
       } as unknown as SocketControl;
-      const enforcement = cwndClampEnforcer({
-        gain: 1.2,
-        floorPackets: 10,
-        blockBytes: 65_536,
-        release: 'gradual',
-        inKernel: true,
-        sendBufferSeconds: 4,
-        clocks,
-      }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+      const enforcement = startInKernel(kernelControl);
       enforcement.kernel!.handOver({
         baseBytes: 0,
         throttleOffsetBytes: 2_000_000,
@@ -459,15 +448,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
       setMaxPacingRate: () => undefined,
       raiseSendBuffer: (_socket: unknown, bytes: number) => bytes,
     } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({
-      gain: 1.2,
-      floorPackets: 10,
-      blockBytes: 65_536,
-      release: 'gradual',
-      inKernel: true,
-      sendBufferSeconds: 4,
-      clocks,
-    }).start({ socket: 3, control: kernelControl, socketError: assert.fail });
+    const enforcement = startInKernel(kernelControl);
     assert.equal(
       enforcement.kernel!.handOver({
         baseBytes: 0,
@@ -493,14 +474,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
         throw Object.assign(new Error('setsockopt: Bad file descriptor'), { code: 'EBADF' });
       },
     } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({
-      gain: 1.2,
-      floorPackets: 10,
-      blockBytes: 65_536,
-      release: 'gradual',
-      inKernel: true,
-      sendBufferSeconds: 4,
-    }).start({ socket: 3, control: refusing, socketError: (operation) => void errors.push(operation) });
+    const enforcement = startInKernel(refusing, (operation) => void errors.push(operation));
     assert.equal(
       enforcement.kernel?.handOver({
         baseBytes: 0,
@@ -526,14 +500,7 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
         },
       },
     } as unknown as SocketControl;
-    const enforcement = cwndClampEnforcer({
-      gain: 1.2,
-      floorPackets: 10,
-      blockBytes: 65_536,
-      release: 'gradual',
-      inKernel: true,
-      sendBufferSeconds: 4,
-    }).start({ socket: 3, control: refusing, socketError: (operation) => void errors.push(operation) });
+    const enforcement = startInKernel(refusing, (operation) => void errors.push(operation));
     assert.equal(
       enforcement.kernel?.handOver({
         baseBytes: 0,
