@@ -17,6 +17,8 @@ const pinDir = '/run/trickle/bpf-test-path';
 const cgroup = 'trickle-test-path';
 const linkMbit = 50;
 const oneWayDelayMs = 20;
+/** How long cwnd may keep a clamp that has since fallen (see the clamp check). */
+const clampLagMs = 200;
 
 /** max(10, ceil(1.2 R srtt / mss)) in the program's integer arithmetic (gain 1200/1000). */
 function kernelClamp(rateBytesPerSec: number, srttUs: number, mss: number): number {
@@ -63,7 +65,7 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
       const rateBytesPerSec = (rateMbit * 1e6) / 8;
       const run = await stream([{ atMs: 0, action: 'rate', rateBytesPerSec }], 5000);
       const clamped = run.samples.filter((s) => s.tMs > 1000);
-      for (const sample of clamped) {
+      for (const [index, sample] of clamped.entries()) {
         // The kernel recomputes the clamp from srtt on every RTT sample and keeps the srtt and MSS
         // it used beside it: the applied clamp is judged exactly against the formula at those
         // (not at the srtt this sampler reads a moment later, which a stall of this VM's host can
@@ -73,9 +75,22 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
         // few times a second, against 80 reads a run: well under 1 in a million runs).
         const applied = sample.appliedPackets!;
         const at = sample.appliedAt!;
+        // TCP_BPF_SNDCWND_CLAMP sets the clamp (and ssthresh) but leaves snd_cwnd alone: the kernel
+        // lowers cwnd to a clamp that fell only at its next cwnd-limited ACK (tcp_cong_avoid's
+        // min(cwnd, clamp)). After a host stall srtt spikes, the clamp rises with it and falls back
+        // within an RTT of ACKs, while cwnd still holds the higher clamp. So cwnd is judged against
+        // the highest clamp applied over the last 200 ms (four samples, two RTTs or more at 40-100 ms
+        // srtt): one above every clamp of two RTTs is a clamp the kernel did not keep.
+        const recent = clamped.slice(0, index + 1).filter((s) => s.tMs >= sample.tMs - clampLagMs);
+        const recentMax = Math.max(...recent.map((s) => s.appliedPackets!));
         assert.ok(
-          sample.cwnd <= applied + 1,
-          `t=${sample.tMs} ms: cwnd ${sample.cwnd} above the applied clamp ${applied}`,
+          sample.cwnd <= recentMax + 1,
+          `t=${sample.tMs} ms: cwnd ${sample.cwnd} above every clamp of the last ${clampLagMs} ms ` +
+            `(${recent
+              .map(
+                (s) => `${s.tMs} ms: cwnd ${s.cwnd}, clamp ${s.appliedPackets} at srtt ` + `${s.appliedAt!.srttUs} us`,
+              )
+              .join('; ')})`,
         );
         assert.equal(
           applied,

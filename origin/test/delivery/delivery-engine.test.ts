@@ -503,7 +503,7 @@ describe('delivery policies over loopback', { skip }, () => {
       apps.push(app);
       const from = byteAt(4);
       const to = byteAt(20) - 1;
-      await Promise.all(
+      const downloads = await Promise.all(
         Object.keys(multiples).map((policy) =>
           download(`${url}/media/demo/${progressiveName}?policy=${policy}`, {
             headers: { range: `bytes=${from}-${to}` },
@@ -512,17 +512,30 @@ describe('delivery policies over loopback', { skip }, () => {
       );
       const records = await waitForFlows(url, Object.keys(multiples).length, 15_000);
       const failures: string[] = [];
-      for (const [policy, multiple] of Object.entries(multiples)) {
+      for (const [index, [policy, multiple]] of Object.entries(multiples).entries()) {
         const record = records.find((r) => r.policy === policy)!;
         // Under a limit in the socket the startup bytes still unsent when throttling began are the phase's first: its
         // schedule starts with them.
         const throttledFrom = to + 1 - record.throttling!.bytes - record.throttling!.unsentStartupBytes;
         const mediaSec = mediaSecAt(to + 1) - mediaSecAt(throttledFrom);
         const ratio = record.throttling!.durationMs / ((mediaSec / multiple) * 1000);
+        // The client's own view of the same bytes (from the phase's first byte to the last): a record
+        // dated wrong and a limit that let bytes go early fail alike above; this line tells them apart.
+        const arrivals = downloads[index]!.arrivals;
+        let phaseFirst: Arrival | undefined;
+        let receivedBytes = 0;
+        for (const arrival of arrivals) {
+          receivedBytes += arrival.bytes;
+          if (receivedBytes > throttledFrom - from) {
+            phaseFirst = arrival;
+            break;
+          }
+        }
+        const clientMs = phaseFirst === undefined ? NaN : arrivals.at(-1)!.atMs - phaseFirst.atMs;
         console.log(
           `# ${policy}: throttling phase ${record.throttling!.durationMs.toFixed(0)} ms ` +
             `for ${mediaSec.toFixed(2)} s of media at ${multiple} x R: ${ratio.toFixed(3)} of ` +
-            `the expected`,
+            `the expected; the client received its bytes over ${clientMs.toFixed(0)} ms`,
         );
         // Faster than the aim is a defect of the limit (under 0.95). Slower is also what a starved sender
         // does: six flows and the serial phase's lab beside them on two cores once stretched a phase past
