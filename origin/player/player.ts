@@ -12,9 +12,12 @@
  *   reported apart because players do not announce it;
  * - hls.js repeats `bufferStalledError` during one stall: counted once per stall;
  * - the end: the element's `ended`, or playback parked within `endToleranceSec` of the duration for
- *   `stallAfterMs` (dash.js can miss signalling end of stream when a track ends a frame short of
- *   the MPD's duration, and then seeks to the end over and over without `ended`; the viewer has
- *   seen every frame by then). The `ended` event says which (`byElement`).
+ *   `endParkedMs` with everything up to there buffered (dash.js can miss signalling end of stream
+ *   when a track ends a frame short of the MPD's duration, and then seeks to the end over and over
+ *   without `ended`; the viewer has seen every frame by then). Parked means time has not gone past
+ *   the furthest point it reached there by `endProgressSec`: still playing slowly (a starved
+ *   machine) or waiting for the last segment is not the end. The `ended` event says which
+ *   (`byElement`).
  *
  * Query parameters: asset, player (dashjs|hlsjs|native), src (a URL to play instead of an asset),
  * policy (adds `?policy=` to every media request; the origin needs --allow-policy-override),
@@ -103,6 +106,14 @@ const watchdogIntervalMs = 100;
  * what is buffered when end of stream is not signalled.
  */
 const endToleranceSec = 0.25;
+/** Media time that, played near the end, restarts the parked clock (a seek in place never adds it). */
+const endProgressSec = 0.02;
+/**
+ * Parked this long is the end: twice the stall threshold, so a starved machine's pause lets the
+ * element's own `ended` win, and under the ~1.6-2 s after which dash.js, parked without end of
+ * stream, seeks back half a second and plays up to the same place again.
+ */
+const endParkedMs = 1_000;
 
 const byId = <T extends HTMLElement>(id: string): T => {
   const element = document.getElementById(id);
@@ -392,6 +403,8 @@ let lastFrames = 0;
 let timeStoppedAtMs: number | null = null;
 let framesStoppedAtMs: number | null = null;
 let atEndSinceMs: number | null = null;
+/** The furthest time reached since `atEndSinceMs` (seeks to the end over and over stay at or below it). */
+let atEndFurthestSec = 0;
 setInterval(() => {
   const snapshot = window.trickle;
   if (snapshot === undefined) return;
@@ -410,18 +423,22 @@ setInterval(() => {
   // or not: nothing here pauses, and a dash.js session parked at 5.999999 of a 6 s MPD (seeking there
   // every 200 ms for 80 s, the duration finite and within reach) was never taken as ended, so the
   // element said paused there.
+  // A short rebuffer within the tolerance (the last segment still coming) is a stall, not the end:
+  // only the buffer reaching the end counts.
   const atEnd =
     snapshot.startupMs !== null &&
     !snapshot.ended &&
     Number.isFinite(video.duration) &&
-    time >= video.duration - endToleranceSec;
+    time >= video.duration - endToleranceSec &&
+    time + bufferAheadSec(time) >= video.duration - endToleranceSec;
   if (!atEnd) atEndSinceMs = null;
-  else {
-    atEndSinceMs ??= nowMs;
-    // Parked there is the end, not a stall: episodes close when playback got there.
-    if (nowMs - atEndSinceMs >= stallAfterMs) end(snapshot, atEndSinceMs, false);
-  }
-  const watching = snapshot.startupMs !== null && !snapshot.ended && !video.paused && !seeking;
+  else if (atEndSinceMs === null || time >= atEndFurthestSec + endProgressSec) {
+    // Playing on towards the end (however slowly) leaves the end to the element.
+    atEndSinceMs = nowMs;
+    atEndFurthestSec = time;
+  } else if (nowMs - atEndSinceMs >= endParkedMs) end(snapshot, atEndSinceMs, false);
+  // Parked at the end with all of it buffered is the end coming, not a stall.
+  const watching = snapshot.startupMs !== null && !snapshot.ended && !video.paused && !seeking && !atEnd;
   const timeMoved = time !== lastTime;
   const framesMoved = quality.totalVideoFrames !== lastFrames;
   lastTime = time;
