@@ -82,4 +82,4 @@ export {
 } from './qoe-matrix/analysis.js';
 export { matrixReport, writeMatrixHtml, writeMatrixSvgs } from './qoe-matrix/report.js';
 export { renderVegaLiteSvg } from './report/vega-svg.js';
-export { playToEnd, starvedStalls, type PlayedSession } from './qoe/play-to-end.js';
+export { machineStalls, playToEnd, starvedStalls, type PlayedSession } from './qoe/play-to-end.js';

@@ -105,9 +105,9 @@ describe('/player/ in Chromium', { skip }, () => {
   }
 
   it('dash.js ends at the end of the media, signalled by the element', async () => {
-    // The page takes a parked end only after 1 s without progress within 0.25 s of the end with all of it
-    // buffered: the element's `ended` wins unless Chromium's clock stands still a second there (CI once saw the
-    // old rule, 500 ms near the end however reached, win while the last segment was still coming).
+    // The page takes a parked end only after 1 s without progress within 0.25 s of the end: the element's `ended`
+    // wins unless Chromium's clock stands still a second there (CI once saw the old rule, any 500 ms within 0.25 s
+    // of the end, win on a starved machine).
     const { ended, snapshot, endedEvents } = await playDashjsToEnd(async () => undefined);
     assert.ok(ended, `ended (played to ${snapshot.playedSeconds} s)`);
     assert.deepEqual(snapshot.errors, []);

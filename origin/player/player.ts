@@ -12,12 +12,11 @@
  *   reported apart because players do not announce it;
  * - hls.js repeats `bufferStalledError` during one stall: counted once per stall;
  * - the end: the element's `ended`, or playback parked within `endToleranceSec` of the duration for
- *   `endParkedMs` with everything up to there buffered (dash.js can miss signalling end of stream
- *   when a track ends a frame short of the MPD's duration, and then seeks to the end over and over
- *   without `ended`; the viewer has seen every frame by then). Parked means time has not gone past
- *   the furthest point it reached there by `endProgressSec`: still playing slowly (a starved
- *   machine) or waiting for the last segment is not the end. The `ended` event says which
- *   (`byElement`).
+ *   `endParkedMs` (dash.js can miss signalling end of stream when a track ends a frame short of the
+ *   MPD's duration, and then seeks to the end over and over without `ended`; the viewer has seen
+ *   every frame by then). Parked means time has not gone past the furthest point it reached there
+ *   by `endProgressSec`: still playing, however slowly (a starved machine), is not the end. The
+ *   `ended` event says which (`byElement`).
  *
  * Query parameters: asset, player (dashjs|hlsjs|native), src (a URL to play instead of an asset),
  * policy (adds `?policy=` to every media request; the origin needs --allow-policy-override),
@@ -423,21 +422,18 @@ setInterval(() => {
   // or not: nothing here pauses, and a dash.js session parked at 5.999999 of a 6 s MPD (seeking there
   // every 200 ms for 80 s, the duration finite and within reach) was never taken as ended, so the
   // element said paused there.
-  // A short rebuffer within the tolerance (the last segment still coming) is a stall, not the end:
-  // only the buffer reaching the end counts.
   const atEnd =
     snapshot.startupMs !== null &&
     !snapshot.ended &&
     Number.isFinite(video.duration) &&
-    time >= video.duration - endToleranceSec &&
-    time + bufferAheadSec(time) >= video.duration - endToleranceSec;
+    time >= video.duration - endToleranceSec;
   if (!atEnd) atEndSinceMs = null;
   else if (atEndSinceMs === null || time >= atEndFurthestSec + endProgressSec) {
     // Playing on towards the end (however slowly) leaves the end to the element.
     atEndSinceMs = nowMs;
     atEndFurthestSec = time;
   } else if (nowMs - atEndSinceMs >= endParkedMs) end(snapshot, atEndSinceMs, false);
-  // Parked at the end with all of it buffered is the end coming, not a stall.
+  // Within the tolerance of the end the end is coming, not a stall.
   const watching = snapshot.startupMs !== null && !snapshot.ended && !video.paused && !seeking && !atEnd;
   const timeMoved = time !== lastTime;
   const framesMoved = quality.totalVideoFrames !== lastFrames;

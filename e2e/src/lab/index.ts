@@ -39,6 +39,7 @@ export {
   analyzeFlows,
   detectBursts,
   burstShareAtMost,
+  packetShareInBurstsOver,
   queueingDelaysMs,
   paperBurstDefinition,
   type FlowAnalysis,

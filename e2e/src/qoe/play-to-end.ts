@@ -18,6 +18,8 @@ export interface PlayedSession {
     bufferAheadSec: number | null;
   }[];
   stalls: unknown[];
+  /** Time advanced but no frame was decoded for 500 ms or more: the decoder starved of CPU, not of media. */
+  videoFreezes: { startMs: number; durationMs: number | null }[];
   ended: boolean;
   errors: string[];
   switches: unknown[];
@@ -30,13 +32,37 @@ export interface PlayedSession {
 const starvedBelowSec = 0.5;
 
 /**
- * The session's stalls the delivery made: rebuffers the watchdog confirmed with less than half a
- * second buffered ahead. One with more ahead is the decoder's or renderer's (a CPU starved by the
- * tests beside it), which the caller prints rather than blames on pacing.
+ * A starved stall that begins during a video freeze or this soon after its end follows the machine:
+ * the page's own code (the player's requests and appends) starved of CPU with its decoder.
  */
-export function starvedStalls(session: Pick<PlayedSession, 'rebuffers'>): PlayedSession['rebuffers'] {
+const afterFreezeMs = 2_000;
+
+type Rebuffer = PlayedSession['rebuffers'][number];
+
+const starved = (rebuffer: Rebuffer) =>
+  rebuffer.confirmedByWatchdog && (rebuffer.bufferAheadSec ?? 0) < starvedBelowSec;
+
+const afterFreeze = (session: Pick<PlayedSession, 'videoFreezes'>, rebuffer: Rebuffer) =>
+  session.videoFreezes.some(
+    (freeze) =>
+      rebuffer.startMs >= freeze.startMs &&
+      (freeze.durationMs === null || rebuffer.startMs <= freeze.startMs + freeze.durationMs + afterFreezeMs),
+  );
+
+/**
+ * The session's stalls the delivery made: rebuffers the watchdog confirmed with less than half a
+ * second buffered ahead, not following a video freeze. One with more ahead is the decoder's or
+ * renderer's, and one right after a freeze the machine's (a CPU starved by the tests beside it):
+ * those `machineStalls` returns, for the caller to print rather than blame on pacing.
+ */
+export function starvedStalls(session: Pick<PlayedSession, 'rebuffers' | 'videoFreezes'>): Rebuffer[] {
+  return session.rebuffers.filter((rebuffer) => starved(rebuffer) && !afterFreeze(session, rebuffer));
+}
+
+/** Confirmed stalls the machine made: with media buffered ahead, or starved right after a video freeze. */
+export function machineStalls(session: Pick<PlayedSession, 'rebuffers' | 'videoFreezes'>): Rebuffer[] {
   return session.rebuffers.filter(
-    (rebuffer) => rebuffer.confirmedByWatchdog && (rebuffer.bufferAheadSec ?? 0) < starvedBelowSec,
+    (rebuffer) => rebuffer.confirmedByWatchdog && (!starved(rebuffer) || afterFreeze(session, rebuffer)),
   );
 }
 

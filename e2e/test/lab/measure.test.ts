@@ -13,6 +13,7 @@ import {
   burstShareAtMost,
   labDown,
   labUp,
+  packetShareInBurstsOver,
   queueingDelaysMs,
   startCapture,
   startPeer,
@@ -59,7 +60,7 @@ describe('lab measurements', { skip }, () => {
     // writes', not slow start's. From 10 packets, a few ACKs late in slow start (this VM's host stalls now and then)
     // make CUBIC's HyStart leave it early, and the window then grew for seconds in 4-packet steps: the hunt once saw
     // 37 of 56 bursts at 10 packets or fewer, the writes whole (44-46) only in the last half second. With it, six
-    // runs here: 0-5 % of the bursts at 10 packets or fewer, against the bound of half.
+    // runs here: 0-5 % of the bursts at 10 packets or fewer.
     await routeMetric(lab, 'origin', 'initcwnd', 64);
     await routeMetric(lab, 'player', 'initrwnd', 64);
     const capture = await startCapture(lab, join(await mkdtemp(join(tmpdir(), 'trickle-capture-')), 'flows.pcap'));
@@ -76,7 +77,15 @@ describe('lab measurements', { skip }, () => {
     assert.ok(bursty !== undefined && paced !== undefined, `flows seen: ${flows.map((f) => f.flow).join(', ')}`);
     const largest = Math.max(...bursty.bursts);
     assert.ok(largest >= 40, `largest burst of 64 kB writes: ${largest} packets`);
-    assert.ok(burstShareAtMost(bursty.bursts, 10) < 0.5, `bursty: ${bursty.bursts.join(' ')}`);
+    // Judged by packets, not by bursts: a host stall during a write splits it into trains of a few packets, each a
+    // burst by count (a 10-run hunt once saw writes come as 10 4 4 6 6 4 4 4 4 and 26 10 10 4 4 7: 23 of 46 bursts
+    // small by count, 16 % of the packets). By packets a split write weighs its 46 packets: failing needs over half
+    // of the flow's 20 writes split by stalls (the kernel-paced flow below: 95 % of its bursts at 10 or fewer).
+    const largeShare = packetShareInBurstsOver(bursty.bursts, 10);
+    assert.ok(
+      largeShare >= 0.5,
+      `bursty: ${(largeShare * 100).toFixed(0)} % of packets in bursts > 10: ${bursty.bursts.join(' ')}`,
+    );
     // Kernel pacing spaces packets ~4.5 ms apart; only the unpaced first window can form a burst.
     assert.ok(burstShareAtMost(paced.bursts, 10) >= 0.95, `paced bursts: ${paced.bursts.join(' ')}`);
     assert.ok(bursty.goodputBps > 1e6 && paced.goodputBps > 1e6);
@@ -97,7 +106,8 @@ describe('lab measurements', { skip }, () => {
     );
     console.log(
       `# bursts (packets): app-paced 64 kB: ` +
-        `max ${largest}, ${(burstShareAtMost(bursty.bursts, 10) * 100).toFixed(0)}% <= 10; ` +
+        `max ${largest}, ${(burstShareAtMost(bursty.bursts, 10) * 100).toFixed(0)}% <= 10 ` +
+        `(${(largeShare * 100).toFixed(0)}% of packets in bursts > 10); ` +
         `kernel-paced: max ${Math.max(0, ...paced.bursts)}, ` +
         `${(burstShareAtMost(paced.bursts, 10) * 100).toFixed(0)}% ` +
         `<= 10; p90 queueing delay ${burstyQueueMs.toFixed(1)} vs ${pacedQueueMs.toFixed(1)} ms ` +

@@ -89,11 +89,14 @@ if (skip === false && (inGuest || netemHere.available)) {
           Math.abs(errorMs) <= boundMs,
           `idle RTT ${rttMs} ms for ${configuredRttMs} ms on a path of ${pathRttMs} ms (bound ${boundMs} ms)`,
         );
-        // netem never lets more through than its rate (+3 %: the measurement's window). Below it, a real host's
-        // sender keeps the queue full (-3 %); an emulated guest's sender is the CPU-bound side at 6 Mbit/s (TCG:
-        // -0.0 to -3.6 % over 11 CI and hunt runs, one past -3 %), so there a shortfall up to 10 % is the
-        // guest's, not netem's. A rate configured wrong (units, overhead) is off by more.
-        const shortfallBound = inGuest ? 0.1 : 0.03;
+        // netem never lets more through than its rate (+3 %: the measurement's window): that is netem's property,
+        // judged as tightly in the guest. Below it, a real host's sender keeps the queue full (-3 %); an emulated
+        // guest's sender is the CPU-bound side at 6 Mbit/s, and its shortfall follows the host's CPU, not netem
+        // (TCG: -0.0 to -3.6 % over 11 CI and hunt runs, then -10.8 % in a hunt's run 7 on a loaded host). In the
+        // guest the lower bound only catches a rate set wrong by units (8x, 1000x): -25 %, which a stalled host
+        // would have to hold for a quarter of the 11 s window to reach. A rate a few % low is not seen in the
+        // guest; where netem runs in the host's own kernel this check judges it at -3 %.
+        const shortfallBound = inGuest ? 0.25 : 0.03;
         const ratio = goodputBps / expectedBps;
         assert.ok(
           ratio <= 1.03 && ratio >= 1 - shortfallBound,

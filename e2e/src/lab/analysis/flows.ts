@@ -111,6 +111,15 @@ export function burstShareAtMost(bursts: readonly number[], packets: number): nu
   return bursts.length === 0 ? 1 : bursts.filter((size) => size <= packets).length / bursts.length;
 }
 
+/**
+ * Fraction of the packets in bursts that went in bursts larger than `packets`: weighted by packets, so
+ * a write a host stall split into many small trains counts as its packets, not as many bursts.
+ */
+export function packetShareInBurstsOver(bursts: readonly number[], packets: number): number {
+  const total = bursts.reduce((sum, size) => sum + size, 0);
+  return total === 0 ? 0 : bursts.filter((size) => size > packets).reduce((sum, size) => sum + size, 0) / total;
+}
+
 /** Queueing delay samples from probe RTTs: each RTT minus the smallest one seen (the base). */
 export function queueingDelaysMs(rttsMs: readonly number[]): number[] {
   if (rttsMs.length === 0) return [];

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   analyzeFlows,
   burstShareAtMost,
+  packetShareInBurstsOver,
   detectBursts,
   parsePcap,
   queueingDelaysMs,
@@ -71,6 +72,11 @@ describe('burst detection (Blanton et al.: >= 4 packets, gaps <= 1 ms)', () => {
   it('shares and queueing delays', () => {
     assert.equal(burstShareAtMost([4, 5, 45, 10], 10), 0.75);
     assert.equal(burstShareAtMost([], 10), 1);
+    // One 45-packet write whole, one split by a stall into nine trains: by count 9 of 10 bursts are small, by
+    // packets half are in a large one.
+    assert.equal(packetShareInBurstsOver([45, 5, 5, 5, 5, 5, 5, 5, 5, 5], 10), 0.5);
+    assert.equal(packetShareInBurstsOver([11, 10], 10), 11 / 21);
+    assert.equal(packetShareInBurstsOver([], 10), 0);
     assert.deepEqual(queueingDelaysMs([40, 45, 41, 80]), [0, 5, 1, 40]);
   });
 });
