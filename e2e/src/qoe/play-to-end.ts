@@ -39,11 +39,10 @@ const afterFreezeMs = 2_000;
 
 type Rebuffer = PlayedSession['rebuffers'][number];
 
-const starved = (rebuffer: Rebuffer) =>
-  rebuffer.confirmedByWatchdog && (rebuffer.bufferAheadSec ?? 0) < starvedBelowSec;
-
-const afterFreeze = (session: Pick<PlayedSession, 'videoFreezes'>, rebuffer: Rebuffer) =>
-  session.videoFreezes.some(
+/** A confirmed stall the delivery made: starved of media, and not right after a video freeze. */
+const deliveryMade = (session: Pick<PlayedSession, 'videoFreezes'>, rebuffer: Rebuffer) =>
+  (rebuffer.bufferAheadSec ?? 0) < starvedBelowSec &&
+  !session.videoFreezes.some(
     (freeze) =>
       rebuffer.startMs >= freeze.startMs &&
       (freeze.durationMs === null || rebuffer.startMs <= freeze.startMs + freeze.durationMs + afterFreezeMs),
@@ -56,14 +55,12 @@ const afterFreeze = (session: Pick<PlayedSession, 'videoFreezes'>, rebuffer: Reb
  * those `machineStalls` returns, for the caller to print rather than blame on pacing.
  */
 export function starvedStalls(session: Pick<PlayedSession, 'rebuffers' | 'videoFreezes'>): Rebuffer[] {
-  return session.rebuffers.filter((rebuffer) => starved(rebuffer) && !afterFreeze(session, rebuffer));
+  return session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog && deliveryMade(session, rebuffer));
 }
 
 /** Confirmed stalls the machine made: with media buffered ahead, or starved right after a video freeze. */
 export function machineStalls(session: Pick<PlayedSession, 'rebuffers' | 'videoFreezes'>): Rebuffer[] {
-  return session.rebuffers.filter(
-    (rebuffer) => rebuffer.confirmedByWatchdog && (!starved(rebuffer) || afterFreeze(session, rebuffer)),
-  );
+  return session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog && !deliveryMade(session, rebuffer));
 }
 
 async function checkBody(

@@ -86,11 +86,7 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
         assert.ok(
           sample.cwnd <= recentMax + 1,
           `t=${sample.tMs} ms: cwnd ${sample.cwnd} above every clamp of the last ${clampLagMs} ms ` +
-            `(${recent
-              .map(
-                (s) => `${s.tMs} ms: cwnd ${s.cwnd}, clamp ${s.appliedPackets} at srtt ` + `${s.appliedAt!.srttUs} us`,
-              )
-              .join('; ')})`,
+            `(${recent.map((s) => `${s.tMs} ms: cwnd ${s.cwnd}, clamp ${s.appliedPackets} at srtt ${s.appliedAt!.srttUs} us`).join('; ')})`,
         );
         assert.equal(
           applied,
