@@ -1,27 +1,27 @@
 /**
- * The ustreamer token bucket (the paper's application pacing): tokens accrue at the fill rate
- * (headroom x the media rate); a block is written as soon as the bucket holds enough for it.
- * When the network stalls, tokens keep accruing and are spent back to back on recovery
- * (catch-up), which is what makes application pacing bursty. Pure: the caller passes the time.
+ * The ustreamer token bucket (the paper's application pacing): tokens accrue at the fill rate; a
+ * block is written as soon as the bucket holds its cost. When the network stalls, tokens keep
+ * accruing and are spent back to back on recovery (catch-up), which is what makes application
+ * pacing bursty. Unit-free (the enforcer counts media seconds). Pure: the caller passes the time.
  */
 export class TokenBucket {
-  private tokensBytes: number;
+  private tokens: number;
   private updatedMs: number;
 
   constructor(
-    private fillBytesPerSec: number,
+    private readonly fillPerSec: number,
     nowMs: number,
-    /** Tokens at the start (a fresh bucket lets the first block go at once). */
-    initialBytes = 0,
+    /** Tokens at the start (a fresh bucket holding one block lets it go at once). */
+    initialTokens = 0,
   ) {
-    if (!(fillBytesPerSec > 0)) throw new RangeError(`fill rate must be positive (got ${fillBytesPerSec})`);
-    this.tokensBytes = initialBytes;
+    if (!(fillPerSec > 0)) throw new RangeError(`fill rate must be positive (got ${fillPerSec})`);
+    this.tokens = initialTokens;
     this.updatedMs = nowMs;
   }
 
   private refill(nowMs: number): void {
     if (nowMs > this.updatedMs) {
-      this.tokensBytes += (this.fillBytesPerSec * (nowMs - this.updatedMs)) / 1000;
+      this.tokens += (this.fillPerSec * (nowMs - this.updatedMs)) / 1000;
       this.updatedMs = nowMs;
     }
   }
@@ -29,24 +29,19 @@ export class TokenBucket {
   /** Tokens available at `nowMs`. */
   available(nowMs: number): number {
     this.refill(nowMs);
-    return this.tokensBytes;
+    return this.tokens;
   }
 
-  /** How long until `bytes` can be written (0: now). */
-  delayMs(bytes: number, nowMs: number): number {
+  /** How long until `cost` can be spent (0: now). */
+  delayMs(cost: number, nowMs: number): number {
     this.refill(nowMs);
-    return this.tokensBytes >= bytes ? 0 : ((bytes - this.tokensBytes) * 1000) / this.fillBytesPerSec;
+    const waitMs = ((cost - this.tokens) * 1000) / this.fillPerSec;
+    // Below a microsecond the shortfall is floating-point residue of the sums, not a wait.
+    return waitMs < 1e-3 ? 0 : waitMs;
   }
 
-  consume(bytes: number, nowMs: number): void {
+  consume(cost: number, nowMs: number): void {
     this.refill(nowMs);
-    this.tokensBytes -= bytes;
-  }
-
-  /** A new media rate (per VBR block): tokens accrued so far are kept. */
-  setFillRate(fillBytesPerSec: number, nowMs: number): void {
-    if (!(fillBytesPerSec > 0)) throw new RangeError(`fill rate must be positive (got ${fillBytesPerSec})`);
-    this.refill(nowMs);
-    this.fillBytesPerSec = fillBytesPerSec;
+    this.tokens -= cost;
   }
 }

@@ -1,6 +1,6 @@
 /**
  * token-bucket: the ustreamer baseline (the paper's application pacing). A token bucket filled at
- * headroom x R releases whole blocks (64 kB, or 16 kB for the shrunk-block variant) as soon as it
+ * headroom x R (in media seconds, so per-block VBR rates keep the schedule) releases whole blocks (64 kB, or 16 kB for the shrunk-block variant) as soon as it
  * holds enough; after a stall the saved tokens are spent back to back (catch-up), which is what
  * makes it bursty.
  */
@@ -26,9 +26,13 @@ export function tokenBucketEnforcer(name: string, options: TokenBucketOptions): 
     usesClamp: false,
     headroom: options.headroom,
     start() {
+      // Tokens are media seconds, filled at headroom seconds per second; a block costs its bytes'
+      // seconds at its own R. Counted in bytes, a wait during a block above the mean would save
+      // that block's rate and spend it on the blocks after, releasing VBR media ahead of headroom
+      // x real time.
       let bucket: TokenBucket | undefined;
       const paceRates = new RateStats();
-      const fill = (block: Block) => options.headroom * block.rateBytesPerSec;
+      const mediaSec = (block: Block) => block.sizeBytes / block.rateBytesPerSec;
       return {
         blockBytes: options.blockBytes,
         readAheadBlocks,
@@ -38,13 +42,12 @@ export function tokenBucketEnforcer(name: string, options: TokenBucketOptions): 
         startThrottling: () => undefined,
         beforeBlock(block) {
           // A fresh bucket holds one block, so the first throttled block goes at once.
-          if (bucket === undefined) bucket = new TokenBucket(fill(block), block.nowMs, options.blockBytes);
-          else bucket.setFillRate(fill(block), block.nowMs);
-          return bucket.delayMs(block.sizeBytes, block.nowMs);
+          bucket ??= new TokenBucket(options.headroom, block.nowMs, mediaSec(block));
+          return bucket.delayMs(mediaSec(block), block.nowMs);
         },
         afterBlock(block) {
-          bucket?.consume(block.sizeBytes, block.nowMs);
-          paceRates.add(fill(block) * 8, block.sizeBytes);
+          bucket?.consume(mediaSec(block), block.nowMs);
+          paceRates.add(options.headroom * block.rateBytesPerSec * 8, block.sizeBytes);
         },
         end: () => undefined,
         report: () => ({
