@@ -91,11 +91,16 @@ export function listTestFiles(filters = []) {
     .filter((file) => filters.length === 0 || filters.some((f) => file.name.includes(f)));
 }
 
+/** The test processes running now (a stopped flake hunt kills their process groups). */
+export const runningTests = new Set();
+
 /**
  * Runs one test file in its own node:test process. Resolves with its wall time, its tests (one
  * record per finished test: status, name, duration, failure), its exit code and its spec output.
+ * `ownGroup`: the process leads its own process group, so everything it started (a qemu guest, a
+ * tcpdump) can be killed with it.
  */
-export function runTestFile(file) {
+export function runTestFile(file, { ownGroup = false } = {}) {
   return new Promise((done) => {
     const scratch = mkdtempSync(join(tmpdir(), 'trickle-test-'));
     const jsonPath = join(scratch, 'tests.jsonl');
@@ -114,12 +119,15 @@ export function runTestFile(file) {
         cwd: root,
         env: { ...process.env, TRICKLE_TEST_MEDIA: mediaRoot, TRICKLE_TEST_CORPUS: corpusRoot },
         stdio: ['ignore', 'pipe', 'pipe'],
+        detached: ownGroup,
       },
     );
+    runningTests.add(child);
     const output = [];
     child.stdout.on('data', (chunk) => output.push(chunk));
     child.stderr.on('data', (chunk) => output.push(chunk));
     child.on('close', (code, signal) => {
+      runningTests.delete(child);
       const tests = existsSync(jsonPath)
         ? readFileSync(jsonPath, 'utf8')
             .split('\n')
