@@ -91,14 +91,14 @@ export function listTestFiles(filters = []) {
     .filter((file) => filters.length === 0 || filters.some((f) => file.name.includes(f)));
 }
 
-/** The test processes running now (a stopped flake hunt kills their process groups). */
+/** The test processes running now (a stopped flake hunt kills them and what they started). */
 export const runningTests = new Set();
 
 /**
  * Runs one test file in its own node:test process. Resolves with its wall time, its tests (one
  * record per finished test: status, name, duration, failure), its exit code and its spec output.
- * `ownGroup`: the process leads its own process group, so everything it started (a qemu guest, a
- * tcpdump) can be killed with it.
+ * `ownGroup`: the process leads a process group of its own, so a Ctrl-C in the terminal reaches
+ * the caller alone, which can then stop the test and everything it started before they are orphaned.
  */
 export function runTestFile(file, { ownGroup = false } = {}) {
   return new Promise((done) => {

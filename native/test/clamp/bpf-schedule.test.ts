@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { teardownClamp } from '../../src/index.js';
 import { createNetPath, type NetPath } from '../helpers/netpath.js';
 import { rootSkipReason } from '../helpers/privilege.js';
-import { goodputBps, runStream } from '../helpers/stream-run.js';
+import { goodputBps, medianGoodputBps, runStream } from '../helpers/stream-run.js';
 
 const skip = rootSkipReason('the in-kernel Trickle tests');
 const pinDir = '/run/trickle/bpf-test-schedule';
@@ -150,8 +150,21 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
       assert.ok((last.schedule?.catchUps ?? 0) >= 1, `catch-ups ${last.schedule?.catchUps}`);
       // Catching up after the link came back: goodput well above 1.2 R for a while, then back on schedule and clamped.
       assert.equal(last.schedule?.state, 'clamped', `state at the end: ${last.schedule?.state}`);
-      const catchUpEnd = Math.max(...catching.map((s) => s.tMs));
-      assert.ok(catchUpEnd > 5000 && catchUpEnd < 11_000, `caught up at ${catchUpEnd} ms`);
+      // Behind while the link was slow (2-5 s); the catch-up that caused ends at the first clamped
+      // sample after the link came back (5 s). Not at the last catching-up sample: a host stall later (the delay line is a user-space
+      // process) can put the flow behind again, and the program catching up from that is right (the
+      // hunt: a second catch-up ending at 11.7 s, the run clamped at its end). Printed, not judged.
+      const catchUpEnd = run.samples.find((s) => s.tMs > 5000 && s.schedule?.state === 'clamped')?.tMs;
+      assert.ok(
+        catchUpEnd !== undefined && catchUpEnd < 11_000 && catching.some((s) => s.tMs > 2000 && s.tMs < 5000),
+        `caught up at ${catchUpEnd} ms (catching up at ${catching.map((s) => s.tMs).join(', ')} ms)`,
+      );
+      const laterCatchUps = catching.filter((s) => catchUpEnd !== undefined && s.tMs > catchUpEnd);
+      if (laterCatchUps.length > 0)
+        console.log(
+          `# caught up at ${catchUpEnd} ms; behind again later (a stall of the path) and caught up: ` +
+            `${laterCatchUps.map((s) => s.tMs).join(', ')} ms`,
+        );
       const phaseGoodput = goodputBps(run.samples, 0, 12_000) / 8;
       assert.ok(
         phaseGoodput >= rateBytesPerSec * 0.97,
@@ -268,8 +281,11 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
           `t=${sample.tMs} ms: pacing ${sample.pacingBytesPerSec} (state ${sample.schedule?.state})`,
         );
       assert.equal(run.samples.at(-1)!.schedule?.state, 'paced');
-      const firstGoodput = goodputBps(run.samples, 1000, 4000) / 8;
-      const secondGoodput = goodputBps(run.samples, 6000, 9000) / 8;
+      // Medians of 250 ms goodputs (12 per piece, each ~80 or ~230 kB: a packet or two of ACK timing is
+      // under 2 %): a stall of the host spoils the windows it falls in (the hunt: the second piece's
+      // mean 6.4 % low under 16-26 % steal), the median only when it spoils half of the 3 s.
+      const firstGoodput = medianGoodputBps(run.samples, 1000, 4000, 250) / 8;
+      const secondGoodput = medianGoodputBps(run.samples, 6000, 9000, 250) / 8;
       assert.ok(
         Math.abs(firstGoodput / 312_500 - 1) < 0.05,
         `goodput in the first piece ${Math.round(firstGoodput)} B/s, aim 312,500`,

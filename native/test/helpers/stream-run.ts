@@ -62,6 +62,25 @@ export function goodputBps(samples: readonly Sample[], fromMs: number, toMs: num
   return ((last.bytesAcked - first.bytesAcked) * 8 * 1000) / (last.tMs - first.tMs);
 }
 
+/**
+ * The median of the goodputs (bits/s) of consecutive `windowMs` windows between two sample times.
+ * A stall of this VM's host (the delay line forwarding the path is a user-space process) takes
+ * bytes from the windows it falls in and never adds them: it moves the mean over the span by its
+ * share of it, the median only when it spoils half of the windows.
+ */
+export function medianGoodputBps(samples: readonly Sample[], fromMs: number, toMs: number, windowMs: number): number {
+  const goodputs: number[] = [];
+  for (let startMs = fromMs; startMs + windowMs <= toMs; startMs += windowMs)
+    goodputs.push(goodputBps(samples, startMs, startMs + windowMs));
+  return goodputs.length === 0 ? 0 : median(goodputs);
+}
+
+/** The median of `values` (the upper one of an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
 export function retransmitsBetween(samples: readonly Sample[], fromMs: number, toMs: number): number {
   const first = samples.find((s) => s.tMs >= fromMs);
   const last = [...samples].reverse().find((s) => s.tMs <= toMs);
