@@ -67,7 +67,13 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
     );
     for (const rateMbit of [4, 10]) {
       const rateBytesPerSec = (rateMbit * 1e6) / 8;
-      const run = await stream([{ atMs: 0, action: 'rate', rateBytesPerSec }], 5000);
+      // The bottleneck's drops from 1 s on the samples' clock (the server's accept) to the end.
+      let dropsAtOneSecond: number | undefined;
+      let dropsTimer: NodeJS.Timeout | undefined;
+      const run = await stream([{ atMs: 0, action: 'rate', rateBytesPerSec }], 5000, '', () => {
+        dropsTimer = setTimeout(() => (dropsAtOneSecond = path.bottleneckDrops()), 1000);
+      }).finally(() => clearTimeout(dropsTimer));
+      const clampedDrops = path.bottleneckDrops() - (dropsAtOneSecond ?? 0);
       const clamped = run.samples.filter((s) => s.tMs > 1000);
       let aboveInARow: string[] = [];
       for (const [index, sample] of clamped.entries()) {
@@ -128,7 +134,18 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
         goodput / (1.2 * rateMbit * 1e6) > 0.85 && goodput / (1.2 * rateMbit * 1e6) < 1.1,
         `goodput ${goodput} vs 1.2 R = ${1.2 * rateMbit * 1e6}`,
       );
-      assert.equal(retransmitsBetween(run.samples, 1000, 5000), 0, 'no losses while clamped below the link rate');
+      // What the clamp prevents is the bottleneck's queue overflowing (the unclamped run above drops):
+      // judged by the bottleneck's own drop counter, not by TCP's retransmissions, which also count a
+      // spurious timeout or a frame the delay line lost while this VM's host held it (the hunt: one
+      // retransmission in a clamped run under steal, with at most 44 packets in flight against a
+      // 250 kB buffer). The retransmissions are printed.
+      assert.ok(dropsAtOneSecond !== undefined, 'the drops were read at 1 s');
+      assert.equal(
+        clampedDrops,
+        0,
+        `the bottleneck dropped ${clampedDrops} packets while clamped below the link rate ` +
+          `(retransmissions ${retransmitsBetween(run.samples, 1000, 5000)})`,
+      );
       const cwnds = clamped.map((s) => s.cwnd);
       table.push(
         `clamped ${String(rateMbit).padStart(2)} Mbit/s ` +
