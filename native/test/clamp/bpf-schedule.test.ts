@@ -151,9 +151,10 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
       // Catching up after the link came back: goodput well above 1.2 R for a while, then back on schedule and clamped.
       assert.equal(last.schedule?.state, 'clamped', `state at the end: ${last.schedule?.state}`);
       // Behind while the link was slow (2-5 s); the catch-up that caused ends at the first clamped
-      // sample after the link came back (5 s). Not at the last catching-up sample: a host stall later (the delay line is a user-space
-      // process) can put the flow behind again, and the program catching up from that is right (the
-      // hunt: a second catch-up ending at 11.7 s, the run clamped at its end). Printed, not judged.
+      // sample after the link came back (5 s). Not at the last catching-up sample: a host stall later
+      // (the delay line is a user-space process) can put the flow behind again, and the program
+      // catching up from that is right (the hunt: a second catch-up ending at 11.7 s, the run
+      // clamped at its end). Printed, not judged.
       const catchUpEnd = run.samples.find((s) => s.tMs > 5000 && s.schedule?.state === 'clamped')?.tMs;
       assert.ok(
         catchUpEnd !== undefined && catchUpEnd < 11_000 && catching.some((s) => s.tMs > 2000 && s.tMs < 5000),
