@@ -34,6 +34,12 @@ const benchmarks: Readonly<
     description: 'serving speed against nginx (wrk): manifests, segments, 64 kB ranges',
     load: () => loadBenchmark('origin-vs-nginx.js'),
   },
+  'abr-sweep': {
+    description:
+      "the ABR-aware rate against the ABR families players ship: player-sim's throughput families at " +
+      'safety factors 0.7-0.95 and the buffer rules, trickle-abr, sammy and trickle over bulk per link',
+    load: () => loadBenchmark('abr-sweep.js'),
+  },
   pacing: {
     description:
       'paced flows per policy beside nginx limit_rate, in the lab (MSS 1448, 100 ms RTT) ' +

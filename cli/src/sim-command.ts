@@ -4,6 +4,7 @@ import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { policyNames } from '@trickle/origin/rules';
 import {
+  abrRules,
   aggregate,
   constantTrace,
   formatCookedTrace,
@@ -110,7 +111,7 @@ export function registerSimCommands(program: Command): void {
       `bandwidth traces (Sabre JSON, cooked, Mahimahi; comma-separated; ` +
         `built-in: ${Object.keys(builtinTraces).join(', ')})`,
     )
-    .option('--abr <rule>', 'ABR rule: throughput, bola, bba, dynamic', 'dynamic')
+    .option('--abr <rule>', `ABR rule: ${Object.keys(abrRules).join(', ')}`, 'dynamic')
     .option(
       '--policy <policy>',
       `server delivery policy in model mode: ${policyNames.join(', ')} (the origin's rules and constants)`,

@@ -54,7 +54,7 @@ export type {
   ExperimentResults,
 } from './experiment/analysis.js';
 export type { Estimate } from './experiment/statistics.js';
-export { bootstrapComparison, formatEstimate, mean, meanInterval } from './experiment/statistics.js';
+export { bootstrapComparison, formatEstimate, mean, meanInterval, wilsonInterval } from './experiment/statistics.js';
 export { runMatrix, readMatrixRuns, type MatrixProgress, type MatrixRunnerOptions } from './qoe-matrix/run.js';
 export {
   cellsOf,

@@ -40,7 +40,15 @@ export {
   type AbrDecision,
   type ThroughputSample,
 } from './abr/abr-rule.js';
-export { throughputEstimateBps, throughputSafetyFactor } from './abr/throughput.js';
+export {
+  createThroughputRule,
+  throughputEstimateBps,
+  throughputFamilies,
+  throughputSafetyFactor,
+  withSafetyFactor,
+  type ThroughputEstimatorOptions,
+  type ThroughputRuleOptions,
+} from './abr/throughput.js';
 export { bolaParameters } from './abr/bola.js';
 export { bbaRateMapBps } from './abr/bba.js';
 export { dynamicToBolaSec, dynamicToThroughputSec } from './abr/dynamic.js';

@@ -79,7 +79,8 @@ export class ModelFetcher implements Fetcher {
 export interface ModelRunOptions {
   readonly content: Content;
   readonly traces: readonly Trace[];
-  readonly abr: string;
+  /** An ABR rule's registry name, or a factory (a rule with parameters of its own, as a sweep makes). */
+  readonly abr: string | (() => AbrRule);
   readonly policy: string;
   readonly sessions: number;
   readonly seed: number;
@@ -114,7 +115,7 @@ export async function runModel(options: ModelRunOptions): Promise<SessionResult[
   if (options.traces.length === 0) throw new SimError('SIM_ERR_CONFIG', 'model mode needs at least one trace');
   if (!Number.isInteger(options.sessions) || options.sessions < 1)
     throw new SimError('SIM_ERR_CONFIG', 'sessions must be a positive integer');
-  const rule = lookupRule(options.abr);
+  const rule = typeof options.abr === 'string' ? lookupRule(options.abr) : options.abr;
   const delivery = lookupDelivery(options.policy);
   const settings: SessionSettings = { ...defaultSessionSettings, ...options.settings };
   const random = seededRandom(options.seed);

@@ -6,7 +6,10 @@ import {
   bbaRateMapBps,
   bolaParameters,
   highestAtMost,
+  createThroughputRule,
   throughputEstimateBps,
+  throughputFamilies,
+  withSafetyFactor,
   type AbrContext,
 } from '../src/index.js';
 
@@ -111,5 +114,45 @@ describe('ABR rules', () => {
       'hysteresis',
     );
     assert.match(rule.choose(context({ bufferSec: 5, throughput: [sample(5e6)] })).reason, /^dynamic \(throughput\)/);
+  });
+
+  it('hls.js family: going up takes x 0.7 of the estimate, staying takes x 0.95', () => {
+    // One 2.1 Mbit/s download: x 0.7 = 1.47 Mbit/s reaches rung 2 (1.4), x 0.95 = 2.0 does not reach rung 3.
+    const fresh = () => abrRules['throughput-hlsjs']!();
+    const history = [sample(2.1e6)];
+    assert.equal(fresh().choose(context({ lastIndex: 0, throughput: history })).index, 2, 'up to what x 0.7 allows');
+    // 1.5 Mbit/s: x 0.7 = 1.05 (rung 1), x 0.95 = 1.425 (rung 2): from rung 2 it stays, from rung 1 it does not climb.
+    const slower = [sample(1.5e6)];
+    assert.equal(fresh().choose(context({ lastIndex: 2, throughput: slower })).index, 2, 'stays within x 0.95');
+    assert.equal(fresh().choose(context({ lastIndex: 1, throughput: slower })).index, 1, 'no climb past x 0.7');
+    // 1 Mbit/s: x 0.95 = 0.95 Mbit/s: rung 2 no longer fits, down to rung 1.
+    assert.equal(fresh().choose(context({ lastIndex: 2, throughput: [sample(1e6)] })).index, 1, 'down');
+  });
+
+  it('exoplayer family: the weighted median x 0.7, no switch up under 10 s of buffer, none down from 25 s', () => {
+    const fresh = () => abrRules['throughput-exoplayer']!();
+    // Equal sizes: the plain median (3 Mbit/s of 1, 3 and 5), x 0.7 = 2.1 Mbit/s: rung 2.
+    const history = [sample(1e6), sample(5e6, 0.2), sample(3e6, 1 / 3)].map((s) => ({ ...s, bytes: 125_000 }));
+    assert.equal(fresh().choose(context({ lastIndex: 0, bufferSec: 12, throughput: history })).index, 2);
+    const kept = fresh().choose(context({ lastIndex: 0, bufferSec: 5, throughput: history }));
+    assert.equal(kept.index, 0, 'under 10 s of buffer it does not go up');
+    assert.match(kept.reason, /under 10 s to go up/);
+    const slow = [sample(0.5e6)];
+    assert.equal(fresh().choose(context({ lastIndex: 3, bufferSec: 26, throughput: slow })).index, 3, 'from 25 s it stays');
+    assert.equal(fresh().choose(context({ lastIndex: 3, bufferSec: 20, throughput: slow })).index, 0, 'below, it goes down');
+  });
+
+  it('dash.js family is the `throughput` rule, and a safety factor sets both ways', () => {
+    assert.deepEqual(
+      createThroughputRule(throughputFamilies['dash.js']).choose(context({ throughput: [sample(1.6e6)] })),
+      abrRules.throughput!().choose(context({ throughput: [sample(1.6e6)] })),
+    );
+    const strict = withSafetyFactor(throughputFamilies.shaka, 0.7);
+    assert.equal(strict.upFactor, 0.7);
+    assert.equal(strict.downFactor, 0.7);
+    assert.equal(strict.family, 'shaka x 0.7');
+    // 2.1 Mbit/s x 0.7 = 1.47: rung 2; 1.9 x 0.7 = 1.33: rung 1.
+    assert.equal(createThroughputRule(strict).choose(context({ throughput: [sample(2.1e6)] })).index, 2);
+    assert.equal(createThroughputRule(strict).choose(context({ throughput: [sample(1.9e6)] })).index, 1);
   });
 });
