@@ -234,7 +234,7 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     return info.Env().Undefined();
   }
 
-  // (cookie, mode, rateBytesPerSec, gainMilli, minPackets, fixedPackets)
+  // (cookie, mode, rateBytesPerSec, gainMilli, minPackets, fixedPackets, clampRtt)
   Napi::Value BpfSetTarget(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     uint64_t cookie = CookieArgument(info, 0);
@@ -244,11 +244,13 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     if (!std::isfinite(rate) || rate < 0 || rate >= 1.8e19)
       throw ArgumentError(env, "rateBytesPerSec must be finite and >= 0");
     clamp_.SetTarget(env, cookie, mode, static_cast<uint64_t>(rate), U32Argument(info, 3, "gainMilli"),
-                     U32Argument(info, 4, "minPackets"), U32Argument(info, 5, "fixedPackets"));
+                     U32Argument(info, 4, "minPackets"), U32Argument(info, 5, "fixedPackets"),
+                     U32Argument(info, 6, "clampRtt"));
     return env.Undefined();
   }
 
-  // (cookie, mode, baseAcked, throttleOffset, graceUs, gainMilli, minPackets, Uint32Array of (end, rate, due) triples)
+  // (cookie, mode, baseAcked, throttleOffset, graceUs, gainMilli, minPackets, clampRtt,
+  //  Uint32Array of (end, rate, due) triples)
   Napi::Value BpfSetSchedule(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     uint64_t cookie = CookieArgument(info, 0);
@@ -257,11 +259,11 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     double base = info[2].As<Napi::Number>().DoubleValue();
     if (!std::isfinite(base) || base < 0 || base > 9007199254740991.0)
       throw ArgumentError(env, "baseAcked must be a byte count >= 0");
-    if (info.Length() < 8 || !info[7].IsTypedArray() ||
-        info[7].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
+    if (info.Length() < 9 || !info[8].IsTypedArray() ||
+        info[8].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array) {
       throw ArgumentError(env, "expected a Uint32Array of (end, rate, due) triples");
     }
-    Napi::Uint32Array pieces = info[7].As<Napi::Uint32Array>();
+    Napi::Uint32Array pieces = info[8].As<Napi::Uint32Array>();
     const size_t count = pieces.ElementLength() / 3;
     if (pieces.ElementLength() % 3 != 0 || count == 0 || count > BpfClamp::kSchedulePieces) {
       throw ArgumentError(
@@ -269,7 +271,7 @@ class TrickleNative : public Napi::Addon<TrickleNative> {
     }
     clamp_.SetSchedule(env, cookie, mode, static_cast<uint64_t>(base), U32Argument(info, 3, "throttleOffset"),
                        U32Argument(info, 4, "graceUs"), U32Argument(info, 5, "gainMilli"),
-                       U32Argument(info, 6, "minPackets"), pieces.Data(), count);
+                       U32Argument(info, 6, "minPackets"), U32Argument(info, 7, "clampRtt"), pieces.Data(), count);
     return env.Undefined();
   }
 

@@ -138,7 +138,7 @@ trickle_clamp_target CarriedOver(int targetsFd, uint64_t cookie) {
   trickle_clamp_target previous{};
   if (bpf_map_lookup_elem(targetsFd, &cookie, &previous) == 0) {
     target.applied_packets = previous.applied_packets;
-    target.applied_srtt_us = previous.applied_srtt_us;
+    target.applied_rtt_us = previous.applied_rtt_us;
     target.applied_mss = previous.applied_mss;
     target.updates = previous.updates;
     target.last_step_ns = previous.last_step_ns;
@@ -148,6 +148,14 @@ trickle_clamp_target CarriedOver(int targetsFd, uint64_t cookie) {
   }
   return target;
 }
+
+// The RTT a rate's clamp is computed from: one the program knows, or the caller's mistake.
+void RequireClampRtt(Napi::Env env, uint32_t clampRtt) {
+  if (clampRtt != TRICKLE_CLAMP_RTT_SMOOTHED && clampRtt != TRICKLE_CLAMP_RTT_MIN)
+    throw ArgumentError(env, "clampRtt is TRICKLE_CLAMP_RTT_SMOOTHED (0) or TRICKLE_CLAMP_RTT_MIN (1), got " +
+                                 std::to_string(clampRtt));
+}
+
 // Holds this thread's signals while it lives. The verifier gives up with EAGAIN whenever a signal
 // is pending, and a sampling profiler (node --cpu-prof: SIGPROF every millisecond) outpaces
 // libbpf's retries of a large program; held signals are delivered once it is loaded.
@@ -291,30 +299,34 @@ void BpfClamp::Unpin(Napi::Env env, const std::string& pinDir) {
 }
 
 void BpfClamp::SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t rateBytesPerSec, uint32_t gainMilli,
-                         uint32_t minPackets, uint32_t fixedPackets) {
+                         uint32_t minPackets, uint32_t fixedPackets, uint32_t clampRtt) {
   RequireOpen(env);
+  RequireClampRtt(env, clampRtt);
   trickle_clamp_target target = CarriedOver(targets_fd_, cookie);
   target.mode = mode;
   target.rate_bytes_per_sec = rateBytesPerSec;
   target.gain_milli = gainMilli;
   target.min_packets = minPackets;
   target.fixed_packets = fixedPackets;
+  target.clamp_rtt = clampRtt;
   if (bpf_map_update_elem(targets_fd_, &cookie, &target, BPF_ANY) != 0)
     throw SyscallError(env, "bpf_map_update_elem", errno, "trickle_targets");
 }
 
 void BpfClamp::SetSchedule(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t baseAcked, uint32_t throttleOffset,
-                           uint32_t graceUs, uint32_t gainMilli, uint32_t minPackets, const uint32_t* pieces,
-                           size_t pieceCount) {
+                           uint32_t graceUs, uint32_t gainMilli, uint32_t minPackets, uint32_t clampRtt,
+                           const uint32_t* pieces, size_t pieceCount) {
   static_assert(kSchedulePieces == TRICKLE_SCHEDULE_PIECES, "the addon and the program agree on the schedule's length");
   RequireOpen(env);
   if (mode != TRICKLE_MODE_SCHEDULE && mode != TRICKLE_MODE_PACE_SCHEDULE)
     throw ArgumentError(env, "a schedule's mode is TRICKLE_MODE_SCHEDULE or TRICKLE_MODE_PACE_SCHEDULE (got " +
                                  std::to_string(mode) + ")");
+  RequireClampRtt(env, clampRtt);
   trickle_clamp_target target = CarriedOver(targets_fd_, cookie);
   target.mode = mode;
   target.gain_milli = gainMilli;
   target.min_packets = minPackets;
+  target.clamp_rtt = clampRtt;
   target.base_acked = baseAcked;
   target.throttle_offset = throttleOffset;
   target.grace_us = graceUs;
@@ -380,8 +392,9 @@ Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t cookie) {
   result.Set("minPackets", Napi::Number::New(env, target.min_packets));
   result.Set("fixedPackets", Napi::Number::New(env, target.fixed_packets));
   result.Set("appliedPackets", Napi::Number::New(env, target.applied_packets));
-  result.Set("appliedSrttUs", Napi::Number::New(env, target.applied_srtt_us));
+  result.Set("appliedRttUs", Napi::Number::New(env, target.applied_rtt_us));
   result.Set("appliedMss", Napi::Number::New(env, target.applied_mss));
+  result.Set("clampRtt", Napi::Number::New(env, target.clamp_rtt));
   result.Set("updates", Napi::Number::New(env, target.updates));
   result.Set("initialWindowPackets", Napi::Number::New(env, target.initial_window_packets));
   result.Set("initialWindowResult", Napi::Number::New(env, target.initial_window_result));

@@ -28,14 +28,15 @@ class BpfClamp {
   void Unpin(Napi::Env env, const std::string& pinDir);
   void Close();
 
+  // `clampRtt`: enum trickle_clamp_rtt (the RTT a rate's clamp is computed from).
   void SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t rateBytesPerSec, uint32_t gainMilli,
-                 uint32_t minPackets, uint32_t fixedPackets);
+                 uint32_t minPackets, uint32_t fixedPackets, uint32_t clampRtt);
   static constexpr size_t kSchedulePieces = 32;
   // Hands one response's throttling schedule to the program (TRICKLE_MODE_SCHEDULE, or
   // TRICKLE_MODE_PACE_SCHEDULE: paced, no clamp); keeps what the kernel applied so far (clamp,
   // pacing rate, initial window). `pieces` holds (end, rate, due) triples.
   void SetSchedule(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t baseAcked, uint32_t throttleOffset,
-                   uint32_t graceUs, uint32_t gainMilli, uint32_t minPackets, const uint32_t* pieces,
+                   uint32_t graceUs, uint32_t gainMilli, uint32_t minPackets, uint32_t clampRtt, const uint32_t* pieces,
                    size_t pieceCount);
   // Asks the program for TCP_BPF_IW on the socket's first data segment; keeps the clamp fields.
   void SetInitialWindow(Napi::Env env, uint64_t cookie, uint32_t packets);

@@ -3,7 +3,8 @@
  * Trickle's per-socket congestion window clamp (Ghobadi et al., ATC'12, Algorithm 1) as a
  * sock_ops program attached to a cgroup v2. User space keys a target by socket cookie; the
  * program recomputes clamp = max(floor, gain * rate * srtt / mss) on every RTT sample, so the
- * clamp follows the live RTT between user-space updates. Entries die with their socket (the run of
+ * clamp follows the live RTT between user-space updates (or, for a target that asks for it, the
+ * path's minimum RTT in place of srtt: a clamp that does not grow with its own queue). Entries die with their socket (the run of
  * a scheduled response whose viewer left is kept, in trickle_closed, for user space to take).
  *
  * The same entry can carry an initial window (TCP_BPF_IW) chosen after the connection was
@@ -75,9 +76,9 @@ static __always_inline __u32 rate_clamp(const struct trickle_clamp_target *t, __
 	return rate_clamp_of(bytes * t->gain_milli / 1000, mss, t->min_packets);
 }
 
-/* Applies a clamp computed at srtt_us, and keeps that srtt and the mss with it: what it was computed from. */
+/* Applies a clamp computed at rtt_us, and keeps that RTT and the mss with it: what it was computed from. */
 static __always_inline void apply(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 clamp,
-				  __u32 srtt_us)
+				  __u32 rtt_us)
 {
 	int value = (int)clamp;
 
@@ -88,7 +89,7 @@ static __always_inline void apply(struct bpf_sock_ops *skops, struct trickle_cla
 		return;
 	}
 	t->applied_packets = clamp;
-	t->applied_srtt_us = srtt_us;
+	t->applied_rtt_us = rtt_us;
 	t->applied_mss = skops->mss_cache;
 	t->updates += 1;
 	count(TRICKLE_STAT_CLAMP_UPDATES);
@@ -188,6 +189,18 @@ static __always_inline struct path_view view_path(struct bpf_sock_ops *skops, __
 	return view;
 }
 
+/*
+ * The RTT a clamp is computed from: srtt (the paper's), or the path's minimum RTT (TRICKLE_CLAMP_RTT_MIN).
+ * A global function: the verifier checks it once on its own and its callers see one unknown scalar. Inlined,
+ * its branches multiplied the schedule's paths past the verifier's limit of 1M processed instructions.
+ */
+__noinline __u32 clamp_rtt_us(struct bpf_sock_ops *skops, __u32 clamp_rtt, __u32 srtt_us)
+{
+	if (clamp_rtt != TRICKLE_CLAMP_RTT_MIN)
+		return srtt_us;
+	return view_path(skops, srtt_us).min_rtt_us;
+}
+
 static __always_inline void watch_headers(struct bpf_sock_ops *skops)
 {
 	if (!(skops->bpf_sock_ops_cb_flags & BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG))
@@ -235,11 +248,14 @@ static __always_inline bool hold_at_phase(struct bpf_sock_ops *skops, struct tri
 	return false;
 }
 
-/* The pacing rate a running phase holds the piece of rate `rate` to: gain x R, or R at the clamp's floor. */
-static __always_inline __u64 phase_pacing_rate(const struct trickle_clamp_target *t, __u64 rate, __u32 srtt_us,
+/*
+ * The pacing rate a running phase holds the piece of rate `rate` to: gain x R, or R at the clamp's floor (judged at
+ * the RTT the clamp is computed from).
+ */
+static __always_inline __u64 phase_pacing_rate(const struct trickle_clamp_target *t, __u64 rate, __u32 rtt_us,
 					       __u32 mss)
 {
-	__u64 exact_bytes = rate * srtt_us / 1000000 * t->gain_milli / 1000;
+	__u64 exact_bytes = rate * rtt_us / 1000000 * t->gain_milli / 1000;
 
 	if (t->mode == TRICKLE_MODE_SCHEDULE && exact_bytes < (__u64)t->min_packets * mss)
 		return rate;
@@ -281,8 +297,8 @@ static __always_inline bool follow_edge(struct bpf_sock_ops *skops, struct trick
 	    t->run.state == TRICKLE_SCHEDULE_CATCHING_UP || mss == 0)
 		return false;
 	piece = piece_at(t, sent);
-	pacing =
-		phase_pacing_rate(t, t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec, srtt_us, mss);
+	pacing = phase_pacing_rate(t, t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec,
+				   clamp_rtt_us(skops, t->clamp_rtt, srtt_us), mss);
 	set_pacing(skops, t, pacing);
 	return near_edge(t, piece, sent, pacing, srtt_us, mss);
 }
@@ -311,13 +327,15 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	struct path_view path;
 	bool behind = false;
 	bool clamps = t->mode == TRICKLE_MODE_SCHEDULE;
+	__u32 clamp_rtt;
 
 	if (t->piece_count == 0 || t->run.state == TRICKLE_SCHEDULE_DONE)
 		return;
 	last_end = t->pieces[(t->piece_count - 1) & (TRICKLE_SCHEDULE_PIECES - 1)].end_offset;
 	piece = piece_at(t, sent);
 	rate = t->pieces[piece & (TRICKLE_SCHEDULE_PIECES - 1)].rate_bytes_per_sec;
-	exact_bytes = rate * srtt_us / 1000000 * t->gain_milli / 1000;
+	clamp_rtt = clamp_rtt_us(skops, t->clamp_rtt, srtt_us);
+	exact_bytes = rate * clamp_rtt / 1000000 * t->gain_milli / 1000;
 	clamp = rate_clamp_of(exact_bytes, mss, t->min_packets);
 	/*
 	 * Startup, at full speed, lasts until the phase's first byte can go: its bytes sent and, of
@@ -413,7 +431,7 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 	}
 
 	/* the next piece within reach: its first packet sets its rate */
-	if (near_edge(t, piece, sent, phase_pacing_rate(t, rate, srtt_us, mss), srtt_us, mss))
+	if (near_edge(t, piece, sent, phase_pacing_rate(t, rate, clamp_rtt, mss), srtt_us, mss))
 		watch_headers(skops);
 	if (!clamps) {
 		t->run.state = TRICKLE_SCHEDULE_PACED;
@@ -440,7 +458,7 @@ static __always_inline void on_schedule_rtt(struct bpf_sock_ops *skops, struct t
 		t->run.cwnd_min = skops->snd_cwnd;
 	if (skops->snd_cwnd > t->run.cwnd_max)
 		t->run.cwnd_max = skops->snd_cwnd;
-	apply(skops, t, clamp, srtt_us);
+	apply(skops, t, clamp, clamp_rtt);
 	t->run.clamp_sum += clamp;
 	t->run.clamp_samples += 1;
 	if (t->run.clamp_min == 0 || clamp < t->run.clamp_min)
@@ -467,9 +485,12 @@ static __always_inline void on_rtt(struct bpf_sock_ops *skops)
 	if (!t || mss == 0 || srtt_us == 0)
 		return;
 	switch (t->mode) {
-	case TRICKLE_MODE_RATE:
-		apply(skops, t, rate_clamp(t, srtt_us, mss), srtt_us);
+	case TRICKLE_MODE_RATE: {
+		__u32 clamp_rtt = clamp_rtt_us(skops, t->clamp_rtt, srtt_us);
+
+		apply(skops, t, rate_clamp(t, clamp_rtt, mss), clamp_rtt);
 		break;
+	}
 	case TRICKLE_MODE_PACKETS:
 		apply(skops, t, t->fixed_packets, srtt_us);
 		break;

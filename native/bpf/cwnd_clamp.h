@@ -28,6 +28,16 @@ enum trickle_clamp_mode {
 	TRICKLE_MODE_PACE_SCHEDULE = 6,
 };
 
+/*
+ * The RTT a clamp is computed from. The paper's is srtt; srtt grows with the queue the clamp lets
+ * build, so on a deep buffer a clamp from srtt grows with its own queue. The path's minimum RTT
+ * (the kernel's windowed min_rtt) does not.
+ */
+enum trickle_clamp_rtt {
+	TRICKLE_CLAMP_RTT_SMOOTHED = 0,
+	TRICKLE_CLAMP_RTT_MIN = 1,
+};
+
 /* What the program is doing to a scheduled response (written by the program). */
 enum trickle_schedule_state {
 	TRICKLE_SCHEDULE_STARTUP = 0,
@@ -116,9 +126,12 @@ struct trickle_clamp_target {
 	__u64 pacing_bytes_per_sec;
 	/* written by the program for the scheduled response */
 	struct trickle_schedule_run run;
-	/* written by the program with applied_packets: the srtt and mss that clamp was computed at */
-	__u32 applied_srtt_us;
+	/* written by the program with applied_packets: the RTT (srtt, or the minimum under TRICKLE_CLAMP_RTT_MIN) and the
+	 * mss that clamp was computed at */
+	__u32 applied_rtt_us;
 	__u32 applied_mss;
+	/* set by user space with the rate or the schedule: enum trickle_clamp_rtt */
+	__u32 clamp_rtt;
 };
 
 /*

@@ -11,8 +11,10 @@ export interface RawTarget {
   minPackets: number;
   fixedPackets: number;
   appliedPackets: number;
-  appliedSrttUs: number;
+  appliedRttUs: number;
   appliedMss: number;
+  /** enum trickle_clamp_rtt: 0 srtt, 1 the path's minimum RTT. */
+  clampRtt: number;
   updates: number;
   initialWindowPackets: number;
   initialWindowResult: number;
@@ -90,6 +92,7 @@ export interface NativeBinding {
     gainMilli: number,
     minPackets: number,
     fixedPackets: number,
+    clampRtt: number,
   ): void;
   bpfGetTarget(cookie: bigint): RawTarget | undefined;
   bpfSetInitialWindow(cookie: bigint, packets: number): void;
@@ -101,6 +104,7 @@ export interface NativeBinding {
     graceUs: number,
     gainMilli: number,
     minPackets: number,
+    clampRtt: number,
     pieces: Uint32Array,
   ): void;
   bpfDeleteTarget(cookie: bigint): boolean;

@@ -28,6 +28,7 @@ export {
   type ClampBackend,
   type ClampBackendName,
   type ClampRate,
+  type ClampRtt,
   type ClampSocketState,
   type ClampStats,
   type ClosedPhase,

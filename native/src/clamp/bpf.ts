@@ -8,6 +8,7 @@ import {
   scheduleTriples,
   type ClampBackend,
   type ClampRate,
+  type ClampRtt,
   type ClampSchedule,
   type ClampSocketState,
   type ClampStats,
@@ -26,6 +27,9 @@ export const clampMode = {
   schedule: 5,
   paceSchedule: 6,
 } as const;
+
+/** Mirrors enum trickle_clamp_rtt. */
+const clampRttCodes: Record<ClampRtt, number> = { srtt: 0, 'min-rtt': 1 };
 
 /** Mirrors enum trickle_schedule_state. */
 const scheduleStates = ['startup', 'clamped', 'floor', 'catching-up', 'done', 'paced'] as const;
@@ -62,12 +66,12 @@ export class BpfClampBackend implements ClampBackend {
   constructor(private readonly native: NativeBinding) {}
 
   setRate(socket: SocketLike, target: ClampRate): void {
-    const { rateBytesPerSec, gain, minPackets } = checkClampRate(target);
-    this.write(socket, clampMode.rate, rateBytesPerSec, gain, minPackets, 0);
+    const { rateBytesPerSec, gain, minPackets, clampRtt } = checkClampRate(target);
+    this.write(socket, clampMode.rate, rateBytesPerSec, gain, minPackets, 0, clampRtt);
   }
 
   setPackets(socket: SocketLike, packets: number): void {
-    this.write(socket, clampMode.packets, 0, 1, 1, checkPackets(packets));
+    this.write(socket, clampMode.packets, 0, 1, 1, checkPackets(packets), 'srtt');
   }
 
   release(socket: SocketLike, options: ReleaseOptions = {}): void {
@@ -78,6 +82,7 @@ export class BpfClampBackend implements ClampBackend {
       1,
       1,
       0,
+      'srtt',
     );
   }
 
@@ -92,10 +97,11 @@ export class BpfClampBackend implements ClampBackend {
   }
 
   setSchedule(socket: SocketLike, schedule: ClampSchedule): void {
-    const { gain, minPackets } = checkClampRate({
+    const { gain, minPackets, clampRtt } = checkClampRate({
       rateBytesPerSec: 1,
       ...(schedule.gain === undefined ? {} : { gain: schedule.gain }),
       ...(schedule.minPackets === undefined ? {} : { minPackets: schedule.minPackets }),
+      ...(schedule.clampRtt === undefined ? {} : { clampRtt: schedule.clampRtt }),
     });
     const triples = scheduleTriples(schedule);
     socketFd(socket);
@@ -108,6 +114,7 @@ export class BpfClampBackend implements ClampBackend {
         schedule.graceUs,
         Math.round(gain * 1000),
         minPackets,
+        clampRttCodes[clampRtt],
         triples,
       );
     } catch (error) {
@@ -147,7 +154,13 @@ export class BpfClampBackend implements ClampBackend {
       backend: 'bpf',
       appliedPackets: target.appliedPackets === 0 ? undefined : target.appliedPackets,
       appliedAt:
-        target.appliedPackets === 0 ? undefined : { srttUs: target.appliedSrttUs, mssBytes: target.appliedMss },
+        target.appliedPackets === 0
+          ? undefined
+          : {
+              rttUs: target.appliedRttUs,
+              clampRtt: target.clampRtt === clampRttCodes['min-rtt'] ? 'min-rtt' : 'srtt',
+              mssBytes: target.appliedMss,
+            },
       updates: target.updates,
       pacingRateBytesPerSec: target.pacingBytesPerSec === 0 ? null : target.pacingBytesPerSec,
       ...(target.schedule === undefined ? {} : { schedule: scheduleState(target.schedule) }),
@@ -204,6 +217,7 @@ export class BpfClampBackend implements ClampBackend {
     gain: number,
     minPackets: number,
     fixedPackets: number,
+    clampRtt: ClampRtt,
   ): void {
     socketFd(socket);
     try {
@@ -214,6 +228,7 @@ export class BpfClampBackend implements ClampBackend {
         Math.round(gain * 1000),
         minPackets,
         fixedPackets,
+        clampRttCodes[clampRtt],
       );
     } catch (error) {
       this.errors++;

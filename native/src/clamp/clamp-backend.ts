@@ -8,6 +8,14 @@ import type { SocketLike } from '../socket.js';
 
 export type ClampBackendName = 'bpf' | 'pacing-rate' | 'none';
 
+/**
+ * The RTT a clamp is computed from: `srtt` (the paper's), or `min-rtt`, the path's minimum (the
+ * kernel's windowed min_rtt). srtt grows with the queue the clamp lets build, so on a deep buffer a
+ * clamp from srtt grows with its own queue; one from the minimum keeps what is in flight near
+ * gain x R x the path's base RTT.
+ */
+export type ClampRtt = 'srtt' | 'min-rtt';
+
 export interface ClampRate {
   /** The media rate R, in bytes per second. */
   readonly rateBytesPerSec: number;
@@ -15,6 +23,8 @@ export interface ClampRate {
   readonly gain?: number;
   /** The clamp never goes below this many packets (fast recovery needs a few). Default 10. */
   readonly minPackets?: number;
+  /** Default `srtt`. */
+  readonly clampRtt?: ClampRtt;
 }
 
 export interface ReleaseOptions {
@@ -58,6 +68,8 @@ export interface ClampSchedule {
   readonly minPackets?: number;
   /** What holds the phase to its schedule: the cwnd clamp (Algorithm 1, the default) or the pacer alone. */
   readonly limit?: 'clamp' | 'pacing';
+  /** The RTT the clamp is computed from (default `srtt`). */
+  readonly clampRtt?: ClampRtt;
 }
 
 /** What the program did to a scheduled response so far. */
@@ -113,8 +125,10 @@ export interface ClampSocketState {
   readonly backend: ClampBackendName;
   /** bpf: the clamp the kernel applied last (packets); undefined before the first RTT sample. */
   readonly appliedPackets?: number | undefined;
-  /** bpf: the srtt (us) and MSS (bytes) the kernel computed that clamp at. */
-  readonly appliedAt?: { readonly srttUs: number; readonly mssBytes: number } | undefined;
+  /** bpf: the RTT (us; srtt or the path's minimum, as `clampRtt` says) and MSS (bytes) the kernel computed that clamp at. */
+  readonly appliedAt?:
+    | { readonly rttUs: number; readonly clampRtt: ClampRtt; readonly mssBytes: number }
+    | undefined;
   /** bpf: how many times the kernel changed the clamp. */
   readonly updates?: number;
   /** pacing-rate: the SO_MAX_PACING_RATE set, bytes per second (null: unlimited). */
@@ -189,6 +203,11 @@ export const defaultMinPackets = 10;
 export function checkClampRate(target: ClampRate): Required<ClampRate> {
   const gain = target.gain ?? defaultGain;
   const minPackets = target.minPackets ?? defaultMinPackets;
+  const clampRtt = target.clampRtt ?? 'srtt';
+  if (clampRtt !== 'srtt' && clampRtt !== 'min-rtt')
+    throw Object.assign(new RangeError(`clampRtt must be srtt or min-rtt (got ${String(clampRtt)})`), {
+      code: 'NATIVE_ERR_ARGUMENT',
+    });
   if (
     typeof target.rateBytesPerSec !== 'number' ||
     !Number.isFinite(target.rateBytesPerSec) ||
@@ -206,7 +225,7 @@ export function checkClampRate(target: ClampRate): Required<ClampRate> {
       code: 'NATIVE_ERR_ARGUMENT',
     });
   }
-  return { rateBytesPerSec: target.rateBytesPerSec, gain, minPackets };
+  return { rateBytesPerSec: target.rateBytesPerSec, gain, minPackets, clampRtt };
 }
 
 export function checkPackets(packets: number): number {

@@ -1,7 +1,7 @@
 /**
  * The BPF cwnd clamp on a real path (server -- router with delay line and TBF bottleneck --
  * client, 40 ms RTT, 50 Mbit/s): the kernel keeps snd_cwnd at max(10, ceil(1.2 R srtt / mss)),
- * goodput lands at 1.2 R, the clamp follows an RTT change and a live rate change, and a gradual
+ * goodput lands at 1.2 R, the clamp follows an RTT change (a min-RTT clamp does not) and a live rate change, and a gradual
  * release grows the clamp step by step where a one-step one lifts it at once. Needs root (CI runs it).
  */
 import assert from 'node:assert/strict';
@@ -103,7 +103,7 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
             ? []
             : [
                 ...aboveInARow,
-                `${sample.tMs} ms: cwnd ${sample.cwnd} (clamps ${recent.map((s) => `${s.appliedPackets} at srtt ${s.appliedAt!.srttUs} us`).join(', ')})`,
+                `${sample.tMs} ms: cwnd ${sample.cwnd} (clamps ${recent.map((s) => `${s.appliedPackets} at srtt ${s.appliedAt!.rttUs} us`).join(', ')})`,
               ];
         assert.ok(
           aboveInARow.length < samplesAboveToFail,
@@ -111,13 +111,13 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
         );
         assert.equal(
           applied,
-          kernelClamp(rateBytesPerSec, at.srttUs, at.mssBytes),
-          `t=${sample.tMs} ms: applied clamp ${applied} at srtt ${at.srttUs} us, mss ${at.mssBytes}`,
+          kernelClamp(rateBytesPerSec, at.rttUs, at.mssBytes),
+          `t=${sample.tMs} ms: applied clamp ${applied} at srtt ${at.rttUs} us, mss ${at.mssBytes}`,
         );
-        assert.ok(at.srttUs >= 36_000 && at.srttUs <= 200_000, `t=${sample.tMs} ms: the clamp's srtt ${at.srttUs} us`);
+        assert.ok(at.rttUs >= 36_000 && at.rttUs <= 200_000, `t=${sample.tMs} ms: the clamp's srtt ${at.rttUs} us`);
       }
       // And the srtt the clamp follows is the one TCP_INFO reports: over the run their medians agree.
-      const clampSrtt = median(clamped.map((s) => s.appliedAt!.srttUs));
+      const clampSrtt = median(clamped.map((s) => s.appliedAt!.rttUs));
       const infoSrtt = median(clamped.map((s) => s.rttUs));
       assert.ok(
         Math.abs(clampSrtt / infoSrtt - 1) < 0.1,
@@ -193,6 +193,39 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
     }
   });
 
+  it("computes a min-RTT clamp from the path's minimum: it stays put when srtt doubles", async () => {
+    const rateBytesPerSec = 1_250_000;
+    let change: NodeJS.Timeout | undefined;
+    try {
+      const run = await stream([{ atMs: 0, action: 'rate', rateBytesPerSec, clampRtt: 'min-rtt' }], 6000, '', () => {
+        change = setTimeout(() => void path.setOneWayDelayMs(2 * oneWayDelayMs), 2500);
+      });
+      const before = run.samples.filter((s) => s.tMs > 1000 && s.tMs < 1800);
+      const afterChange = run.samples.filter((s) => s.tMs > 4500);
+      const last = afterChange.at(-1)!;
+      assert.ok(last.rttUs > 1.7 * before.at(-1)!.rttUs, 'the RTT doubled');
+      // The kernel's min_rtt keeps the 40 ms path's minimum (its window is minutes): the clamp is computed from it,
+      // exactly by the program's formula, and does not move with srtt.
+      for (const sample of [...before, ...afterChange]) {
+        const at = sample.appliedAt!;
+        assert.equal(at.clampRtt, 'min-rtt');
+        assert.ok(at.rttUs >= 39_000 && at.rttUs <= 44_000, `t=${sample.tMs} ms: the clamp's RTT ${at.rttUs} us`);
+        assert.equal(sample.appliedPackets, kernelClamp(rateBytesPerSec, at.rttUs, at.mssBytes));
+      }
+      const clampBefore = before.at(-1)!.appliedPackets!;
+      const clampAfter = last.appliedPackets!;
+      assert.ok(Math.abs(clampAfter / clampBefore - 1) < 0.1, `clamp ${clampBefore} -> ${clampAfter}`);
+      // In flight capped at 1.2 R x the minimum RTT, each window now takes srtt: goodput 1.2 R x min / srtt (nothing
+      // lifts a bare rate clamp; a response's catch-up would).
+      const expectedBps = 1.2 * rateBytesPerSec * 8 * (last.appliedAt!.rttUs / last.rttUs);
+      const goodput = medianGoodputBps(run.samples, 4500, 6000, goodputWindowMs);
+      assert.ok(Math.abs(goodput / expectedBps - 1) < 0.15, `goodput after the change ${goodput}, expected ${expectedBps}`);
+    } finally {
+      clearTimeout(change);
+      await path.setOneWayDelayMs(oneWayDelayMs);
+    }
+  });
+
   it('applies a live rate change within a second', async () => {
     const run = await stream(
       [
@@ -210,8 +243,8 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
       const at = sample.appliedAt!;
       assert.equal(
         sample.appliedPackets,
-        kernelClamp(1_250_000, at.srttUs, at.mssBytes),
-        `t=${sample.tMs} ms: applied clamp ${sample.appliedPackets} at srtt ${at.srttUs} us`,
+        kernelClamp(1_250_000, at.rttUs, at.mssBytes),
+        `t=${sample.tMs} ms: applied clamp ${sample.appliedPackets} at srtt ${at.rttUs} us`,
       );
     }
     const offsets = settled.map((s) => s.cwnd - kernelClamp(1_250_000, s.rttUs, s.mss)).sort((a, b) => a - b);

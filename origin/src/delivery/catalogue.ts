@@ -3,7 +3,8 @@
  * (how it is enforced: enforcers/), one line each. The paper's groups are `app-pacing` (its
  * baseline), `app-pacing-16k` (shrunk-block) and `trickle`; `trickle-abr` is Trickle's cwnd clamp
  * with a rate adaptive players can live with, the default for segments (progressive files get
- * the paper's rate under it). `sammy` is the strongest published pacer, Netflix's, as a baseline.
+ * the paper's rate under it). `trickle-min-rtt` is the paper's pair with the clamp computed from
+ * the path's minimum RTT. `sammy` is the strongest published pacer, Netflix's, as a baseline.
  */
 export const rateRuleNames = ['unthrottled', 'media', 'abr', 'sammy'] as const;
 export type RateRuleName = (typeof rateRuleNames)[number];
@@ -13,6 +14,7 @@ export const enforcerNames = [
   'token-bucket',
   'token-bucket-16k',
   'cwnd-clamp',
+  'cwnd-clamp-min-rtt',
   'kernel-pacing',
   'kernel-pacing-exact',
 ] as const;
@@ -40,6 +42,13 @@ export const policyCatalogue = {
     rate: 'media',
     enforcer: 'cwnd-clamp',
     description: "the paper's Trickle: Algorithm 1, cwnd clamped at 1.2 x R x rtt / mss",
+  },
+  'trickle-min-rtt': {
+    rate: 'media',
+    enforcer: 'cwnd-clamp-min-rtt',
+    description:
+      "Trickle's clamp from the path's minimum RTT instead of srtt (not the paper's: a clamp from srtt " +
+      'grows with the queue it lets build on a deep buffer)',
   },
   pacing: { rate: 'media', enforcer: 'kernel-pacing', description: 'SO_MAX_PACING_RATE at 1.25 x R, with catch-up' },
   cmcd: {

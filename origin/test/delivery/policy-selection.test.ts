@@ -94,6 +94,7 @@ describe('the policy catalogue', () => {
       'app-pacing': ['media', 'token-bucket', 1.25, true],
       'app-pacing-16k': ['media', 'token-bucket-16k', 1.25, true],
       trickle: ['media', 'cwnd-clamp', 1.2, true],
+      'trickle-min-rtt': ['media', 'cwnd-clamp-min-rtt', 1.2, true],
       pacing: ['media', 'kernel-pacing', 1.25, true],
       cmcd: ['abr', 'kernel-pacing', 1.25, true],
       'trickle-abr': ['abr', 'cwnd-clamp', 1.2, true],

@@ -78,7 +78,8 @@ export function originPolicyModel(name: PolicyName, config: DeliveryConfig = def
   /** What the enforcer lets through at a target rate (bits/s). */
   const cap = (rateBps: number, rttMs: number): number | undefined => {
     if (!enforcer.paced) return undefined;
-    if (pair.enforcer === 'cwnd-clamp') {
+    // The simulated path has no queue: its RTT is the base RTT, where a clamp from srtt and one from the minimum agree.
+    if (pair.enforcer === 'cwnd-clamp' || pair.enforcer === 'cwnd-clamp-min-rtt') {
       const clampPackets = (enforcer.headroom * (rateBps / 8) * (rttMs / 1000)) / mssBytes;
       return clampPackets < config.trickle.floorPackets ? rateBps : enforcer.headroom * rateBps;
     }

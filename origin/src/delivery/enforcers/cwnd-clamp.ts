@@ -3,9 +3,11 @@
  * target rate; rtt and mss come from the flow meter's TCP_INFO reading; the clamp goes through the
  * ClampBackend (bpf: the kernel recomputes gain x R x srtt / mss on every RTT sample between
  * blocks). Goodput behind the schedule lifts the clamp (catch-up) until it is back; a clamp below
- * the floor is held at the floor and writes are throttled at R, on the phase's schedule.
+ * the floor is held at the floor and writes are throttled at R, on the phase's schedule. With
+ * `clampRtt: 'min-rtt'` the clamp is gain x R x the path's minimum RTT instead of srtt (not the
+ * paper's: a clamp from srtt grows with the queue it lets build on a deep buffer).
  */
-import type { ClampBackend, TcpInfo } from '@trickle/native';
+import type { ClampBackend, ClampRtt, TcpInfo } from '@trickle/native';
 import { RateStats, RunningStats } from '../running-stats.js';
 import { trickleDecision } from '../trickle-algorithm.js';
 import { setNotsentLowat, type Enforcer, type EnforcerReport, type UnsentStartup } from './enforcer.js';
@@ -17,15 +19,17 @@ export interface CwndClampOptions {
   readonly floorPackets: number;
   readonly blockBytes: number;
   readonly release: 'gradual' | 'immediate';
+  /** The RTT the clamp is computed from: `srtt` (the paper's) or the path's minimum. */
+  readonly clampRtt: ClampRtt;
   readonly inKernel: boolean;
   readonly sendBufferSeconds: number;
   /** The clocks a kernel phase's times are converted between (tests inject fixed ones; default the real ones). */
   readonly clocks?: PhaseClocks | undefined;
 }
 
-export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
+export function cwndClampEnforcer(name: string, options: CwndClampOptions): Enforcer {
   return {
-    name: 'cwnd-clamp',
+    name,
     paced: true,
     usesClamp: true,
     headroom: options.gain,
@@ -51,6 +55,7 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
               floorPackets: options.floorPackets,
               sendBufferSeconds: options.sendBufferSeconds,
               release: options.release,
+              clampRtt: options.clampRtt,
               clocks: options.clocks,
             },
             (run) => kernelReport(clamp, run),
@@ -69,7 +74,12 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
       const clampTo = (rateBytesPerSec: number) => {
         if (clampFailed || clampedRate === rateBytesPerSec) return;
         try {
-          clamp.setRate(port.socket, { rateBytesPerSec, gain: options.gain, minPackets: options.floorPackets });
+          clamp.setRate(port.socket, {
+            rateBytesPerSec,
+            gain: options.gain,
+            minPackets: options.floorPackets,
+            clampRtt: options.clampRtt,
+          });
           clampedRate = rateBytesPerSec;
         } catch (error) {
           clampFailed = true;
@@ -101,7 +111,7 @@ export function cwndClampEnforcer(options: CwndClampOptions): Enforcer {
           setNotsentLowat(port, options.blockBytes);
         },
         beforeBlock(block, { reading: info, progress, schedule }) {
-          const rttUs = info?.rttUs ?? 0;
+          const rttUs = (options.clampRtt === 'min-rtt' ? info?.minRttUs : info?.rttUs) ?? 0;
           const mssBytes = info?.mss ?? 0;
           if (info === undefined || rttUs <= 0 || mssBytes <= 0) {
             reason = 'no TCP_INFO: served unclamped';

@@ -5,7 +5,7 @@
  * schedule once, raises the send buffer once the phase's bytes are being written, and reads what
  * the program did once at the end.
  */
-import type { ClosedPhase, ScheduleState } from '@trickle/native';
+import type { ClampRtt, ClosedPhase, ScheduleState } from '@trickle/native';
 import type { TcpSnapshot } from '../connection.js';
 import { RateStats, type Summary } from '../running-stats.js';
 import type { EnforcerReport, KernelEnforcement, KernelPhase, KernelPhaseRecord, SocketPort } from './enforcer.js';
@@ -20,6 +20,8 @@ export interface KernelPhaseOptions {
   readonly sendBufferSeconds: number;
   /** How the clamp is lifted at the end (nothing to lift under `pacing`). */
   readonly release: 'gradual' | 'immediate';
+  /** The RTT the clamp is computed from (under `clamp`; default srtt). */
+  readonly clampRtt?: ClampRtt | undefined;
   /** The clocks the program's times are converted between (tests inject fixed ones). */
   readonly clocks?: PhaseClocks | undefined;
 }
@@ -142,6 +144,7 @@ export function kernelPhaseRun(
           gain: options.gain,
           minPackets: options.floorPackets,
           limit: options.limit,
+          ...(options.clampRtt === undefined ? {} : { clampRtt: options.clampRtt }),
         });
       } catch (error) {
         port.socketError('clamp.setSchedule', error);

@@ -72,11 +72,12 @@ const clocks: PhaseClocks = { monotonicMs: () => 1_000_000, engineMs: () => 993_
 
 /** The cwnd clamp with its phase in the kernel: the paper's gain and floor, a 4 s send buffer, the fixed clocks. */
 function startInKernel(control: SocketControl, socketError: (operation: string) => void = assert.fail) {
-  return cwndClampEnforcer({
+  return cwndClampEnforcer('cwnd-clamp', {
     gain: 1.2,
     floorPackets: 10,
     blockBytes: 65_536,
     release: 'gradual',
+    clampRtt: 'srtt',
     inKernel: true,
     sendBufferSeconds: 4,
     clocks,
@@ -85,11 +86,12 @@ function startInKernel(control: SocketControl, socketError: (operation: string) 
 
 describe('cwnd-clamp enforcer (Algorithm 1)', () => {
   const start = (control: SocketControl, info: () => TcpInfo | undefined = () => reading()) => {
-    const clamp = cwndClampEnforcer({
+    const clamp = cwndClampEnforcer('cwnd-clamp', {
       gain: 1.2,
       floorPackets: 10,
       blockBytes: 65_536,
       release: 'gradual',
+      clampRtt: 'srtt',
       inKernel: false,
       sendBufferSeconds: 4,
     }).start({ socket: 3, control, socketError: assert.fail });
@@ -401,11 +403,12 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
 
   it('in the kernel: says when the socket closed and nothing was kept', () => {
     const { control } = recordingClamp();
-    const enforcement = cwndClampEnforcer({
+    const enforcement = cwndClampEnforcer('cwnd-clamp', {
       gain: 1.2,
       floorPackets: 10,
       blockBytes: 65_536,
       release: 'gradual',
+      clampRtt: 'srtt',
       inKernel: true,
       sendBufferSeconds: 0,
     }).start({ socket: 3, control, socketError: assert.fail });
