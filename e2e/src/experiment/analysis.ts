@@ -67,6 +67,13 @@ export interface GroupRow {
   readonly retransmissionRatePercent: Estimate;
   readonly retransmissionImprovementPercent: Estimate;
   readonly wholeResponseRetransmissionRatePercent: Estimate;
+  /**
+   * Against unpaced delivery (the experiment's group whose policy is `bulk`, Sammy's and a CDN's baseline), over whole
+   * responses, since bulk has no throttling phase: whole-response retransmission rate and the srtt at the response's
+   * end, each as % lower than bulk's (1 - group mean / bulk mean). Undefined without a bulk group.
+   */
+  readonly versusBulk?: { readonly retransmissionLowerPercent: Estimate; readonly srttLowerPercent: Estimate };
+  readonly srttEndMs: Estimate;
   readonly srttThrottledMs: Estimate;
   readonly srttImprovementPercent: Estimate;
   readonly throttledBursts: number;
@@ -216,6 +223,9 @@ const goodputToPaceRate = (f: FlowSample) => {
 
 const retransmissionPercent = (f: FlowSample) =>
   f.record.throttling?.retransmissionRate == null ? null : f.record.throttling.retransmissionRate * 100;
+const wholeRetransmissionPercent = (f: FlowSample) =>
+  f.record.retransmissionRate === null ? null : f.record.retransmissionRate * 100;
+const srttEndMs = (f: FlowSample) => (f.record.srttUs === null ? null : f.record.srttUs / 1000);
 const srttThrottledMs = (f: FlowSample) =>
   f.record.throttling === null || f.record.srttUs === null ? null : f.record.srttUs / 1000;
 
@@ -260,6 +270,8 @@ export function summarizeKind(
   const baselineName = config.baseline ?? config.groups[0]!.name;
   const clustersOf = (group: string) => byCluster(flows.filter((f) => f.group === group));
   const baseline = clustersOf(baselineName);
+  const bulkGroup = config.groups.find((g) => g.policy === 'bulk');
+  const bulk = bulkGroup === undefined ? undefined : clustersOf(bulkGroup.name);
   const rows: GroupRow[] = config.groups.map((group) => {
     const clusters = clustersOf(group.name);
     const mine = clusters.flat();
@@ -305,11 +317,16 @@ export function summarizeKind(
         group.name === baselineName
           ? { value: 0, low: 0, high: 0, n: clusters.length }
           : improvement(retransmissionPercent, clusters, baseline, options),
-      wholeResponseRetransmissionRatePercent: bootstrap(
-        clusters,
-        meanOf((f) => (f.record.retransmissionRate === null ? null : f.record.retransmissionRate * 100)),
-        options,
-      ),
+      wholeResponseRetransmissionRatePercent: bootstrap(clusters, meanOf(wholeRetransmissionPercent), options),
+      ...(bulk === undefined || bulkGroup?.name === group.name
+        ? {}
+        : {
+            versusBulk: {
+              retransmissionLowerPercent: improvement(wholeRetransmissionPercent, clusters, bulk, options),
+              srttLowerPercent: improvement(srttEndMs, clusters, bulk, options),
+            },
+          }),
+      srttEndMs: bootstrap(clusters, meanOf(srttEndMs), options),
       srttThrottledMs: bootstrap(clusters, meanOf(srttThrottledMs), options),
       srttImprovementPercent:
         group.name === baselineName

@@ -64,6 +64,25 @@ export function summaryMarkdown(results: ExperimentResults, command: string): st
             `| ${ci(r.rebufferFrequencyPerSec, 4)} |`,
         ),
       );
+      const bulkRow = kind.rows.find((r) => r.policy === 'bulk');
+      const againstBulk = kind.rows.filter((r) => r.versusBulk !== undefined);
+      if (bulkRow !== undefined && againstBulk.length > 0)
+        lines.push(
+          '',
+          `Against unpaced delivery (${bulkRow.group}), whole responses (bulk has no throttling phase): ` +
+            `retransmission rate and the srtt of the response's last reading, % lower = 1 - group / ${bulkRow.group}.`,
+          '',
+          '| group | whole-response retrans. % | % lower than bulk | srtt at end ms | % lower than bulk |',
+          '| --- | ---: | ---: | ---: | ---: |',
+          `| ${bulkRow.group} (${bulkRow.policy}) | ${ci(bulkRow.wholeResponseRetransmissionRatePercent, 3)} | - ` +
+            `| ${ci(bulkRow.srttEndMs, 1)} | - |`,
+          ...againstBulk.map(
+            (r) =>
+              `| ${r.group} (${r.policy}) | ${ci(r.wholeResponseRetransmissionRatePercent, 3)} ` +
+              `| ${ci(r.versusBulk!.retransmissionLowerPercent, 0)} | ${ci(r.srttEndMs, 1)} ` +
+              `| ${ci(r.versusBulk!.srttLowerPercent, 0)} |`,
+          ),
+        );
       if (kind.aa !== null) {
         const disagree = kind.aa.metrics.filter((x) => x.agree === false).map((x) => x.metric);
         const undecided = kind.aa.metrics.filter((x) => x.agree === null).map((x) => x.metric);

@@ -34,6 +34,7 @@ const groupEstimates: readonly [string, (row: GroupRow) => Estimate][] = [
   ['wholeResponseRetransmissionRatePercent', (r) => r.wholeResponseRetransmissionRatePercent],
   ['srttThrottledMs', (r) => r.srttThrottledMs],
   ['srttImprovementPercent', (r) => r.srttImprovementPercent],
+  ['srttEndMs', (r) => r.srttEndMs],
   ['rebufferChancePercent', (r) => r.rebufferChancePercent],
   ['rebufferFrequencyPerSec', (r) => r.rebufferFrequencyPerSec],
 ];

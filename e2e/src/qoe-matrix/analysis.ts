@@ -136,7 +136,8 @@ export function summarizeCell(cell: MatrixCell, runs: readonly MatrixRunData[], 
   };
 }
 
-export type Verdict = 'met' | 'missed' | 'too few' | 'no data';
+/** `undecided`: a difference whose interval holds 0 (the goal asks for it to lie at or below 0). */
+export type Verdict = 'met' | 'missed' | 'undecided' | 'too few' | 'no data';
 
 export interface GoalCheck {
   readonly goal: string;
@@ -167,6 +168,37 @@ export function bitrateRatio(a: readonly MatrixRunData[], b: readonly MatrixRunD
     (x, y) => mean(x.map((s) => s.result.meanBitrateBps)) / mean(y.map((s) => s.result.meanBitrateBps)),
     { resamples, seed },
   );
+}
+
+const pooledRetransmissionPercent = (runs: readonly MatrixRunData[]) => {
+  const segments = runs.reduce((sum, r) => sum + r.network.throttledDataSegments, 0);
+  return segments > 0
+    ? (100 * runs.reduce((sum, r) => sum + r.network.throttledRetransmittedSegments, 0)) / segments
+    : Number.NaN;
+};
+
+/**
+ * A run-level figure of `a` minus `b`'s, with a bootstrap interval over both cells' runs (runs without
+ * samples of the figure left out).
+ */
+export function runDifference(
+  a: readonly MatrixRunData[],
+  b: readonly MatrixRunData[],
+  statistic: (runs: readonly MatrixRunData[]) => number,
+  hasSamples: (run: MatrixRunData) => boolean,
+  seed = 1,
+): Estimate {
+  return bootstrapComparison(a.filter(hasSamples), b.filter(hasSamples), (x, y) => statistic(x) - statistic(y), {
+    resamples,
+    seed,
+  });
+}
+
+/** Met when the whole interval of the difference is at or below 0, missed when it is above, else undecided. */
+function differenceVerdict(cells: readonly (CellSummary | undefined)[], difference: Estimate): Verdict {
+  const base = verdictOf(cells, difference.value, true);
+  if (base !== 'met') return base;
+  return difference.high <= 0 ? 'met' : difference.low > 0 ? 'missed' : 'undecided';
 }
 
 export interface MatrixData {
@@ -256,6 +288,46 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
       });
     }
   }
+  // Against Netflix's Sammy (SIGCOMM'23), the strongest published pacer: the network's side, on every link.
+  for (const link of links)
+    for (const player of ['dashjs', 'hlsjs', 'sim'] as const) {
+      const mine = find(link, defaultPolicy, player, false);
+      const sammy = find(link, 'sammy', player, false);
+      if (mine === undefined || sammy === undefined) continue;
+      const scope = `${link}, ${player}`;
+      const retransmissions = runDifference(
+        runs(mine),
+        runs(sammy),
+        pooledRetransmissionPercent,
+        (r) => r.network.throttledDataSegments > 0,
+      );
+      checks.push({
+        goal: `${defaultPolicy} throttled retransmissions <= sammy's (difference's interval <= 0)`,
+        scope,
+        measured:
+          `${fmt(mine.throttledRetransmissionPercent, 2)} % vs ${fmt(sammy.throttledRetransmissionPercent, 2)} %; ` +
+          `difference ${fmt(retransmissions, 2)} points`,
+        verdict: differenceVerdict([mine, sammy], retransmissions),
+      });
+      const queueing = runDifference(
+        runs(mine),
+        runs(sammy),
+        (sample) =>
+          percentile(
+            sample.flatMap((r) => r.network.queueingAfterStartupMs),
+            95,
+          ),
+        (r) => r.network.queueingAfterStartupMs.length > 0,
+      );
+      checks.push({
+        goal: `${defaultPolicy} probe queueing p95 after startup <= sammy's (difference's interval <= 0)`,
+        scope,
+        measured:
+          `${fmt(mine.queueingP95AfterStartupMs, 1)} ms vs ${fmt(sammy.queueingP95AfterStartupMs, 1)} ms; ` +
+          `difference ${fmt(queueing, 1)} ms`,
+        verdict: differenceVerdict([mine, sammy], queueing),
+      });
+    }
   return checks;
 }
 

@@ -123,6 +123,40 @@ describe('experiment analysis', () => {
     assert.equal(a!.retransmissionImprovementPercent.value, 0);
   });
 
+  it('compares every group with unpaced delivery over whole responses when a bulk group runs, and not otherwise', () => {
+    assert.equal(a!.versusBulk, undefined, 'no bulk group in this experiment');
+    const withBulk = parseExperimentConfig({
+      ...config,
+      groups: [...config.groups, { name: 'unpaced', policy: 'bulk' }],
+    });
+    const bulkFlow = (connection: string, retransmissionRate: number, srttMs: number) => {
+      const sample = flow('unpaced', connection, 0, srttMs, 1);
+      return {
+        ...sample,
+        record: { ...sample.record, throttling: null, retransmissionRate } as unknown as FlowRecord,
+      };
+    };
+    const rows = summarizeKind(
+      'progressive',
+      [...flows, bulkFlow('c5', 0.08, 100), bulkFlow('c6', 0.04, 140)],
+      [],
+      withBulk,
+      0,
+    ).rows;
+    const [paced, trickled, unpaced] = rows;
+    assert.equal(unpaced!.versusBulk, undefined, 'bulk is not compared with itself');
+    assert.ok(Math.abs(unpaced!.srttEndMs.value - 120) < 1e-9);
+    // b: whole-response retransmissions 1 % against bulk's 6 %, srtt 30 ms against 120 ms.
+    assert.ok(Math.abs(trickled!.versusBulk!.retransmissionLowerPercent.value - (1 - 1 / 6) * 100) < 1e-9);
+    assert.ok(Math.abs(trickled!.versusBulk!.srttLowerPercent.value - 75) < 1e-9);
+    // a: 4 % against 6 % lower; srtt 70 against 120.
+    assert.ok(Math.abs(paced!.versusBulk!.retransmissionLowerPercent.value - (1 - 4 / 6) * 100) < 1e-9);
+    assert.ok(
+      paced!.versusBulk!.srttLowerPercent.low <= paced!.versusBulk!.srttLowerPercent.value &&
+        paced!.versusBulk!.srttLowerPercent.high >= paced!.versusBulk!.srttLowerPercent.value,
+    );
+  });
+
   it('rebuffering chance (Wilson) and frequency per group; unattributed sessions counted', () => {
     assert.equal(a!.sessions, 4);
     assert.equal(a!.rebufferChancePercent.value, 25);

@@ -26,6 +26,7 @@ function row(group: string, overrides: Partial<GroupRow>): GroupRow {
     retransmissionRatePercent: estimate(1, 0.8, 1.2),
     retransmissionImprovementPercent: estimate(0, 0, 0),
     wholeResponseRetransmissionRatePercent: estimate(1, 0.8, 1.2),
+    srttEndMs: estimate(80, 70, 90),
     srttThrottledMs: estimate(80, 70, 90),
     srttImprovementPercent: estimate(0, 0, 0),
     throttledBursts: 100,
