@@ -161,7 +161,13 @@ export async function main(argv: readonly string[]): Promise<void> {
       ? `${cell.ratio.toFixed(3)} (too few sessions for an interval)`
       : `${cell.ratio.toFixed(3)} [${cell.low.toFixed(3)}, ${cell.high.toFixed(3)}]`;
   const verdict = (cell: Cell) =>
-    sessions < minimumSessions ? 'too few' : cell.high < bitrateGoal ? 'missed' : cell.ratio >= bitrateGoal ? 'met' : 'undecided';
+    sessions < minimumSessions
+      ? 'too few'
+      : cell.high < bitrateGoal
+        ? 'missed'
+        : cell.ratio >= bitrateGoal
+          ? 'met'
+          : 'undecided';
   const lines: string[] = [
     `Command: \`npx trickle bench abr-sweep --sessions ${sessions} --minutes ${minutes}` +
       `${options.cmcd === true ? ' --cmcd' : ''}\`. player-sim's model mode (simulated time, deterministic for a seed): ` +

@@ -4,8 +4,8 @@
  * sock_ops program attached to a cgroup v2. User space keys a target by socket cookie; the
  * program recomputes clamp = max(floor, gain * rate * srtt / mss) on every RTT sample, so the
  * clamp follows the live RTT between user-space updates (or, for a target that asks for it, the
- * path's minimum RTT in place of srtt: a clamp that does not grow with its own queue). Entries die with their socket (the run of
- * a scheduled response whose viewer left is kept, in trickle_closed, for user space to take).
+ * path's minimum RTT in place of srtt: a clamp that does not grow with its own queue). Entries die with their socket
+ * (the run of a scheduled response whose viewer left is kept, in trickle_closed, for user space to take).
  *
  * The same entry can carry an initial window (TCP_BPF_IW) chosen after the connection was
  * accepted (per A/B group, drawn at its first request): TCP_BPF_IW is only accepted before the
@@ -77,8 +77,7 @@ static __always_inline __u32 rate_clamp(const struct trickle_clamp_target *t, __
 }
 
 /* Applies a clamp computed at rtt_us, and keeps that RTT and the mss with it: what it was computed from. */
-static __always_inline void apply(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 clamp,
-				  __u32 rtt_us)
+static __always_inline void apply(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 clamp, __u32 rtt_us)
 {
 	int value = (int)clamp;
 

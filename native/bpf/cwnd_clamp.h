@@ -126,8 +126,8 @@ struct trickle_clamp_target {
 	__u64 pacing_bytes_per_sec;
 	/* written by the program for the scheduled response */
 	struct trickle_schedule_run run;
-	/* written by the program with applied_packets: the RTT (srtt, or the minimum under TRICKLE_CLAMP_RTT_MIN) and the
-	 * mss that clamp was computed at */
+	/* written by the program with applied_packets: the RTT (srtt, or the minimum under TRICKLE_CLAMP_RTT_MIN) and
+	 * the mss that clamp was computed at */
 	__u32 applied_rtt_us;
 	__u32 applied_mss;
 	/* set by user space with the rate or the schedule: enum trickle_clamp_rtt */

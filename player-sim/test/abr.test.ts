@@ -138,8 +138,16 @@ describe('ABR rules', () => {
     assert.equal(kept.index, 0, 'under 10 s of buffer it does not go up');
     assert.match(kept.reason, /under 10 s to go up/);
     const slow = [sample(0.5e6)];
-    assert.equal(fresh().choose(context({ lastIndex: 3, bufferSec: 26, throughput: slow })).index, 3, 'from 25 s it stays');
-    assert.equal(fresh().choose(context({ lastIndex: 3, bufferSec: 20, throughput: slow })).index, 0, 'below, it goes down');
+    assert.equal(
+      fresh().choose(context({ lastIndex: 3, bufferSec: 26, throughput: slow })).index,
+      3,
+      'from 25 s it stays',
+    );
+    assert.equal(
+      fresh().choose(context({ lastIndex: 3, bufferSec: 20, throughput: slow })).index,
+      0,
+      'below, it goes down',
+    );
   });
 
   it('dash.js family is the `throughput` rule, and a safety factor sets both ways', () => {

@@ -179,7 +179,14 @@ function kindSections(
         `higher), 95 % cluster bootstrap over connections. Sammy's A/B test against Netflix's unpaced ` +
         `production: retransmissions -35.5 % [-37.8, -33.4], RTT -13.7 % [-16.4, -12.3].`,
       table: {
-        columns: ['group', 'flows', 'whole-response retrans. %', '% lower than bulk', 'srtt at end ms', '% lower than bulk'],
+        columns: [
+          'group',
+          'flows',
+          'whole-response retrans. %',
+          '% lower than bulk',
+          'srtt at end ms',
+          '% lower than bulk',
+        ],
         rows: [bulkRow, ...againstBulk].map((r) => [
           r.group,
           r.flows,

@@ -162,19 +162,61 @@ describe('QoE matrix figures', () => {
     const at = (policy: string, player: string) =>
       sammyCells.find((c) => c.policy.label === policy && c.player === player)!;
     const byCell = new Map<string, MatrixRunData[]>();
-    const fill = (policy: string, player: string, n: number, queueing: (i: number) => number[], retrans: (i: number) => number) =>
+    const fill = (
+      policy: string,
+      player: string,
+      n: number,
+      queueing: (i: number) => number[],
+      retrans: (i: number) => number,
+    ) =>
       byCell.set(
         at(policy, player).id,
         Array.from({ length: n }, (_, i) => run(at(policy, player), i, [session(2.8e6, 0)], queueing(i), retrans(i))),
       );
     // dash.js: trickle-abr below sammy on both figures in every run (met).
-    fill('trickle-abr', 'dashjs', 10, (i) => [1 + (i % 3), 2, 3], (i) => i % 2);
-    fill('sammy', 'dashjs', 10, (i) => [20 + (i % 3), 25, 30], (i) => 10 + (i % 3));
+    fill(
+      'trickle-abr',
+      'dashjs',
+      10,
+      (i) => [1 + (i % 3), 2, 3],
+      (i) => i % 2,
+    );
+    fill(
+      'sammy',
+      'dashjs',
+      10,
+      (i) => [20 + (i % 3), 25, 30],
+      (i) => 10 + (i % 3),
+    );
     // hls.js: trickle-abr above sammy (missed); sim: the same figures both ways, so the difference's interval holds 0.
-    fill('trickle-abr', 'hlsjs', 10, () => [40, 50], () => 30);
-    fill('sammy', 'hlsjs', 10, () => [5, 6], () => 2);
-    fill('trickle-abr', 'sim', 10, (i) => [i, 2 * i], (i) => i);
-    fill('sammy', 'sim', 10, (i) => [9 - i, 2 * (9 - i)], (i) => 9 - i);
+    fill(
+      'trickle-abr',
+      'hlsjs',
+      10,
+      () => [40, 50],
+      () => 30,
+    );
+    fill(
+      'sammy',
+      'hlsjs',
+      10,
+      () => [5, 6],
+      () => 2,
+    );
+    fill(
+      'trickle-abr',
+      'sim',
+      10,
+      (i) => [i, 2 * i],
+      (i) => i,
+    );
+    fill(
+      'sammy',
+      'sim',
+      10,
+      (i) => [9 - i, 2 * (9 - i)],
+      (i) => 9 - i,
+    );
     const data = { cells: sammyCells.map((c) => summarizeCell(c, byCell.get(c.id) ?? [])), runsByCell: byCell };
     const goals = goalChecks(data, 'trickle-abr');
     const verdict = (goal: RegExp, scope: string) => goals.find((g) => goal.test(g.goal) && g.scope === scope)?.verdict;
@@ -183,6 +225,9 @@ describe('QoE matrix figures', () => {
       assert.equal(verdict(figure, 'fast-20mbit, hlsjs'), 'missed');
       assert.equal(verdict(figure, 'fast-20mbit, sim'), 'undecided');
     }
-    assert.match(goals.find((g) => /retransmissions <= sammy's/.test(g.goal) && g.scope === 'fast-20mbit, hlsjs')!.measured, /difference 2\.80 /);
+    assert.match(
+      goals.find((g) => /retransmissions <= sammy's/.test(g.goal) && g.scope === 'fast-20mbit, hlsjs')!.measured,
+      /difference 2\.80 /,
+    );
   });
 });

@@ -126,9 +126,7 @@ export interface ClampSocketState {
   /** bpf: the clamp the kernel applied last (packets); undefined before the first RTT sample. */
   readonly appliedPackets?: number | undefined;
   /** bpf: the RTT (us; srtt or the path's minimum, as `clampRtt` says) and MSS (bytes) the kernel computed that clamp at. */
-  readonly appliedAt?:
-    | { readonly rttUs: number; readonly clampRtt: ClampRtt; readonly mssBytes: number }
-    | undefined;
+  readonly appliedAt?: { readonly rttUs: number; readonly clampRtt: ClampRtt; readonly mssBytes: number } | undefined;
   /** bpf: how many times the kernel changed the clamp. */
   readonly updates?: number;
   /** pacing-rate: the SO_MAX_PACING_RATE set, bytes per second (null: unlimited). */

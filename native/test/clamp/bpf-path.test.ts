@@ -219,7 +219,10 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
       // lifts a bare rate clamp; a response's catch-up would).
       const expectedBps = 1.2 * rateBytesPerSec * 8 * (last.appliedAt!.rttUs / last.rttUs);
       const goodput = medianGoodputBps(run.samples, 4500, 6000, goodputWindowMs);
-      assert.ok(Math.abs(goodput / expectedBps - 1) < 0.15, `goodput after the change ${goodput}, expected ${expectedBps}`);
+      assert.ok(
+        Math.abs(goodput / expectedBps - 1) < 0.15,
+        `goodput after the change ${goodput}, expected ${expectedBps}`,
+      );
     } finally {
       clearTimeout(change);
       await path.setOneWayDelayMs(oneWayDelayMs);

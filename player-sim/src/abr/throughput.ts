@@ -67,7 +67,12 @@ export const throughputSafetyFactor = throughputFamilies['dash.js'].upFactor;
 
 /** A family with one safety factor for both ways (the sweep's axis). */
 export function withSafetyFactor(options: ThroughputRuleOptions, safetyFactor: number): ThroughputRuleOptions {
-  return { ...options, family: `${options.family} x ${safetyFactor}`, upFactor: safetyFactor, downFactor: safetyFactor };
+  return {
+    ...options,
+    family: `${options.family} x ${safetyFactor}`,
+    upFactor: safetyFactor,
+    downFactor: safetyFactor,
+  };
 }
 
 /** One EWMA step; the first sample seeds the average, so early estimates are not dragged towards 0. */
