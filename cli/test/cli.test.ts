@@ -122,12 +122,13 @@ describe('trickle CLI', () => {
     assert.equal(help.status, 0, help.stderr);
     assert.match(help.stdout, /origin \(serving speed/);
     assert.match(help.stdout, /pacing \(paced flows/);
-    assert.match(help.stdout, /lab \(the lab's accuracy per link\s+backend/);
+    assert.match(help.stdout, /abr-sweep \(the ABR-aware rate/);
+    assert.match(help.stdout, /lab \(the\s+lab's\s+accuracy\s+per\s+link\s+backend/);
     const missing = trickle(['bench']);
     assert.notEqual(missing.status, 0);
     assert.match(
       missing.stderr,
-      /missing argument 'name'\. Allowed choices are origin, pacing, qoe, soak, population, corpus, indexing, lab/,
+      /missing argument 'name'\. Allowed choices are origin, abr-sweep, pacing, qoe, soak, population, corpus, indexing, lab/,
     );
   });
 
@@ -164,7 +165,10 @@ describe('trickle CLI', () => {
   it('says which benchmark or experiment file it does not know', () => {
     const bench = trickle(['bench', 'nothing']);
     assert.notEqual(bench.status, 0);
-    assert.match(bench.stderr, /Allowed choices are origin, pacing, qoe, soak, population, corpus, indexing, lab/);
+    assert.match(
+      bench.stderr,
+      /Allowed choices are origin, abr-sweep, pacing, qoe, soak, population, corpus, indexing, lab/,
+    );
     const experiment = trickle(['experiment', '/nonexistent.yaml', '--out', '/tmp/x']);
     assert.notEqual(experiment.status, 0);
     assert.match(experiment.stderr, /cannot read \/nonexistent.yaml.*E2E_ERR_EXPERIMENT_CONFIG/);
