@@ -86,7 +86,24 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
     assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason})`);
     const late = run.samples.filter((s) => s.tMs > 2000);
     assert.ok(late.length > 10, 'samples after the first 2 s');
-    for (const sample of late) {
+    // A host stall inflates srtt for a sample or two (ci19: 'clamped' at 2.2 s); from ~190 ms the exact window,
+    // 1.2 R x srtt, passes the 10-packet floor and the program, by its rule, clamps instead. Such samples are judged
+    // by that rule at the RTT the program computed from, and there may be a few.
+    const aboveFloor = late.filter(
+      (s) =>
+        s.appliedAt !== undefined && 1.2 * rateBytesPerSec * (s.appliedAt.rttUs / 1e6) >= 10 * s.appliedAt.mssBytes,
+    );
+    assert.ok(
+      aboveFloor.length <= 3,
+      `${aboveFloor.length} samples with srtt above the floor's: ${aboveFloor.map((s) => `${s.tMs} ms: ${s.appliedAt!.rttUs} us`).join(', ')}`,
+    );
+    for (const sample of aboveFloor)
+      assert.equal(
+        sample.schedule?.state,
+        'clamped',
+        `t=${sample.tMs} ms: state ${sample.schedule?.state} above the floor`,
+      );
+    for (const sample of late.filter((s) => !aboveFloor.includes(s))) {
       assert.equal(sample.schedule?.state, 'floor', `t=${sample.tMs} ms: state ${sample.schedule?.state}`);
       assert.equal(sample.appliedPackets, 10, `t=${sample.tMs} ms: clamp ${sample.appliedPackets}`);
       assert.equal(
