@@ -130,6 +130,8 @@ export async function main(argv: readonly string[]): Promise<void> {
           cmcd: options.cmcd === true,
         });
       const bulk = await run('bulk');
+      const bulkBitrateBps = meanBitrate(bulk);
+      const bulkChance = wilsonInterval(rebuffered(bulk), bulk.length);
       for (const policy of pacedPolicies) {
         const paced = await run(policy);
         const ratio = bootstrapComparison(paced, bulk, (a, b) => meanBitrate(a) / meanBitrate(b), {
@@ -137,7 +139,6 @@ export async function main(argv: readonly string[]): Promise<void> {
           seed: 41,
         });
         const chance = wilsonInterval(rebuffered(paced), paced.length);
-        const bulkChance = wilsonInterval(rebuffered(bulk), bulk.length);
         cells.push({
           link: link.name,
           player: player.name,
@@ -146,7 +147,7 @@ export async function main(argv: readonly string[]): Promise<void> {
           low: ratio.low,
           high: ratio.high,
           bitrateBps: meanBitrate(paced),
-          bulkBitrateBps: meanBitrate(bulk),
+          bulkBitrateBps,
           rebufferPercent: 100 * chance.value,
           bulkRebufferPercent: 100 * bulkChance.value,
           rebufferText:

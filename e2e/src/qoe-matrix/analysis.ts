@@ -72,15 +72,27 @@ export interface CellSummary {
 export const minimumSessions = 8;
 const resamples = 2000;
 
+/** p95 of the runs' samples pooled. */
+const pooledP95Of =
+  (pick: (n: RunNetwork) => readonly number[]) =>
+  (runs: readonly MatrixRunData[]): number =>
+    percentile(
+      runs.flatMap((r) => pick(r.network)),
+      95,
+    );
+
+/** Throttling-phase retransmissions over data segments, the runs pooled, %. */
+function pooledRetransmissionPercent(runs: readonly MatrixRunData[]): number {
+  const segments = runs.reduce((sum, r) => sum + r.network.throttledDataSegments, 0);
+  return segments > 0
+    ? (100 * runs.reduce((sum, r) => sum + r.network.throttledRetransmittedSegments, 0)) / segments
+    : Number.NaN;
+}
+
 function pooledP95(runs: readonly MatrixRunData[], pick: (n: RunNetwork) => readonly number[], seed: number): Estimate {
-  const withSamples = runs.filter((r) => pick(r.network).length > 0);
   return bootstrap(
-    withSamples,
-    (sample) =>
-      percentile(
-        sample.flatMap((r) => pick(r.network)),
-        95,
-      ),
+    runs.filter((r) => pick(r.network).length > 0),
+    pooledP95Of(pick),
     { resamples, seed },
   );
 }
@@ -123,12 +135,7 @@ export function summarizeCell(cell: MatrixCell, runs: readonly MatrixRunData[], 
     abandonedPerSession: bootstrap(abandoned, (s) => mean(s.map((x) => x.abandonedRequests!)), options),
     throttledRetransmissionPercent: bootstrap(
       runs.filter((r) => r.network.throttledDataSegments > 0),
-      (s) => {
-        const segments = s.reduce((sum, r) => sum + r.network.throttledDataSegments, 0);
-        return segments > 0
-          ? (100 * s.reduce((sum, r) => sum + r.network.throttledRetransmittedSegments, 0)) / segments
-          : Number.NaN;
-      },
+      pooledRetransmissionPercent,
       options,
     ),
     queueingP95Ms: pooledP95(runs, (n) => n.queueingMs, seed),
@@ -169,13 +176,6 @@ export function bitrateRatio(a: readonly MatrixRunData[], b: readonly MatrixRunD
     { resamples, seed },
   );
 }
-
-const pooledRetransmissionPercent = (runs: readonly MatrixRunData[]) => {
-  const segments = runs.reduce((sum, r) => sum + r.network.throttledDataSegments, 0);
-  return segments > 0
-    ? (100 * runs.reduce((sum, r) => sum + r.network.throttledRetransmittedSegments, 0)) / segments
-    : Number.NaN;
-};
 
 /**
  * A run-level figure of `a` minus `b`'s, with a bootstrap interval over both cells' runs (runs without
@@ -312,11 +312,7 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
       const queueing = runDifference(
         runs(mine),
         runs(sammy),
-        (sample) =>
-          percentile(
-            sample.flatMap((r) => r.network.queueingAfterStartupMs),
-            95,
-          ),
+        pooledP95Of((n) => n.queueingAfterStartupMs),
         (r) => r.network.queueingAfterStartupMs.length > 0,
       );
       checks.push({
