@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { Agent, get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -78,6 +79,25 @@ async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
+}
+
+/**
+ * GET on a new TCP connection (a new A/B draw), kept open as a player's is (a response's record reads the socket once
+ * its last bytes are acknowledged); resolves with the response's Server-Timing. The caller destroys `agent`.
+ */
+function freshConnectionGet(url: string, agent: Agent): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const request = get(url, { agent, timeout: 30_000 }, (response) => {
+      response.resume();
+      response.on('end', () => {
+        if (response.statusCode === 200) resolve(String(response.headers['server-timing'] ?? ''));
+        else reject(new Error(`${url}: HTTP ${response.statusCode}`));
+      });
+      response.on('error', reject);
+    });
+    request.on('timeout', () => request.destroy(new Error(`${url}: no answer in 30 s`)));
+    request.on('error', reject);
+  });
 }
 
 async function json<T>(url: string): Promise<T> {
@@ -260,8 +280,31 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
     assert.match(compose(['logs', '--no-color', 'origin']).stdout, /trickle clamp backend: bpf/);
     const ready = await json<{ status: string; clamp: string }>(`${origin}/readyz`);
     assert.deepEqual([ready.status, ready.clamp], ['ready', 'bpf']);
-    const { flows } = await json<{ flows: FlowRecord[] }>(`${origin}/api/flows`);
-    const clamped = flows.filter((flow) => {
+    // The player's connections drew their A/B groups among the healthchecks' and scrapes', so whether
+    // its video went to trickle is a coin flip (ci21: app-pacing, 2 audio flows clamped). Fresh
+    // connections of our own across the shaped link (through the gateway) until three are in the
+    // trickle group make the check certain: fewer than 3 of 40 has odds 7.5e-10.
+    const ownSince = Date.now();
+    let trickleResponses = 0;
+    let attempts = 0;
+    const agents: Agent[] = [];
+    for (; trickleResponses < 3 && attempts < 40; attempts += 1) {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      agents.push(agent);
+      // A segment past the stack's 10 s startup window: paced from its first byte.
+      const url = `http://127.0.0.1:${env.TRICKLE_GATEWAY_PORT}/media/demo/chunk-2-00008.m4s`;
+      if (/policy;desc="trickle[ "]/.test(await freshConnectionGet(url, agent))) trickleResponses += 1;
+    }
+    assert.equal(trickleResponses, 3, `3 of ${attempts} fresh connections in the trickle group`);
+    // A record is written once the response's last bytes are acknowledged, just after the client has them.
+    const flows = await waitFor('the trickle flows of ours in /api/flows', 10_000, async () => {
+      const recorded = (await json<{ flows: FlowRecord[] }>(`${origin}/api/flows`)).flows;
+      return recorded.filter((flow) => flow.startedAtEpochMs >= ownSince && flow.policy === 'trickle').length >= 3
+        ? recorded
+        : undefined;
+    });
+    for (const agent of agents) agent.destroy();
+    const clampedInKernel = (flow: FlowRecord) => {
       const clamp = cwndClampOf(flow);
       return (
         flow.policy === 'trickle' &&
@@ -269,9 +312,21 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
         clamp?.trickleIn === 'kernel' &&
         clamp.appliedClampPackets !== null
       );
-    });
-    say(`${flows.length} flows, ${clamped.length} clamped in the kernel`);
-    assert.ok(clamped.length >= 3, `flows clamped by the BPF program (of ${flows.length})`);
+    };
+    const player = flows.filter((flow) => flow.startedAtEpochMs < ownSince);
+    const own = flows.filter((flow) => flow.startedAtEpochMs >= ownSince && flow.policy === 'trickle');
+    say(
+      `player: ${player.length} flows, ${player.filter(clampedInKernel).length} clamped in the kernel; ` +
+        `ours: ${own.filter(clampedInKernel).length} of ${own.length} trickle flows clamped (${attempts} connections)`,
+    );
+    assert.equal(own.length, 3, 'a flow record for each trickle response of ours');
+    assert.deepEqual(
+      own
+        .filter((flow) => !clampedInKernel(flow))
+        .map((flow) => [flow.backend, flow.fallbackReason, cwndClampOf(flow)]),
+      [],
+      'every trickle flow across the shaped link clamped by the BPF program',
+    );
     // `trickle serve` is the entrypoint's child under docker-init: no uid 0, no capabilities left.
     const init = containerPid('origin');
     const [serve] = readFileSync(`/proc/${init}/task/${init}/children`, 'utf8').trim().split(/\s+/).map(Number);
