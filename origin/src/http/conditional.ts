@@ -7,6 +7,8 @@ export interface Validators {
   readonly etag: string;
   /** Modification time in whole seconds since the epoch (HTTP dates have second precision). */
   readonly lastModifiedSec: number;
+  /** The same as an HTTP date, for Last-Modified (formatted once per file version, not per response). */
+  readonly lastModified: string;
 }
 
 export interface ConditionalHeaders {
@@ -26,6 +28,7 @@ export function makeValidators(sizeBytes: number, mtimeMs: number): Validators {
   return {
     etag: `"${sizeBytes.toString(16)}-${Math.floor(mtimeMs).toString(16)}"`,
     lastModifiedSec,
+    lastModified: httpDate(lastModifiedSec),
   };
 }
 

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { wholeRangeMaxBytes, type MediaFile } from '../media/library.js';
 import { errorBody, statusOf } from '../errors.js';
-import { evaluatePreconditions, httpDate, ifRangeAllowsPartial } from './conditional.js';
+import { evaluatePreconditions, ifRangeAllowsPartial } from './conditional.js';
 import { frameMultipart, newBoundary } from './multipart.js';
 import { byteRangeLength, parseRange, type ByteRange } from './range.js';
 
@@ -97,7 +97,7 @@ export async function sendFile(
   const method = request.method;
   reply.header('accept-ranges', 'bytes');
   reply.header('etag', file.validators.etag);
-  reply.header('last-modified', httpDate(file.validators.lastModifiedSec));
+  reply.header('last-modified', file.validators.lastModified);
   reply.header('cache-control', cacheControlFor(file, options.cacheControl));
 
   const precondition = evaluatePreconditions(
