@@ -10,7 +10,7 @@ interface E2eFlags {
   url?: string;
   asset?: string;
   media: string;
-  player: 'dashjs' | 'hlsjs' | 'native';
+  player: 'dashjs' | 'hlsjs' | 'shaka' | 'native';
   policy?: string;
   link?: string;
   sessions: number;
@@ -18,6 +18,7 @@ interface E2eFlags {
   concurrency?: number;
   cmcd?: boolean;
   abr?: 'throughput' | 'bola' | 'dynamic';
+  safetyFactor?: number;
   bufferSeconds?: number;
   json?: boolean;
   out?: string;
@@ -37,13 +38,15 @@ export function registerE2eCommands(program: Command): void {
   program
     .command('e2e')
     .description(
-      'play a URL or an asset in headless Chromium (dash.js, hls.js, <video>), optionally ' +
+      'play a URL or an asset in headless Chromium (dash.js, hls.js, Shaka Player, <video>), optionally ' +
         'across a lab link; QoE over K sessions',
     )
     .option('--url <url>', 'an MPD, M3U8 or MP4 to play (with --link: on the lab origin side, 10.73.0.1)')
     .option('--asset <name>', 'an asset of --media, served by an origin the harness starts in the lab (root)')
     .option('--media <dir>', 'media directory for --asset', 'media')
-    .addOption(new Option('--player <player>', 'player').choices(['dashjs', 'hlsjs', 'native']).default('dashjs'))
+    .addOption(
+      new Option('--player <player>', 'player').choices(['dashjs', 'hlsjs', 'shaka', 'native']).default('dashjs'),
+    )
     .addOption(
       new Option(
         '--policy <policy>',
@@ -60,6 +63,12 @@ export function registerE2eCommands(program: Command): void {
     )
     .option('--cmcd', 'players send CMCD query keys')
     .addOption(new Option('--abr <rule>', 'dash.js ABR rules').choices(['throughput', 'bola', 'dynamic']))
+    .option(
+      '--safety-factor <x>',
+      "the share of its throughput estimate the player may spend on a rung (dash.js's bandwidthSafetyFactor, " +
+        "default 0.9; hls.js's abrBandWidthUpFactor, 0.7; Shaka's bandwidthUpgradeTarget, 0.85): another player's margin",
+      positiveNumber('safety-factor'),
+    )
     .option('--buffer-seconds <s>', 'forward buffer target', positiveNumber('buffer-seconds'))
     .option('--json', 'print the aggregates as one JSON object')
     .option('--out <dir>', 'write sessions/<n>.json, summary.json and index.html (charts)')
@@ -85,6 +94,7 @@ export function registerE2eCommands(program: Command): void {
         concurrency: opts.concurrency,
         cmcd: opts.cmcd,
         abr: opts.abr,
+        safetyFactor: opts.safetyFactor,
         bufferSeconds: opts.bufferSeconds,
         out: opts.out === undefined ? undefined : resolve(opts.out),
         onSession: (_record, done, total) => progress.update('sessions', done / total),

@@ -18,18 +18,28 @@
  *   by `endProgressSec`: still playing, however slowly (a starved machine), is not the end. The
  *   `ended` event says which (`byElement`).
  *
- * Query parameters: asset, player (dashjs|hlsjs|native), src (a URL to play instead of an asset),
+ * Query parameters: asset, player (dashjs|hlsjs|shaka|native), src (a URL to play instead of an asset),
  * policy (adds `?policy=` to every media request; the origin needs --allow-policy-override),
- * cmcd (1: send CMCD as query keys), abr (dash.js: throughput|bola|dynamic), bufferSeconds
- * (the forward buffer target), seek (`<at>:<to>`: once playback reaches `at` seconds, jump to `to`).
+ * cmcd (1: send CMCD as query keys), abr (dash.js: throughput|bola|dynamic), safetyFactor (the
+ * share of its throughput estimate the player may spend on a rung: dash.js's bandwidthSafetyFactor,
+ * hls.js's abrBandWidthUpFactor, Shaka's bandwidthUpgradeTarget; other players' margins, e.g. 0.7),
+ * bufferSeconds (the forward buffer target), seek (`<at>:<to>`: once playback reaches `at` seconds,
+ * jump to `to`).
  */
 import type * as DashJs from 'dashjs';
 import type HlsClass from 'hls.js';
+import type * as ShakaModule from 'shaka-player';
 
 declare const dashjs: typeof DashJs;
 declare const Hls: typeof HlsClass;
+// Its typings are CommonJS (`export default shaka` without "type": "module"): under nodenext the default is
+// module.exports, whose `default` is the namespace.
+declare const shaka: typeof ShakaModule.default.default;
+type DashThroughputSettings = NonNullable<
+  NonNullable<NonNullable<DashJs.MediaPlayerSettingClass['streaming']>['abr']>['throughput']
+>;
 
-type PlayerKind = 'dashjs' | 'hlsjs' | 'native';
+type PlayerKind = 'dashjs' | 'hlsjs' | 'shaka' | 'native';
 type AbrName = 'throughput' | 'bola' | 'dynamic';
 
 interface AssetLinks {
@@ -45,6 +55,7 @@ interface PlaybackOptions {
   readonly policy: string | null;
   readonly cmcd: boolean;
   readonly abr: AbrName;
+  readonly safetyFactor: number | null;
   readonly bufferSeconds: number | null;
   readonly seek: { readonly atSec: number; readonly toSec: number } | null;
 }
@@ -61,6 +72,7 @@ interface Snapshot {
   policy: string | null;
   cmcd: boolean;
   abr: AbrName;
+  safetyFactor: number | null;
   bufferSeconds: number | null;
   loadedAtMs: number;
   startupMs: number | null;
@@ -197,6 +209,10 @@ function startDashjs(options: PlaybackOptions): () => void {
     streaming: {
       buffer,
       abr: {
+        // updateSettings merges into the defaults; dash.js 5's type wants every throughput field anyway.
+        ...(options.safetyFactor === null
+          ? {}
+          : { throughput: { bandwidthSafetyFactor: options.safetyFactor } as DashThroughputSettings }),
         rules: {
           throughputRule: { active: options.abr !== 'bola' },
           bolaRule: { active: options.abr !== 'throughput' },
@@ -211,6 +227,8 @@ function startDashjs(options: PlaybackOptions): () => void {
       cmcd: { enabled: options.cmcd, mode: 'query' },
     },
   });
+  // The margin the player itself holds (its default unless set): a run's records say what the player used.
+  emit('abr-settings', { safetyFactor: dash.getSettings().streaming?.abr?.throughput?.bandwidthSafetyFactor ?? null });
   const policy = options.policy;
   if (policy !== null) {
     dash.addRequestInterceptor(async (request) => {
@@ -232,6 +250,48 @@ function startDashjs(options: PlaybackOptions): () => void {
   return () => dash.destroy();
 }
 
+/**
+ * Shaka Player: its own throughput estimator (an EWMA of fast and slow half-lives over samples of
+ * at least 16 kB) and its own margins (up when 0.85 x its estimate reaches a variant's bandwidth,
+ * down below 0.95 x). The rendered bitrate is the active variant's video bandwidth at each
+ * adaptation (Shaka signals no rendered switch).
+ */
+function startShaka(options: PlaybackOptions): (() => void) | undefined {
+  shaka.polyfill.installAll();
+  if (!shaka.Player.isBrowserSupported()) {
+    fail('Shaka Player needs Media Source Extensions, which this browser lacks');
+    return undefined;
+  }
+  const player = new shaka.Player();
+  player.configure({
+    ...(options.bufferSeconds === null ? {} : { streaming: { bufferingGoal: options.bufferSeconds } }),
+    ...(options.safetyFactor === null ? {} : { abr: { bandwidthUpgradeTarget: options.safetyFactor } }),
+    ...(options.cmcd ? { cmcd: { enabled: true, useHeaders: false } } : {}),
+  });
+  emit('abr-settings', { safetyFactor: player.getConfiguration().abr.bandwidthUpgradeTarget });
+  const policy = options.policy;
+  if (policy !== null)
+    player.getNetworkingEngine()?.registerRequestFilter((_type, request) => {
+      request.uris = request.uris.map((uri) => withPolicy(uri, policy));
+    });
+  const onVariant = () => {
+    const active = player.getVariantTracks().find((track) => track.active);
+    const bitrateBps = active?.videoBandwidth ?? active?.bandwidth;
+    if (bitrateBps !== undefined && bitrateBps !== null) recordBitrate(bitrateBps);
+  };
+  player.addEventListener('adaptation', onVariant);
+  player.addEventListener('variantchanged', onVariant);
+  player.addEventListener('error', (event) =>
+    fail(`Shaka Player error: ${JSON.stringify((event as unknown as { detail?: unknown }).detail).slice(0, 300)}`),
+  );
+  void player
+    .attach(video)
+    .then(() => player.load(options.url))
+    .then(onVariant)
+    .catch((error: unknown) => fail(`Shaka Player could not load: ${JSON.stringify(error).slice(0, 300)}`));
+  return () => void player.destroy();
+}
+
 function startHlsjs(options: PlaybackOptions): (() => void) | undefined {
   if (!Hls.isSupported()) {
     fail('hls.js needs Media Source Extensions, which this browser lacks');
@@ -242,11 +302,13 @@ function startHlsjs(options: PlaybackOptions): (() => void) | undefined {
     ...(options.bufferSeconds === null
       ? {}
       : { maxBufferLength: options.bufferSeconds, maxMaxBufferLength: options.bufferSeconds }),
+    ...(options.safetyFactor === null ? {} : { abrBandWidthUpFactor: options.safetyFactor }),
     ...(options.cmcd ? { cmcd: { useHeaders: false } } : {}),
     ...(policy === null
       ? {}
       : { xhrSetup: (xhr: XMLHttpRequest, url: string) => xhr.open('GET', withPolicy(url, policy), true) }),
   });
+  emit('abr-settings', { safetyFactor: hls.config.abrBandWidthUpFactor });
   hls.on(Hls.Events.LEVEL_SWITCHED, (_event, data) => {
     const level = hls.levels[data.level];
     if (level !== undefined) recordBitrate(level.bitrate);
@@ -294,6 +356,7 @@ function play(options: PlaybackOptions): void {
     policy: options.policy,
     cmcd: options.cmcd,
     abr: options.abr,
+    safetyFactor: options.safetyFactor,
     bufferSeconds: options.bufferSeconds,
     loadedAtMs: performance.now(),
     startupMs: null,
@@ -315,12 +378,14 @@ function play(options: PlaybackOptions): void {
     policy: options.policy,
     cmcd: options.cmcd,
     abr: options.abr,
+    safetyFactor: options.safetyFactor,
     bufferSeconds: options.bufferSeconds,
   });
   show('source', options.url);
 
   if (options.player === 'dashjs') teardown = startDashjs(options);
   else if (options.player === 'hlsjs') teardown = startHlsjs(options);
+  else if (options.player === 'shaka') teardown = startShaka(options);
   else {
     video.src = withPolicy(options.url, options.policy);
     teardown = () => {
@@ -498,7 +563,7 @@ function playerFor(url: string): PlayerKind {
 }
 
 function linkFor(asset: AssetLinks, player: PlayerKind): string | null {
-  if (player === 'dashjs') return asset.links.dash;
+  if (player === 'dashjs' || player === 'shaka') return asset.links.dash;
   if (player === 'hlsjs') return asset.links.hls;
   return asset.links.progressive;
 }
@@ -507,6 +572,10 @@ function parseOptions(params: URLSearchParams): Omit<PlaybackOptions, 'player' |
   const abr = params.get('abr') ?? 'dynamic';
   if (abr !== 'throughput' && abr !== 'bola' && abr !== 'dynamic')
     throw new Error(`abr must be throughput, bola or dynamic, not "${abr}"`);
+  const safety = params.get('safetyFactor');
+  const safetyFactor = safety === null ? null : Number(safety);
+  if (safetyFactor !== null && !(safetyFactor > 0 && safetyFactor <= 1))
+    throw new Error(`safetyFactor must be in (0, 1], not "${safety}"`);
   const buffer = params.get('bufferSeconds');
   const bufferSeconds = buffer === null ? null : Number(buffer);
   if (bufferSeconds !== null && !(bufferSeconds > 0))
@@ -519,7 +588,7 @@ function parseOptions(params: URLSearchParams): Omit<PlaybackOptions, 'player' |
       throw new Error(`seek must be <at seconds>:<to seconds>, not "${seekText}"`);
     seek = { atSec: atSec!, toSec: toSec! };
   }
-  return { policy: params.get('policy'), cmcd: params.get('cmcd') === '1', abr, bufferSeconds, seek };
+  return { policy: params.get('policy'), cmcd: params.get('cmcd') === '1', abr, safetyFactor, bufferSeconds, seek };
 }
 
 async function main(): Promise<void> {
@@ -535,7 +604,9 @@ async function main(): Promise<void> {
   }
   const wantedPlayer = params.get('player');
   const explicitPlayer =
-    wantedPlayer === 'dashjs' || wantedPlayer === 'hlsjs' || wantedPlayer === 'native' ? wantedPlayer : null;
+    wantedPlayer === 'dashjs' || wantedPlayer === 'hlsjs' || wantedPlayer === 'shaka' || wantedPlayer === 'native'
+      ? wantedPlayer
+      : null;
   const src = params.get('src');
   if (src !== null) {
     const url = new URL(src, window.location.href).href;

@@ -357,6 +357,7 @@ export function playerFiles(): PlayerFiles {
     playerJs: join(packageRoot, 'dist', 'player', 'player.js'),
     dashjs: resolveOptional(() => require.resolve('dashjs')),
     hlsjs: resolveOptional(() => join(dirname(require.resolve('hls.js')), 'hls.min.js')),
+    shaka: resolveOptional(() => require.resolve('shaka-player')),
     chartsJs: join(packageRoot, 'dist', 'player', 'charts.js'),
     vega: resolveOptional(() => {
       const build = (name: string, file: string) => join(dirname(require.resolve(name)), file);

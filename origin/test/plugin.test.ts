@@ -315,7 +315,7 @@ describe('origin over HTTP', () => {
     const page = await fetch(`${url}/player/`);
     assert.equal(page.status, 200);
     assert.match(await page.text(), /<video id="video"/);
-    for (const lib of ['lib/dash.all.min.js', 'lib/hls.min.js', 'player.js']) {
+    for (const lib of ['lib/dash.all.min.js', 'lib/hls.min.js', 'lib/shaka-player.compiled.js', 'player.js']) {
       const response = await fetch(`${url}/player/${lib}`);
       assert.equal(response.status, 200, lib);
       assert.match(response.headers.get('content-type') ?? '', /javascript/);

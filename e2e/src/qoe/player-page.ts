@@ -22,6 +22,11 @@ export interface PageQuery {
   readonly policy?: string | undefined;
   readonly cmcd?: boolean | undefined;
   readonly abr?: 'throughput' | 'bola' | 'dynamic' | undefined;
+  /**
+   * The share of its throughput estimate the player may spend (dash.js bandwidthSafetyFactor, hls.js
+   * abrBandWidthUpFactor, Shaka bandwidthUpgradeTarget).
+   */
+  readonly safetyFactor?: number | undefined;
   readonly bufferSeconds?: number | undefined;
   /**
    * Once playback reaches `atSec`, jump to `toSec` (a seek test: progressive MP4 Range requests, a new startup phase).
@@ -36,6 +41,7 @@ export function playerPageUrl(query: PageQuery): string {
   if (query.policy !== undefined) params.set('policy', query.policy);
   if (query.cmcd === true) params.set('cmcd', '1');
   if (query.abr !== undefined) params.set('abr', query.abr);
+  if (query.safetyFactor !== undefined) params.set('safetyFactor', String(query.safetyFactor));
   if (query.bufferSeconds !== undefined) params.set('bufferSeconds', String(query.bufferSeconds));
   if (query.seek !== undefined) params.set('seek', `${query.seek.atSec}:${query.seek.toSec}`);
   return `${playerPageOrigin}/player/?${params.toString()}`;
@@ -43,10 +49,10 @@ export function playerPageUrl(query: PageQuery): string {
 
 export async function routePlayerPage(context: BrowserContext): Promise<void> {
   const paths = playerFiles();
-  if (paths.dashjs === undefined || paths.hlsjs === undefined)
+  if (paths.dashjs === undefined || paths.hlsjs === undefined || paths.shaka === undefined)
     throw new E2eError(
       'E2E_ERR_HARNESS',
-      'the browser harness plays with dash.js and hls.js: install them (npm install dashjs hls.js)',
+      'the browser harness plays with dash.js, hls.js and Shaka Player: install them (npm install dashjs hls.js shaka-player)',
     );
   // The origin's own table of the page's files: what /player/ serves, the harness serves.
   const files = await playerPageFiles(paths);

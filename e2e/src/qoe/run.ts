@@ -59,6 +59,8 @@ function validate(options: E2eRunOptions): void {
     throw new E2eError('E2E_ERR_OPTIONS', `--sessions must be a positive integer, not ${options.sessions}`);
   if (options.seconds !== undefined && !(options.seconds > 0))
     throw new E2eError('E2E_ERR_OPTIONS', `--seconds must be positive, not ${options.seconds}`);
+  if (options.safetyFactor !== undefined && !(options.safetyFactor > 0 && options.safetyFactor <= 1))
+    throw new E2eError('E2E_ERR_OPTIONS', `--safety-factor must be in (0, 1], not ${options.safetyFactor}`);
   if (options.concurrency !== undefined && (!Number.isInteger(options.concurrency) || options.concurrency < 1))
     throw new E2eError('E2E_ERR_OPTIONS', `--concurrency must be a positive integer, not ${options.concurrency}`);
   if (options.url !== undefined) {
@@ -118,12 +120,13 @@ async function assetUrl(lab: Lab, base: string, asset: string, player: PlayerKin
       'E2E_ERR_OPTIONS',
       `no asset "${asset}" in the media folder (it has: ${assets.map((a) => a.name).join(', ') || 'none'})`,
     );
-  const link = player === 'dashjs' ? entry.links.dash : player === 'hlsjs' ? entry.links.hls : entry.links.progressive;
+  const dash = player === 'dashjs' || player === 'shaka';
+  const link = dash ? entry.links.dash : player === 'hlsjs' ? entry.links.hls : entry.links.progressive;
   if (link === null)
     throw new E2eError(
       'E2E_ERR_OPTIONS',
       `asset "${asset}" has ` +
-        `no ${player === 'dashjs' ? 'MPD' : player === 'hlsjs' ? 'HLS playlist' : 'progressive MP4'} ` +
+        `no ${dash ? 'MPD' : player === 'hlsjs' ? 'HLS playlist' : 'progressive MP4'} ` +
         `for ${player} (status ${entry.status})`,
     );
   return `${base}/${link}`;
@@ -163,6 +166,7 @@ export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
       policy: options.asset === undefined ? options.policy : undefined,
       cmcd: options.cmcd,
       abr: options.abr,
+      safetyFactor: options.safetyFactor,
       bufferSeconds: options.bufferSeconds,
       seek: options.seek,
     };
@@ -223,6 +227,7 @@ async function writeRun(out: string, options: E2eRunOptions, result: E2eRunResul
     concurrency: result.concurrency,
     cmcd: options.cmcd === true,
     abr: options.abr ?? 'dynamic',
+    safetyFactor: options.safetyFactor ?? null,
     bufferSeconds: options.bufferSeconds ?? null,
   };
   await writeFile(join(out, 'summary.json'), `${JSON.stringify({ run, aggregates: result.aggregates }, null, 2)}\n`);

@@ -5,7 +5,7 @@
  */
 import { aggregate, type Aggregates, type SessionResult } from '@trickle/player-sim';
 
-export type PlayerKind = 'dashjs' | 'hlsjs' | 'native';
+export type PlayerKind = 'dashjs' | 'hlsjs' | 'shaka' | 'native';
 
 export interface Episode {
   readonly startMs: number;
@@ -20,6 +20,7 @@ export interface PlayerSnapshot {
   readonly policy: string | null;
   readonly cmcd: boolean;
   readonly abr: string;
+  readonly safetyFactor: number | null;
   readonly bufferSeconds: number | null;
   readonly startupMs: number | null;
   /** `bufferAheadSec`: media buffered ahead when the watchdog confirmed it (null until then). */

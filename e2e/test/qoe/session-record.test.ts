@@ -11,6 +11,7 @@ function snapshot(overrides: Partial<PlayerSnapshot>): PlayerSnapshot {
     policy: null,
     cmcd: false,
     abr: 'dynamic',
+    safetyFactor: null,
     bufferSeconds: null,
     startupMs: 1000,
     rebuffers: [],

@@ -270,6 +270,7 @@ export class DeliveryEngine {
           bitrateBps: segment.bitrateBps,
           ladderBps: ladder.ladderBps,
           renditionBps: ladder.renditionBps,
+          videoTopBps: ladder.videoTopBps,
         },
       },
       rendition: rendition.id,

@@ -139,6 +139,8 @@ export interface AssetIndex {
 export interface AbrLadder {
   readonly ladderBps: readonly number[];
   readonly renditionBps: number;
+  /** The highest entry of the period's video ladder (undefined: the period has no video). */
+  readonly videoTopBps: number | undefined;
 }
 
 function declaredBps(rendition: RenditionIndex): number {
@@ -152,11 +154,16 @@ export function abrLadders(renditions: readonly RenditionIndex[]): Map<string, A
     const peers = onLadder.filter((r) => r.period === rendition.period);
     const audioBps = Math.max(0, ...peers.filter((r) => r.kind === 'audio').map(declaredBps));
     const entryOf = (r: RenditionIndex) => declaredBps(r) + (r.kind === 'video' ? audioBps : 0);
+    const videoEntries = peers.filter((r) => r.kind === 'video').map(entryOf);
     const ladderBps = peers
       .filter((r) => r.kind === rendition.kind)
       .map(entryOf)
       .sort((a, b) => a - b);
-    ladders.set(rendition.id, { ladderBps, renditionBps: entryOf(rendition) });
+    ladders.set(rendition.id, {
+      ladderBps,
+      renditionBps: entryOf(rendition),
+      videoTopBps: videoEntries.length === 0 ? undefined : Math.max(...videoEntries),
+    });
   }
   return ladders;
 }

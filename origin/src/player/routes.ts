@@ -9,6 +9,7 @@ export interface PlayerFiles {
   /** Undefined when the optional dependency is not installed. */
   readonly dashjs: string | undefined;
   readonly hlsjs: string | undefined;
+  readonly shaka: string | undefined;
   /** The live charts' script, and Vega (optional too: without it the page plays and says so). */
   readonly chartsJs: string;
   readonly vega: { readonly vega: string; readonly vegaLite: string; readonly vegaEmbed: string } | undefined;
@@ -27,6 +28,7 @@ export async function playerPageFiles(
     ['charts.js', { body: await readFile(paths.chartsJs), type: script }],
     ['lib/dash.all.min.js', await optional(paths.dashjs, 'dashjs')],
     ['lib/hls.min.js', await optional(paths.hlsjs, 'hls.js')],
+    ['lib/shaka-player.compiled.js', await optional(paths.shaka, 'shaka-player')],
     ['lib/vega.min.js', await optional(paths.vega?.vega, 'vega vega-lite vega-embed')],
     ['lib/vega-lite.min.js', await optional(paths.vega?.vegaLite, 'vega vega-lite vega-embed')],
     ['lib/vega-embed.min.js', await optional(paths.vega?.vegaEmbed, 'vega vega-lite vega-embed')],

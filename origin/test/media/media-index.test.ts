@@ -35,6 +35,22 @@ describe('media index on the generated demo', () => {
     assert.equal(index.hlsPlaylists.length, 5);
   });
 
+  it('puts each kind on its own ABR ladder, video rungs with the audio added, and tells audio the top video rung', () => {
+    const audio = index.renditions.find((r) => r.kind === 'audio')!;
+    const video = index.renditions.filter((r) => r.kind === 'video');
+    const audioLadder = index.abrLadders.get(audio.id)!;
+    const topVideo = index.abrLadders.get(video.at(-1)!.id)!;
+    assert.deepEqual(audioLadder.ladderBps, [audioLadder.renditionBps]);
+    assert.equal(topVideo.ladderBps.length, 4);
+    assert.equal(topVideo.renditionBps, topVideo.ladderBps.at(-1));
+    assert.equal(
+      topVideo.renditionBps - (video.at(-1)!.declaredBandwidthBps ?? video.at(-1)!.averageBitrateBps),
+      audioLadder.renditionBps,
+    );
+    for (const rendition of index.renditions)
+      assert.equal(index.abrLadders.get(rendition.id)?.videoTopBps, topVideo.renditionBps);
+  });
+
   it('sums segment durations to the clip duration within one frame (video) or one AAC frame (audio)', () => {
     for (const rendition of index.renditions) {
       const tolerance = rendition.kind === 'video' ? 1 / 30 : 1024 / 48000 + 0.05;

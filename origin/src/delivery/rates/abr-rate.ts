@@ -8,7 +8,8 @@
  * multiple of the next rung's declared bitrate, falling from `multiplierAtEmpty` with an empty
  * buffer to `multiplierAtFull` with a full one (the Sammy result, SIGCOMM'23); at the top rung,
  * `multiplierAtTop` x its own declared bitrate (enough to stay there); never below the segment's
- * own rate.
+ * own rate. An audio segment goes no slower than `multiplierAtTop` x the period's top video rung:
+ * Shaka Player and ExoPlayer estimate throughput from every request, audio's too.
  *
  * Startup (full speed), whichever the client tells: with CMCD, `su` or a buffer (`bl`) below
  * `lowBufferMs`; without, segments within the first `startupSec` of the presentation, a viewer run
@@ -46,7 +47,11 @@ export interface AbrCmcd {
 }
 
 export interface AbrInput {
-  readonly segment: Pick<SegmentFacts, 'presentationSec' | 'bitrateBps' | 'ladderBps' | 'renditionBps'>;
+  readonly segment: Pick<
+    SegmentFacts,
+    'presentationSec' | 'bitrateBps' | 'ladderBps' | 'renditionBps' | 'videoTopBps'
+  > &
+    Partial<Pick<SegmentFacts, 'kind'>>;
   readonly cmcd: AbrCmcd | undefined;
   readonly viewer: ViewerRunState | undefined;
 }
@@ -136,6 +141,19 @@ export function abrDecision(input: AbrInput, options: AbrRateOptions): AbrDecisi
     if (capped < rateBps) {
       rateBps = capped;
       reason += `, lowered toward rtp ${cmcd.rtp} kbit/s (not below ${floorMultiplier} x ${baseLabel})`;
+    }
+  }
+  // Shaka Player and ExoPlayer estimate throughput from every request, audio's too: an audio segment
+  // paced at a multiple of its own few hundred kbit/s reads to them as a slow path, and they leave the
+  // top video rung (Shaka on fast-20mbit: 89 % of bulk's bitrate; 100 % with this). Tiny segments: at
+  // the video's top multiple they cost the link nothing, and every sample shows what the top rung needs.
+  if (segment.kind === 'audio' && segment.videoTopBps !== undefined) {
+    const pathFloorBps = options.multiplierAtTop * segment.videoTopBps;
+    if (rateBps < pathFloorBps) {
+      rateBps = pathFloorBps;
+      reason +=
+        `, raised to ${options.multiplierAtTop} x the top video rung ${Math.round(segment.videoTopBps / 1000)} ` +
+        'kbit/s (players that estimate from every request see audio too)';
     }
   }
   return { fullSpeed: false, rateBps, reason };

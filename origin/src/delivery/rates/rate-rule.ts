@@ -27,6 +27,12 @@ export interface SegmentFacts {
    */
   readonly ladderBps: readonly number[];
   readonly renditionBps: number;
+  /**
+   * The top of the video ladder of the segment's period (undefined without video): what an audio
+   * segment's arrival rate must not fall below, for players that estimate throughput from every
+   * request on the path (Shaka Player, ExoPlayer), audio included.
+   */
+  readonly videoTopBps?: number | undefined;
 }
 
 export interface ProgressiveFacts {

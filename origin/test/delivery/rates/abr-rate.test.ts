@@ -139,6 +139,35 @@ describe('the ABR-aware rate rule', () => {
     },
   );
 
+  it(
+    "paces audio no slower than the top video rung's multiple, for players that estimate from audio too; " +
+      'video, and audio without video, as before',
+    () => {
+      const audio = { presentationSec: 60, bitrateBps: 130e3, ladderBps: [128e3], renditionBps: 128e3 };
+      // Its own ladder's top: 1.5 x 128 kbit/s, unless the period's video ladder (top 2.8 Mbit/s) says more.
+      assert.equal(
+        rateOf(abrDecision({ segment: audio, cmcd: { bl: 30_000 }, viewer: undefined }, options)),
+        1.5 * 128e3,
+      );
+      const withVideo = { ...audio, kind: 'audio' as const, videoTopBps: 2.8e6 };
+      const decision = abrDecision({ segment: withVideo, cmcd: { bl: 30_000 }, viewer: undefined }, options);
+      assert.equal(rateOf(decision), 1.5 * 2.8e6);
+      assert.match(decision.reason, /raised to 1\.5 x the top video rung 2800 kbit\/s/);
+      // CMCD rtp does not take it below that either; startup is still full speed.
+      assert.equal(
+        rateOf(abrDecision({ segment: withVideo, cmcd: { bl: 30_000, rtp: 100 }, viewer: undefined }, options)),
+        1.5 * 2.8e6,
+      );
+      assert.equal(abrDecision({ segment: withVideo, cmcd: { su: true }, viewer: undefined }, options).fullSpeed, true);
+      // A video segment's rate is its ladder's business alone.
+      const video = { ...segment, kind: 'video' as const, videoTopBps: 2.8e6 };
+      assert.equal(
+        rateOf(abrDecision({ segment: video, cmcd: { bl: 30_000 }, viewer: undefined }, options)),
+        2 * 1.4e6,
+      );
+    },
+  );
+
   it('plans a segment response with its headers, and a progressive one by the media rate', () => {
     const rule = abrRateRule(options);
     const response: MediaResponse = {
