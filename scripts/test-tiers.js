@@ -51,7 +51,11 @@ const byTier = {
     'e2e/dist/test/qoe/run.test.js',
   ],
   // Browser tests that follow the lab tests in their lane (balancing the two lanes): beside another browser test only.
-  'browser-after-lab': ['e2e/dist/test/policies/https.test.js', 'e2e/dist/test/policies/packagers.test.js'],
+  'browser-after-lab': [
+    'e2e/dist/test/policies/https.test.js',
+    'e2e/dist/test/policies/packagers.test.js',
+    'e2e/dist/test/qoe/shaka.test.js',
+  ],
   full: [
     // Chromium
     'e2e/dist/test/player-page.test.js',

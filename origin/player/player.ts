@@ -256,11 +256,45 @@ function startDashjs(options: PlaybackOptions): () => void {
  * down below 0.95 x). The rendered bitrate is the active variant's video bandwidth at each
  * adaptation (Shaka signals no rendered switch).
  */
-function startShaka(options: PlaybackOptions): (() => void) | undefined {
+function startShaka(options: PlaybackOptions): () => void {
+  let stop = (): void => undefined;
+  let stopped = false;
+  void loadScript('lib/shaka-player.compiled.js').then(
+    () => {
+      if (!stopped) stop = startLoadedShaka(options);
+    },
+    () => fail('Shaka Player is not installed beside the origin (an optional dependency): npm install shaka-player'),
+  );
+  return () => {
+    stopped = true;
+    stop();
+  };
+}
+
+/** A classic script, added once when first needed (Shaka's 830 kB are no page's load cost but its own sessions'). */
+function loadScript(src: string): Promise<void> {
+  const existing = document.querySelector<HTMLScriptElement>(`script[src="${src}"]`);
+  const script = existing ?? document.createElement('script');
+  if (existing?.dataset.loaded === '1') return Promise.resolve();
+  const loaded = new Promise<void>((resolve, reject) => {
+    script.addEventListener('load', () => {
+      script.dataset.loaded = '1';
+      resolve();
+    });
+    script.addEventListener('error', () => reject(new Error(`${src} did not load`)));
+  });
+  if (existing === null) {
+    script.src = src;
+    document.head.append(script);
+  }
+  return loaded;
+}
+
+function startLoadedShaka(options: PlaybackOptions): () => void {
   shaka.polyfill.installAll();
   if (!shaka.Player.isBrowserSupported()) {
     fail('Shaka Player needs Media Source Extensions, which this browser lacks');
-    return undefined;
+    return () => undefined;
   }
   const player = new shaka.Player();
   player.configure({
