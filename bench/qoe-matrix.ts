@@ -50,11 +50,20 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--players <names>', `players (${matrixPlayers.join(', ')})`, matrixPlayers.join(','))
     .option('--cmcd <modes>', 'off, on (on: only for policies whose rate rule reads CMCD)', 'off,on')
     .option('--sessions <n>', 'sessions per cell', '10')
-    .option('--seconds <n>', 'session length', '90')
+    .option(
+      '--seconds <n>',
+      'session length (180 s or more judges a steady state: needs an asset longer than the start plus this)',
+      '190',
+    )
+    .option('--starts <secs>', 'where players begin, media seconds: a cell per start (e.g. 0,60)', '0')
     .option('--parallel <n>', 'labs at once', '3')
     .option('--congestion-control <cc>', "the origin's congestion control (the paper's servers: cubic)", 'cubic')
     .option('--media <dir>', 'media directory holding the asset', 'media')
-    .option('--asset <name>', 'the asset played', 'demo')
+    .option(
+      '--asset <name>',
+      'the asset played (make it: npx trickle media demo --out media/demo-300 --duration 300)',
+      'demo-300',
+    )
     .option('--work <dir>', 'where finished sessions are kept (resume)', '.cache/bench-qoe')
     .option('--fresh', 'discard finished sessions in --work')
     .option('--report-only', 'write the results from the sessions already in --work, run nothing')
@@ -64,7 +73,11 @@ export async function main(argv: readonly string[]): Promise<void> {
       examples(
         'sudo npx trickle bench qoe',
         'sudo npx trickle bench qoe --links dsl-6mbit --policies ' +
-          'bulk,trickle-abr,pacing@bbr --players dashjs,sim --sessions 8 --seconds 60',
+          'bulk,trickle-abr,pacing@bbr --players dashjs,sim --sessions 8 --seconds 60 --asset demo',
+        'sudo npx trickle bench qoe --links 3g-trace --policies bulk,trickle-abr --players dashjs --cmcd off ' +
+          '--sessions 24 --results qoe-3g-long',
+        'sudo npx trickle bench qoe --links dsl-6mbit --starts 60 --policies bulk,trickle-abr,trickle ' +
+          '--players dashjs --cmcd off --sessions 8 --results qoe-mid-asset',
       ),
     )
     .parse(['node', 'bench', ...argv])
@@ -75,6 +88,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       cmcd: string;
       sessions: string;
       seconds: string;
+      starts: string;
       parallel: string;
       congestionControl: string;
       media: string;
@@ -102,6 +116,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     cmcd: cmcd as ('off' | 'on')[],
     sessions: Number(options.sessions),
     sessionSeconds: Number(options.seconds),
+    starts: list(options.starts).map(Number),
     congestionControl: options.congestionControl,
     probeIntervalMs: 100,
     asset: options.asset,
@@ -137,7 +152,8 @@ export async function main(argv: readonly string[]): Promise<void> {
       `policies: ${matrix.policies.map((p) => p.label).join(', ')} (congestion ` +
       `control ${matrix.congestionControl} unless named); ` +
       `players: ${matrix.players.join(', ')}; ` +
-      `CMCD: ${matrix.cmcd.join(', ')}; ${matrix.sessions} sessions ` +
+      `CMCD: ${matrix.cmcd.join(', ')}; players begin at ${matrix.starts.map((s) => `${s} s`).join(', ')}; ` +
+      `${matrix.sessions} sessions ` +
       `of ${matrix.sessionSeconds} s per cell; ${failures} harness retries. Charts: ` +
       `bench/results/${options.results}.html.`,
     ...report.markdown,

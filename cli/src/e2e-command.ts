@@ -4,7 +4,7 @@ import { type Command, Option } from 'commander';
 import { type BrowserAggregates, examples, profiles, runE2e, stageProgress } from '@trickle/e2e';
 import { policyNames } from '@trickle/origin';
 import { describeQoe } from './qoe-text.js';
-import { positiveInteger, positiveNumber } from './number-arguments.js';
+import { nonNegativeNumber, positiveInteger, positiveNumber } from './number-arguments.js';
 
 interface E2eFlags {
   url?: string;
@@ -20,6 +20,7 @@ interface E2eFlags {
   abr?: 'throughput' | 'bola' | 'dynamic';
   safetyFactor?: number;
   bufferSeconds?: number;
+  start?: number;
   json?: boolean;
   out?: string;
 }
@@ -70,6 +71,11 @@ export function registerE2eCommands(program: Command): void {
       positiveNumber('safety-factor'),
     )
     .option('--buffer-seconds <s>', 'forward buffer target', positiveNumber('buffer-seconds'))
+    .option(
+      '--start <s>',
+      'begin playback at this media time, as a viewer who resumes mid-asset does',
+      nonNegativeNumber('start'),
+    )
     .option('--json', 'print the aggregates as one JSON object')
     .option('--out <dir>', 'write sessions/<n>.json, summary.json and index.html (charts)')
     .addHelpText(
@@ -96,6 +102,7 @@ export function registerE2eCommands(program: Command): void {
         abr: opts.abr,
         safetyFactor: opts.safetyFactor,
         bufferSeconds: opts.bufferSeconds,
+        startSec: opts.start,
         out: opts.out === undefined ? undefined : resolve(opts.out),
         onSession: (_record, done, total) => progress.update('sessions', done / total),
         onRetry: (index, error) =>

@@ -1,6 +1,7 @@
 /**
  * The origin's /player/ page in real (Debian) Chromium: dash.js, hls.js and a plain <video> each
- * start playing the demo and keep playing; the plain <video> survives a seek (Range requests);
+ * start playing the demo and keep playing, and begin mid-asset when told to; the plain <video>
+ * survives a seek (Range requests);
  * dash.js's end is an end whether or not it signals end of stream, and a stall short of the end
  * is not one.
  */
@@ -33,12 +34,16 @@ describe('/player/ in Chromium', { skip }, () => {
   let url: string;
   let chromium: LaunchedChromium;
   const ranges: string[] = [];
+  /** Media segments asked for (`chunk-<representation>-<number>.m4s`), in order. */
+  const chunks: string[] = [];
 
   before(async () => {
     app = await buildApp({ config: await loadConfig({ flags: { media: mediaRoot, port: 0 } }), logger: false });
     app.addHook('onRequest', async (request) => {
       if (request.headers.range !== undefined && request.url.endsWith('progressive.mp4'))
         ranges.push(request.headers.range);
+      const chunk = /chunk-\d+-\d+\.m4s/.exec(request.url)?.[0];
+      if (chunk !== undefined) chunks.push(chunk);
     });
     url = await app.listen({ port: 0, host: '127.0.0.1' });
     chromium = await launchChromium();
@@ -194,4 +199,35 @@ describe('/player/ in Chromium', { skip }, () => {
     assert.ok(ranges.length > 0, 'the browser fetched the MP4 with Range requests');
     await page.close();
   });
+
+  for (const player of ['dashjs', 'hlsjs']) {
+    it(`${player} begins where it is told (start=12), fetching nothing of the first 10 s`, async () => {
+      const before = chunks.length;
+      const page = await chromium.context.newPage();
+      // The earlier tests' segments sit in the shared context's cache: every request must reach the origin.
+      const cdp = await chromium.context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+      await page.goto(`${url}/player/?asset=demo&player=${player}&start=12`);
+      await page.waitForFunction(
+        () => (window as unknown as { trickle?: Snapshot }).trickle?.startupMs != null,
+        undefined,
+        { timeout: 20_000 },
+      );
+      const startedAt = await page.evaluate(
+        () => (window.document.getElementById('video') as HTMLVideoElement).currentTime,
+      );
+      const snapshot = await page.evaluate(() => (window as unknown as { trickle: Snapshot }).trickle);
+      await page.close();
+      assert.deepEqual(snapshot.errors, []);
+      assert.ok(startedAt >= 11.9 && startedAt < 16, `playing from ${startedAt} s`);
+      // 2 s segments numbered from 1: 12 s lies in number 7; nothing before number 6 (a player may take the one ahead).
+      const numbers = chunks.slice(before).map((name) => Number(/-(\d+)\.m4s$/.exec(name)![1]));
+      assert.ok(numbers.length > 0, 'no segment requested');
+      assert.ok(
+        numbers.every((n) => n >= 6),
+        `segments asked for: ${numbers.join(', ')}`,
+      );
+    });
+  }
 });

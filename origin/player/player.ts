@@ -23,8 +23,9 @@
  * cmcd (1: send CMCD as query keys), abr (dash.js: throughput|bola|dynamic), safetyFactor (the
  * share of its throughput estimate the player may spend on a rung: dash.js's bandwidthSafetyFactor,
  * hls.js's abrBandWidthUpFactor, Shaka's bandwidthUpgradeTarget; other players' margins, e.g. 0.7),
- * bufferSeconds (the forward buffer target), seek (`<at>:<to>`: once playback reaches `at` seconds,
- * jump to `to`).
+ * bufferSeconds (the forward buffer target), start (seconds: begin playback there, as a viewer who
+ * resumes or follows a link into the middle does), seek (`<at>:<to>`: once playback reaches `at`
+ * seconds, jump to `to`).
  */
 import type * as DashJs from 'dashjs';
 import type HlsClass from 'hls.js';
@@ -57,6 +58,8 @@ interface PlaybackOptions {
   readonly abr: AbrName;
   readonly safetyFactor: number | null;
   readonly bufferSeconds: number | null;
+  /** Where playback begins, media seconds (null: the start). */
+  readonly startSec: number | null;
   readonly seek: { readonly atSec: number; readonly toSec: number } | null;
 }
 
@@ -246,7 +249,8 @@ function startDashjs(options: PlaybackOptions): () => void {
   dash.on(dashjs.MediaPlayer.events.ERROR, (event: unknown) =>
     fail(`dash.js error: ${JSON.stringify(event).slice(0, 300)}`),
   );
-  dash.initialize(video, options.url, true);
+  if (options.startSec === null) dash.initialize(video, options.url, true);
+  else dash.initialize(video, options.url, true, options.startSec);
   return () => dash.destroy();
 }
 
@@ -320,7 +324,7 @@ function startLoadedShaka(options: PlaybackOptions): () => void {
   );
   void player
     .attach(video)
-    .then(() => player.load(options.url))
+    .then(() => player.load(options.url, options.startSec))
     .then(onVariant)
     .catch((error: unknown) => fail(`Shaka Player could not load: ${JSON.stringify(error).slice(0, 300)}`));
   return () => void player.destroy();
@@ -337,6 +341,7 @@ function startHlsjs(options: PlaybackOptions): (() => void) | undefined {
       ? {}
       : { maxBufferLength: options.bufferSeconds, maxMaxBufferLength: options.bufferSeconds }),
     ...(options.safetyFactor === null ? {} : { abrBandWidthUpFactor: options.safetyFactor }),
+    ...(options.startSec === null ? {} : { startPosition: options.startSec }),
     ...(options.cmcd ? { cmcd: { useHeaders: false } } : {}),
     ...(policy === null
       ? {}
@@ -414,6 +419,7 @@ function play(options: PlaybackOptions): void {
     abr: options.abr,
     safetyFactor: options.safetyFactor,
     bufferSeconds: options.bufferSeconds,
+    startSec: options.startSec,
   });
   show('source', options.url);
 
@@ -421,7 +427,8 @@ function play(options: PlaybackOptions): void {
   else if (options.player === 'hlsjs') teardown = startHlsjs(options);
   else if (options.player === 'shaka') teardown = startShaka(options);
   else {
-    video.src = withPolicy(options.url, options.policy);
+    // A media fragment: the element fetches from the start time's byte range on.
+    video.src = `${withPolicy(options.url, options.policy)}${options.startSec === null ? '' : `#t=${options.startSec}`}`;
     teardown = () => {
       video.removeAttribute('src');
       video.load();
@@ -614,6 +621,9 @@ function parseOptions(params: URLSearchParams): Omit<PlaybackOptions, 'player' |
   const bufferSeconds = buffer === null ? null : Number(buffer);
   if (bufferSeconds !== null && !(bufferSeconds > 0))
     throw new Error(`bufferSeconds must be a positive number, not "${buffer}"`);
+  const startText = params.get('start');
+  const startSec = startText === null ? null : Number(startText);
+  if (startSec !== null && !(startSec >= 0)) throw new Error(`start must be seconds >= 0, not "${startText}"`);
   const seekText = params.get('seek');
   let seek: PlaybackOptions['seek'] = null;
   if (seekText !== null) {
@@ -622,7 +632,15 @@ function parseOptions(params: URLSearchParams): Omit<PlaybackOptions, 'player' |
       throw new Error(`seek must be <at seconds>:<to seconds>, not "${seekText}"`);
     seek = { atSec: atSec!, toSec: toSec! };
   }
-  return { policy: params.get('policy'), cmcd: params.get('cmcd') === '1', abr, safetyFactor, bufferSeconds, seek };
+  return {
+    policy: params.get('policy'),
+    cmcd: params.get('cmcd') === '1',
+    abr,
+    safetyFactor,
+    bufferSeconds,
+    startSec,
+    seek,
+  };
 }
 
 async function main(): Promise<void> {

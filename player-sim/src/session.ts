@@ -41,6 +41,11 @@ export interface SessionSettings {
   readonly sessionSeconds: number;
   /** The viewer leaves if playback has not started after this long; undefined: never. */
   readonly abandonAfterMs?: number | undefined;
+  /**
+   * Where playback begins, media seconds: from the segment that holds it, as a viewer who resumes or
+   * follows a link into the middle (0 or undefined: the start).
+   */
+  readonly startSec?: number | undefined;
 }
 
 export const defaultSessionSettings: SessionSettings = {
@@ -103,8 +108,13 @@ export async function runSession(
   let bytesDownloaded = 0;
   let lastIndex: number | undefined;
   let lastFetchEndMs = startMs;
-  let mediaSec = 0;
   let abandoned = false;
+  const segmentDurations = content.renditions[0]!.segments.map((s) => s.durationSec);
+  let firstSegment = 0;
+  let mediaSec = 0;
+  const startSec = settings.startSec ?? 0;
+  while (firstSegment < segmentCount - 1 && mediaSec + segmentDurations[firstSegment]! <= startSec)
+    mediaSec += segmentDurations[firstSegment++]!;
 
   /** Plays from `fromMs` to `toMs`; a buffer running dry starts a stall at the moment it ran out. */
   const drain = (fromMs: number, toMs: number) => {
@@ -131,8 +141,8 @@ export async function runSession(
     }
   };
 
-  for (let segment = 0; segment < segmentCount; segment++) {
-    const segmentSec = content.renditions[0]!.segments[segment]!.durationSec;
+  for (let segment = firstSegment; segment < segmentCount; segment++) {
+    const segmentSec = segmentDurations[segment]!;
     // Idle while the buffer is full: the gaps between requests that shape TCP's behaviour.
     if (playing && bufferSec + segmentSec > settings.maxBufferSec) {
       const waitMs = (bufferSec + segmentSec - settings.maxBufferSec) * 1000;
@@ -158,7 +168,7 @@ export async function runSession(
       bufferSec,
       maxBufferSec: settings.maxBufferSec,
       idleMs: requestMs - lastFetchEndMs,
-      firstRequest: segment === 0,
+      firstRequest: segment === firstSegment,
       startedUp: playing,
     });
     const doneMs = clock.nowMs();

@@ -148,6 +148,41 @@ describe('session model', () => {
     );
   });
 
+  it('starts mid-asset from the segment that holds the start, and plays only what follows', async () => {
+    // 1 Mbit/s CBR, 2 s segments of 250 kB, 20 of them (40 s); the link gives 2 Mbit/s: a segment a second.
+    const content = cbrContent([1e6], 20);
+    const requested: { segmentIndex: number; mediaStartSec: number; firstRequest: boolean }[] = [];
+    const clock = new VirtualClock();
+    const model = new ModelFetcher(content, new TraceNetwork(constantTrace(2e6), 0), deliveryModels.bulk!(), clock);
+    const result = await runSession(
+      content,
+      abrRules.throughput!(),
+      {
+        fetch: (request) => {
+          requested.push(request);
+          return model.fetch(request);
+        },
+      },
+      clock,
+      { startupThresholdSec: 2, resumeThresholdSec: 2, maxBufferSec: 30, sessionSeconds: 600, startSec: 31 },
+    );
+    // 31 s lies in segment 15 ([30, 32)): segments 15-19 are fetched, 10 s of media played, no rebuffer.
+    assert.deepEqual(
+      requested.map((r) => r.segmentIndex),
+      [15, 16, 17, 18, 19],
+    );
+    assert.equal(requested[0]!.mediaStartSec, 30);
+    assert.equal(requested[0]!.firstRequest, true);
+    assert.equal(requested[1]!.firstRequest, false);
+    assert.equal(result.segments, 5);
+    assert.ok(Math.abs(result.playedSec - 10) < 1e-9, `played ${result.playedSec}`);
+    assert.equal(result.rebuffers.length, 0);
+    assert.equal(result.startupDelayMs, 1000);
+    // A start past the end plays the last segment, as a player asked for the very end does.
+    const past = await one(content, constantTrace(2e6), 'throughput', { startSec: 500 });
+    assert.equal(past.segments, 1);
+  });
+
   it('abandons a session whose startup takes longer than the viewer waits', async () => {
     const content = cbrContent([1e6], 10);
     const result = await one(content, constantTrace(100e3), 'throughput', {

@@ -79,7 +79,7 @@ for (let i = 0; i < plan.dash; i++) {
       playLiveSession(
         content!,
         plan.abr,
-        { sessionSeconds: plan.sessionSeconds, maxBufferSec: plan.maxBufferSec },
+        { sessionSeconds: plan.sessionSeconds, maxBufferSec: plan.maxBufferSec, startSec: plan.startSec },
         {
           cmcd: plan.cmcd,
           onResponseHeaders: recorder.onResponseHeaders,

@@ -21,6 +21,8 @@ export interface ViewerPlan {
   readonly abr: string;
   readonly cmcd: boolean;
   readonly maxBufferSec: number;
+  /** Where the DASH viewers begin playback, media seconds (default: the start). */
+  readonly startSec?: number | undefined;
   /** Needed when `progressive` > 0. */
   readonly progressiveTable: ProgressiveTable | undefined;
   /** A population lab: viewer i (progressive first, then DASH) connects from localAddresses[i], its own link. */

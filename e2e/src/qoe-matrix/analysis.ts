@@ -36,6 +36,8 @@ export interface RunNetwork {
   /** Queueing delay of each probe reply (its RTT - the run's smallest), ms; and of those after the startup window. */
   readonly queueingMs: readonly number[];
   readonly queueingAfterStartupMs: readonly number[];
+  /** Wall seconds of the session after its startup window (absent in runs written before it was recorded). */
+  readonly afterStartupSec?: number | undefined;
   readonly bottleneckDrops: number;
 }
 
@@ -66,10 +68,17 @@ export interface CellSummary {
   readonly throttledRetransmissionPercent: Estimate;
   readonly queueingP95Ms: Estimate;
   readonly queueingP95AfterStartupMs: Estimate;
+  /** Wall seconds per session after the startup window: how much of it was paced steady state. */
+  readonly afterStartupSec: Estimate;
 }
 
 /** Fewer sessions than this in a cell, and its comparisons say "too few" rather than met or missed. */
 export const minimumSessions = 8;
+/** A cell long enough to judge a player's steady state (buffer full, ABR settled): its sessions, and their paced part. */
+export const minimumCellSessionSec = 180;
+export const minimumAfterStartupSec = 120;
+/** Rebuffering chance on the 3G-like trace is judged only when its 95 % interval is at most this wide each way. */
+export const maximumChanceHalfWidthPoints = 20;
 const resamples = 2000;
 
 /** p95 of the runs' samples pooled. */
@@ -140,6 +149,11 @@ export function summarizeCell(cell: MatrixCell, runs: readonly MatrixRunData[], 
     ),
     queueingP95Ms: pooledP95(runs, (n) => n.queueingMs, seed),
     queueingP95AfterStartupMs: pooledP95(runs, (n) => n.queueingAfterStartupMs, seed),
+    afterStartupSec: bootstrap(
+      runs.filter((r) => r.network.afterStartupSec !== undefined),
+      (r) => mean(r.map((x) => x.network.afterStartupSec!)),
+      options,
+    ),
   };
 }
 
@@ -206,22 +220,51 @@ export interface MatrixData {
   readonly runsByCell: ReadonlyMap<string, readonly MatrixRunData[]>;
 }
 
+/** A link, and where playback began on it. */
+interface Place {
+  readonly link: string;
+  readonly startSec: number;
+  readonly scope: string;
+}
+
+/** The browser players whose bitrate goals are checked, and every player of the matrix. */
+const realPlayers = ['dashjs', 'hlsjs', 'shaka'] as const;
+const allPlayers = [...realPlayers, 'sim'] as const;
+
 /** The issue's goals, for `defaultPolicy` (the segment default) against bulk and application pacing. */
 export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[] {
   const checks: GoalCheck[] = [];
-  const find = (link: string, policy: string, player: string, cmcd: boolean) =>
+  // The goals hold wherever playback begins: each link at each start is a place of its own.
+  const places: Place[] = [
+    ...new Map(
+      data.cells.map((c) => [
+        `${c.cell.link}@${c.cell.startSec}`,
+        {
+          link: c.cell.link,
+          startSec: c.cell.startSec,
+          scope: c.cell.startSec > 0 ? `${c.cell.link} from ${c.cell.startSec} s` : c.cell.link,
+        },
+      ]),
+    ).values(),
+  ];
+  const find = (place: Place, policy: string, player: string, cmcd: boolean) =>
     data.cells.find(
-      (c) => c.cell.link === link && c.cell.policy.label === policy && c.cell.player === player && c.cell.cmcd === cmcd,
+      (c) =>
+        c.cell.link === place.link &&
+        c.cell.startSec === place.startSec &&
+        c.cell.policy.label === policy &&
+        c.cell.player === player &&
+        c.cell.cmcd === cmcd,
     );
+  const at = (link: string) => places.find((p) => p.link === link && p.startSec === 0);
   const runs = (cell: CellSummary | undefined) => (cell === undefined ? [] : (data.runsByCell.get(cell.cell.id) ?? []));
-  const links = [...new Set(data.cells.map((c) => c.cell.link))];
-  for (const link of links) {
-    for (const player of ['dashjs', 'hlsjs'] as const) {
-      const bulk = find(link, 'bulk', player, false);
+  for (const place of places) {
+    for (const player of realPlayers) {
+      const bulk = find(place, 'bulk', player, false);
       for (const cmcd of [false, true]) {
-        const mine = find(link, defaultPolicy, player, cmcd);
+        const mine = find(place, defaultPolicy, player, cmcd);
         if (mine === undefined || bulk === undefined) continue;
-        const scope = `${link}, ${player}${cmcd ? ', CMCD on' : ''}`;
+        const scope = `${place.scope}, ${player}${cmcd ? ', CMCD on' : ''}`;
         const ratio = bitrateRatio(runs(mine), runs(bulk));
         checks.push({
           goal: `${defaultPolicy} mean bitrate >= 95 % of bulk's`,
@@ -241,24 +284,26 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
         });
       }
     }
-    for (const player of ['dashjs', 'hlsjs', 'sim'] as const) {
-      const cmcdOff = find(link, 'cmcd', player, false);
-      const bulk = find(link, 'bulk', player, false);
+    for (const player of allPlayers) {
+      const cmcdOff = find(place, 'cmcd', player, false);
+      const bulk = find(place, 'bulk', player, false);
       if (cmcdOff !== undefined && bulk !== undefined) {
         const a = cmcdOff.startupMs;
         const b = bulk.startupMs;
         checks.push({
           goal: 'cmcd without CMCD no worse than bulk on startup',
-          scope: `${link}, ${player}`,
+          scope: `${place.scope}, ${player}`,
           measured: `${fmt(a, 0)} ms vs ${fmt(b, 0)} ms`,
           verdict: verdictOf([cmcdOff, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)),
         });
       }
     }
   }
-  for (const player of ['dashjs', 'hlsjs', 'sim'] as const) {
-    const mine = find('fast-20mbit', defaultPolicy, player, false);
-    const app = find('fast-20mbit', 'app-pacing', player, false);
+  const fast = at('fast-20mbit');
+  const shallow = at('shallow-100mbit');
+  for (const player of allPlayers) {
+    const mine = fast === undefined ? undefined : find(fast, defaultPolicy, player, false);
+    const app = fast === undefined ? undefined : find(fast, 'app-pacing', player, false);
     if (mine !== undefined && app !== undefined) {
       for (const [label, pick] of [
         ['whole session', (c: CellSummary) => c.queueingP95Ms],
@@ -273,8 +318,8 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
         });
       }
     }
-    const pacing = find('shallow-100mbit', 'pacing', player, false);
-    const bulk = find('shallow-100mbit', 'bulk', player, false);
+    const pacing = shallow === undefined ? undefined : find(shallow, 'pacing', player, false);
+    const bulk = shallow === undefined ? undefined : find(shallow, 'bulk', player, false);
     if (pacing !== undefined && bulk !== undefined) {
       const a = pacing.rebufferChancePercent;
       const b = bulk.rebufferChancePercent;
@@ -288,13 +333,49 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
       });
     }
   }
+  // Long enough to judge a steady state, and (on the 3G-like trace, where chance varies most) enough sessions.
+  for (const place of places) {
+    const here = data.cells.filter(
+      (c) => c.cell.link === place.link && c.cell.startSec === place.startSec && c.sessions > 0,
+    );
+    if (here.length === 0) continue;
+    const sessionSec = Math.min(
+      ...here.map((c) =>
+        mean((data.runsByCell.get(c.cell.id) ?? []).flatMap((r) => r.sessions.map((x) => x.result.sessionSec))),
+      ),
+    );
+    const shortest = here.reduce((a, b) => (b.afterStartupSec.value < a.afterStartupSec.value ? b : a));
+    checks.push({
+      goal: `sessions >= ${minimumCellSessionSec} s with >= ${minimumAfterStartupSec} s after the startup window`,
+      scope: place.scope,
+      measured:
+        `sessions ${sessionSec.toFixed(0)} s (the shortest cell's mean); after the startup window ` +
+        `${fmt(shortest.afterStartupSec, 0)} s (the least, ${shortest.cell.policy.label} ${shortest.cell.player})`,
+      verdict: verdictOf(
+        here,
+        shortest.afterStartupSec.value,
+        sessionSec >= minimumCellSessionSec - 1 && shortest.afterStartupSec.value >= minimumAfterStartupSec,
+      ),
+    });
+    if (place.link !== '3g-trace') continue;
+    const halfWidth = (c: CellSummary) => (c.rebufferChancePercent.high - c.rebufferChancePercent.low) / 2;
+    const widest = here.reduce((a, b) => (halfWidth(b) > halfWidth(a) ? b : a));
+    checks.push({
+      goal: `rebuffering chance known within +-${maximumChanceHalfWidthPoints} points on the 3G-like trace`,
+      scope: place.scope,
+      measured:
+        `widest +-${halfWidth(widest).toFixed(1)} points (${widest.cell.policy.label} ${widest.cell.player}, ` +
+        `${widest.sessions} sessions: ${fmt(widest.rebufferChancePercent, 1)} %)`,
+      verdict: verdictOf(here, halfWidth(widest), halfWidth(widest) <= maximumChanceHalfWidthPoints),
+    });
+  }
   // Against Netflix's Sammy (SIGCOMM'23), the strongest published pacer: the network's side, on every link.
-  for (const link of links)
-    for (const player of ['dashjs', 'hlsjs', 'sim'] as const) {
-      const mine = find(link, defaultPolicy, player, false);
-      const sammy = find(link, 'sammy', player, false);
+  for (const place of places)
+    for (const player of allPlayers) {
+      const mine = find(place, defaultPolicy, player, false);
+      const sammy = find(place, 'sammy', player, false);
       if (mine === undefined || sammy === undefined) continue;
-      const scope = `${link}, ${player}`;
+      const scope = `${place.scope}, ${player}`;
       const retransmissions = runDifference(
         runs(mine),
         runs(sammy),
@@ -329,6 +410,7 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
 
 export interface Agreement {
   readonly link: string;
+  readonly startSec: number;
   readonly policy: string;
   readonly cmcd: boolean;
   readonly rebufferChanceDiffPoints: number;
@@ -350,6 +432,7 @@ export function agreements(cells: readonly CellSummary[]): Agreement[] {
       (c) =>
         c.cell.player === 'dashjs' &&
         c.cell.link === sim.cell.link &&
+        c.cell.startSec === sim.cell.startSec &&
         c.cell.policy.label === sim.cell.policy.label &&
         c.cell.cmcd === sim.cell.cmcd,
     );
@@ -358,6 +441,7 @@ export function agreements(cells: readonly CellSummary[]): Agreement[] {
     const ratio = sim.meanBitrateMbps.value / other.meanBitrateMbps.value;
     out.push({
       link: sim.cell.link,
+      startSec: sim.cell.startSec,
       policy: sim.cell.policy.label,
       cmcd: sim.cell.cmcd,
       rebufferChanceDiffPoints: diff,

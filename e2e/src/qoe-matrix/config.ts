@@ -1,5 +1,6 @@
 /**
- * The QoE matrix's cells: links x policies x players x CMCD. Each cell is played `sessions` times,
+ * The QoE matrix's cells: links x policies x players x CMCD x where playback starts (the
+ * beginning, or mid-asset as a viewer who resumes or follows a link does). Each cell is played `sessions` times,
  * each time on a fresh lab (the link belongs to the session: the paper's world is one access
  * link per viewer), with the same link draw for session i in every cell, so cells are compared
  * on identical network conditions (a paired design). A shared link (`viewers` > 1) holds that
@@ -12,7 +13,7 @@ import { E2eError } from '../errors.js';
 import { symmetricLink, type LinkSpec } from '../lab/link-spec.js';
 import { profileLink } from '../lab/profiles.js';
 
-export const matrixPlayers = ['dashjs', 'hlsjs', 'sim'] as const;
+export const matrixPlayers = ['dashjs', 'hlsjs', 'shaka', 'sim'] as const;
 export type MatrixPlayer = (typeof matrixPlayers)[number];
 
 export interface MatrixLink {
@@ -89,6 +90,8 @@ export interface MatrixOptions {
   readonly probeIntervalMs: number;
   /** The origin's startup phase, media seconds (default: the origin's, 35 s). */
   readonly startupSec?: number | undefined;
+  /** Where sessions begin playback, media seconds: a cell per start (default: 0, the beginning). */
+  readonly starts?: readonly number[] | undefined;
   readonly asset: string;
   readonly media: string;
 }
@@ -99,6 +102,8 @@ export interface MatrixCell {
   readonly policy: MatrixPolicy;
   readonly player: MatrixPlayer;
   readonly cmcd: boolean;
+  /** Where its sessions begin playback, media seconds (0: the beginning). */
+  readonly startSec: number;
 }
 
 /** One session slot of a cell: session `index` on its fresh lab. */
@@ -117,19 +122,26 @@ export function cellsOf(options: MatrixOptions): MatrixCell[] {
     if (matrixLinks[link] === undefined)
       throw new E2eError('E2E_ERR_OPTIONS', `no matrix link "${link}"; known: ${Object.keys(matrixLinks).join(', ')}`);
   const cells: MatrixCell[] = [];
+  const starts = options.starts ?? [0];
+  for (const startSec of starts)
+    if (!Number.isFinite(startSec) || startSec < 0)
+      throw new E2eError('E2E_ERR_OPTIONS', `a start must be media seconds >= 0, not ${startSec}`);
   for (const link of options.links) {
-    for (const policy of options.policies) {
-      for (const player of options.players) {
-        for (const cmcd of options.cmcd) {
-          // CMCD on is a cell of its own only where the rate rule reads it.
-          if (cmcd === 'on' && !readsCmcd(policy.policy)) continue;
-          cells.push({
-            id: `${link}/${policy.label}/${player}${cmcd === 'on' ? '+cmcd' : ''}`,
-            link,
-            policy,
-            player,
-            cmcd: cmcd === 'on',
-          });
+    for (const startSec of starts) {
+      for (const policy of options.policies) {
+        for (const player of options.players) {
+          for (const cmcd of options.cmcd) {
+            // CMCD on is a cell of its own only where the rate rule reads it.
+            if (cmcd === 'on' && !readsCmcd(policy.policy)) continue;
+            cells.push({
+              id: `${link}/${policy.label}/${player}${cmcd === 'on' ? '+cmcd' : ''}${startSec > 0 ? `@${startSec}s` : ''}`,
+              link,
+              policy,
+              player,
+              cmcd: cmcd === 'on',
+              startSec,
+            });
+          }
         }
       }
     }

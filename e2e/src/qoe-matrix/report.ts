@@ -32,6 +32,7 @@ const columns = [
   'throttled retrans. (%)',
   'probe queueing p95 (ms)',
   'p95 after startup (ms)',
+  'after startup (s)',
 ];
 
 function row(c: CellSummary): string[] {
@@ -51,6 +52,7 @@ function row(c: CellSummary): string[] {
     est(c.throttledRetransmissionPercent, 3),
     est(c.queueingP95Ms, 1),
     est(c.queueingP95AfterStartupMs, 1),
+    est(c.afterStartupSec, 0),
   ];
 }
 
@@ -63,7 +65,14 @@ export function matrixReport(
   data: MatrixData,
   options: { readonly defaultPolicy: string; readonly sessionSeconds: number; readonly commandLine: string },
 ): MatrixReport {
-  const links = [...new Set(data.cells.map((c) => c.cell.link))];
+  // A section per link and start (mid-asset starts after the link's own).
+  const places = [...new Map(data.cells.map((c) => [`${c.cell.link}@${c.cell.startSec}`, c.cell])).values()].map(
+    (c) => ({
+      link: c.link,
+      startSec: c.startSec,
+      title: c.startSec > 0 ? `${c.link} from ${c.startSec} s` : c.link,
+    }),
+  );
   const goals = goalChecks(data, options.defaultPolicy);
   const agree = agreements(data.cells);
   const md: string[] = [
@@ -71,7 +80,10 @@ export function matrixReport(
     `Command: \`${options.commandLine}\``,
     '',
     `Each session is ${options.sessionSeconds} s on a fresh lab of its own; session i ` +
-      `of every cell has the same link draw. Intervals are 95 %: bootstrap over sessions ` +
+      `of every cell has the same link draw. A cell "from N s" starts its players N s into ` +
+      `the asset (dash.js, Shaka: the start time given to load; hls.js: startPosition; the ` +
+      `simulator: the segment that holds it), as a viewer who resumes or follows a link ` +
+      `does; its startup window is counted from there. Intervals are 95 %: bootstrap over sessions ` +
       `(bitrate, switches, startup, rebuffers per minute, abandoned requests) or over ` +
       `sessions' runs (retransmissions, probe queueing), Wilson for rebuffering chance. ` +
       `Cells with fewer than ${minimumSessions} sessions say "too few" instead of a ` +
@@ -100,11 +112,11 @@ export function matrixReport(
       },
     },
   ];
-  for (const link of links) {
-    const cells = data.cells.filter((c) => c.cell.link === link);
+  for (const { link, startSec, title } of places) {
+    const cells = data.cells.filter((c) => c.cell.link === link && c.cell.startSec === startSec);
     md.push(
       '',
-      `## ${link}`,
+      `## ${title}`,
       '',
       matrixLinks[link]?.description ?? '',
       '',
@@ -124,7 +136,7 @@ export function matrixReport(
         rebuffer: c.rebufferChancePercent.value,
       }));
     sections.push({
-      heading: `${link}: what viewers saw against what the network saw`,
+      heading: `${title}: what viewers saw against what the network saw`,
       text:
         `${matrixLinks[link]?.description ?? ''}. Each mark is a cell: its mean bitrate ` +
         `(with its interval) against the probe's p95 queueing delay after startup. Up and to ` +
@@ -167,7 +179,7 @@ export function matrixReport(
         },
       },
     });
-    sections.push({ heading: `${link}: every cell`, table: { columns, rows: cells.map(row) } });
+    sections.push({ heading: `${title}: every cell`, table: { columns, rows: cells.map(row) } });
     const bars = cells.map((c) => ({
       cell: `${c.cell.policy.label}${c.cell.cmcd ? ' +CMCD' : ''}`,
       player: c.cell.player,
@@ -176,7 +188,7 @@ export function matrixReport(
       high: c.rebufferChancePercent.high,
     }));
     sections.push({
-      heading: `${link}: rebuffering chance`,
+      heading: `${title}: rebuffering chance`,
       text: 'Share of sessions with at least one rebuffer, with its Wilson interval.',
       chart: {
         $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
@@ -212,7 +224,7 @@ export function matrixReport(
     });
   }
   const agreeRows = agree.map((a) => [
-    a.link,
+    a.startSec > 0 ? `${a.link} from ${a.startSec} s` : a.link,
     a.policy + (a.cmcd ? ' +CMCD' : ''),
     `${a.sessions.sim} / ${a.sessions.browser}`,
     `${a.rebufferChanceDiffPoints >= 0 ? '+' : ''}${a.rebufferChanceDiffPoints.toFixed(0)} ` +
@@ -260,9 +272,9 @@ export function matrixReport(
 export async function writeMatrixSvgs(dir: string, name: string, report: MatrixReport): Promise<string[]> {
   const written: string[] = [];
   for (const section of report.sections) {
-    const link = section.heading.match(/^(\S+): what viewers saw against what the network saw$/)?.[1];
-    if (link === undefined || section.chart === undefined) continue;
-    const path = join(dir, `${name}-${link}.svg`);
+    const place = section.heading.match(/^(.+): what viewers saw against what the network saw$/)?.[1];
+    if (place === undefined || section.chart === undefined) continue;
+    const path = join(dir, `${name}-${place.replaceAll(' ', '-')}.svg`);
     await writeFile(path, await renderVegaLiteSvg(section.chart));
     written.push(path);
   }

@@ -62,16 +62,21 @@ async function readRun(path: string): Promise<MatrixRunData | undefined> {
 }
 
 /**
- * When the session's startup window ended: the first request for a segment past the first `startupSec` of the
- * presentation.
+ * When the session's startup window ended: the first request for a segment past the first `startupSec` of media
+ * from where playback began (`fromSec`; the presentation's start for most cells).
  */
-function startupWindowEndMs(records: readonly FlowRecord[], index: AssetIndex, startupSec: number): number {
+function startupWindowEndMs(
+  records: readonly FlowRecord[],
+  index: AssetIndex,
+  startupSec: number,
+  fromSec: number,
+): number {
   let end = Number.POSITIVE_INFINITY;
   for (const record of records) {
     const rendition = index.renditions.find((r) => r.id === record.rendition);
     const segment = rendition?.segments.find((s) => s.number === record.segmentNumber);
     if (rendition === undefined || segment === undefined) continue;
-    if (segment.startSec - (rendition.segments[0]?.startSec ?? 0) >= startupSec)
+    if (segment.startSec - (rendition.segments[0]?.startSec ?? 0) >= fromSec + startupSec)
       end = Math.min(end, record.startedAtEpochMs);
   }
   return end;
@@ -81,6 +86,7 @@ function networkOf(
   records: readonly FlowRecord[],
   probe: readonly { atEpochMs: number; rttMs: number }[],
   startupEndMs: number,
+  sessionEndEpochMs: number,
   bottleneckDrops: number,
 ): RunNetwork {
   const throttled = records.filter((r) => r.throttling !== null && r.throttling.dataSegmentsOut !== null);
@@ -93,6 +99,7 @@ function networkOf(
     throttledDataSegments: throttled.reduce((sum, r) => sum + r.throttling!.dataSegmentsOut!, 0),
     queueingMs: delays.map(round),
     queueingAfterStartupMs: delays.filter((_, i) => probe[i]!.atEpochMs >= startupEndMs).map(round),
+    afterStartupSec: Number.isFinite(startupEndMs) ? Math.max(0, round((sessionEndEpochMs - startupEndMs) / 1000)) : 0,
     bottleneckDrops,
   };
 }
@@ -144,6 +151,7 @@ async function executeRun(
             abr: 'dynamic',
             cmcd: cell.cmcd,
             maxBufferSec: 30,
+            startSec: cell.startSec,
             progressiveTable: undefined,
           }).reports
         : Promise.resolve([]);
@@ -158,6 +166,7 @@ async function executeRun(
               seconds: options.sessionSeconds,
               namespace: lab.namespace('player'),
               cmcd: cell.cmcd,
+              startSec: cell.startSec,
             },
             1,
           );
@@ -201,7 +210,13 @@ async function executeRun(
       startedAt: startedAt.toISOString(),
       durationMs: Math.round(performance.now() - startMs),
       sessions,
-      network: networkOf(records, probe.samples, startupWindowEndMs(records, index, startupSecOf(options)), drops),
+      network: networkOf(
+        records,
+        probe.samples,
+        startupWindowEndMs(records, index, startupSecOf(options), cell.startSec),
+        sessionEndEpochMs,
+        drops,
+      ),
     };
   } finally {
     if (origin.exitCode === null) origin.kill('SIGKILL');
@@ -234,8 +249,10 @@ export async function readMatrixRuns(work: string): Promise<Map<string, MatrixRu
     for (const file of (await readdir(join(root, dir)).catch(() => [] as string[])).filter((name) =>
       /^\d+\.json$/.test(name),
     )) {
-      const data = await readRun(join(root, dir, file));
-      if (data === undefined) continue;
+      const read = await readRun(join(root, dir, file));
+      if (read === undefined) continue;
+      // Sessions written before cells had a start began at the beginning.
+      const data = { ...read, cell: { ...read.cell, startSec: read.cell.startSec ?? 0 } };
       byCell.set(data.cell.id, [...(byCell.get(data.cell.id) ?? []), data]);
     }
   }
@@ -284,6 +301,18 @@ export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixDat
       `cannot index ${assetDir} (make the demo with "npx trickle media demo"): ${(error as Error).message}`,
     );
   });
+  // A session that runs out of media is not the steady state it is meant to measure.
+  for (const startSec of options.starts ?? [0]) {
+    if (startSec + options.sessionSeconds <= index.durationSec) continue;
+    const neededSec = Math.ceil((startSec + options.sessionSeconds) / 60) * 60;
+    throw new E2eError(
+      'E2E_ERR_OPTIONS',
+      `asset "${options.asset}" holds ${index.durationSec.toFixed(0)} s of media: sessions of ` +
+        `${options.sessionSeconds} s from ${startSec} s need ${startSec + options.sessionSeconds} s ` +
+        `(make a longer one: npx trickle media demo --out ${join(options.media, `demo-${neededSec}`)} ` +
+        `--duration ${neededSec}, then --asset demo-${neededSec})`,
+    );
+  }
   let done = 0;
   const pending: MatrixRun[] = [];
   for (const run of runs) {

@@ -4,9 +4,16 @@
  */
 import type { PlayerKind } from './session-record.js';
 
+/** Which of an asset's presentations a player plays: the one mapping of player to manifest kind. */
+export function linkKindOf(player: PlayerKind): 'dash' | 'hls' | 'progressive' {
+  if (player === 'dashjs' || player === 'shaka') return 'dash';
+  if (player === 'hlsjs') return 'hls';
+  return 'progressive';
+}
+
+const defaultFiles = { dash: 'manifest.mpd', hls: 'master.m3u8', progressive: 'progressive.mp4' } as const;
+
+/** The presentation's path in an asset laid out as `trickle media demo` and `trickle package` write it. */
 export function assetPath(asset: string, player: PlayerKind): string {
-  const name = encodeURIComponent(asset);
-  if (player === 'dashjs' || player === 'shaka') return `/media/${name}/manifest.mpd`;
-  if (player === 'hlsjs') return `/media/${name}/master.m3u8`;
-  return `/media/${name}/progressive.mp4`;
+  return `/media/${encodeURIComponent(asset)}/${defaultFiles[linkKindOf(player)]}`;
 }

@@ -28,6 +28,8 @@ export interface PageQuery {
    */
   readonly safetyFactor?: number | undefined;
   readonly bufferSeconds?: number | undefined;
+  /** Where playback begins, media seconds (a viewer who resumes or follows a link into the middle). */
+  readonly startSec?: number | undefined;
   /**
    * Once playback reaches `atSec`, jump to `toSec` (a seek test: progressive MP4 Range requests, a new startup phase).
    */
@@ -43,6 +45,7 @@ export function playerPageUrl(query: PageQuery): string {
   if (query.abr !== undefined) params.set('abr', query.abr);
   if (query.safetyFactor !== undefined) params.set('safetyFactor', String(query.safetyFactor));
   if (query.bufferSeconds !== undefined) params.set('bufferSeconds', String(query.bufferSeconds));
+  if (query.startSec !== undefined && query.startSec > 0) params.set('start', String(query.startSec));
   if (query.seek !== undefined) params.set('seek', `${query.seek.atSec}:${query.seek.toSec}`);
   return `${playerPageOrigin}/player/?${params.toString()}`;
 }

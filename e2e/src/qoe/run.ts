@@ -18,6 +18,7 @@ import { E2eError } from '../errors.js';
 import { labDown, labUp, type Lab } from '../lab/lab.js';
 import type { LinkSpec } from '../lab/link-spec.js';
 import { profileLink } from '../lab/profiles.js';
+import { linkKindOf } from './asset-path.js';
 import type { PageQuery } from './player-page.js';
 import { playSession, type SessionOptions } from './session.js';
 import { aggregateSessions, type E2eRunResult, type PlayerKind, type SessionRecord } from './session-record.js';
@@ -61,6 +62,8 @@ function validate(options: E2eRunOptions): void {
     throw new E2eError('E2E_ERR_OPTIONS', `--seconds must be positive, not ${options.seconds}`);
   if (options.safetyFactor !== undefined && !(options.safetyFactor > 0 && options.safetyFactor <= 1))
     throw new E2eError('E2E_ERR_OPTIONS', `--safety-factor must be in (0, 1], not ${options.safetyFactor}`);
+  if (options.startSec !== undefined && !(options.startSec >= 0))
+    throw new E2eError('E2E_ERR_OPTIONS', `--start must be seconds >= 0, not ${options.startSec}`);
   if (options.concurrency !== undefined && (!Number.isInteger(options.concurrency) || options.concurrency < 1))
     throw new E2eError('E2E_ERR_OPTIONS', `--concurrency must be a positive integer, not ${options.concurrency}`);
   if (options.url !== undefined) {
@@ -106,6 +109,8 @@ export async function startLabOrigin(lab: Lab, flags: Record<string, unknown>): 
  * Where the origin in the lab serves `asset` to `player`, from its catalog (the manifests it found, whatever they are
  * named).
  */
+const linkNames = { dash: 'MPD', hls: 'HLS playlist', progressive: 'progressive MP4' } as const;
+
 async function assetUrl(lab: Lab, base: string, asset: string, player: PlayerKind): Promise<string> {
   const { assets } = JSON.parse(await lab.output('player', ['curl', '-sf', `${base}/api/assets`])) as {
     assets: {
@@ -120,14 +125,12 @@ async function assetUrl(lab: Lab, base: string, asset: string, player: PlayerKin
       'E2E_ERR_OPTIONS',
       `no asset "${asset}" in the media folder (it has: ${assets.map((a) => a.name).join(', ') || 'none'})`,
     );
-  const dash = player === 'dashjs' || player === 'shaka';
-  const link = dash ? entry.links.dash : player === 'hlsjs' ? entry.links.hls : entry.links.progressive;
+  const kind = linkKindOf(player);
+  const link = entry.links[kind];
   if (link === null)
     throw new E2eError(
       'E2E_ERR_OPTIONS',
-      `asset "${asset}" has ` +
-        `no ${dash ? 'MPD' : player === 'hlsjs' ? 'HLS playlist' : 'progressive MP4'} ` +
-        `for ${player} (status ${entry.status})`,
+      `asset "${asset}" has no ${linkNames[kind]} for ${player} (status ${entry.status})`,
     );
   return `${base}/${link}`;
 }
@@ -168,6 +171,7 @@ export async function runE2e(options: E2eRunOptions): Promise<E2eRunResult> {
       abr: options.abr,
       safetyFactor: options.safetyFactor,
       bufferSeconds: options.bufferSeconds,
+      startSec: options.startSec,
       seek: options.seek,
     };
     const retries = options.retries ?? 2;

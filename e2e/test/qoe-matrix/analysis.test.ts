@@ -49,6 +49,7 @@ function run(
   results: SessionResult[],
   queueingMs: number[],
   retransmitted = 0,
+  afterStartupSec = 40,
 ): MatrixRunData {
   return {
     version: 1,
@@ -65,6 +66,7 @@ function run(
       throttledDataSegments: 1000,
       queueingMs,
       queueingAfterStartupMs: queueingMs,
+      afterStartupSec,
       bottleneckDrops: retransmitted,
     },
   };
@@ -89,6 +91,31 @@ describe('QoE matrix cells', () => {
       runs.slice(0, cells.length).map((r) => r.index),
       cells.map(() => 0),
     );
+  });
+
+  it('makes a cell per start: mid-asset cells beside the beginning, a bad start refused', () => {
+    const cells = cellsOf({
+      ...options,
+      links: ['dsl-6mbit'],
+      policies: [parseMatrixPolicy('bulk')],
+      players: ['dashjs'],
+      cmcd: ['off'],
+      starts: [0, 60],
+    });
+    assert.deepEqual(
+      cells.map((c) => [c.id, c.startSec]),
+      [
+        ['dsl-6mbit/bulk/dashjs', 0],
+        ['dsl-6mbit/bulk/dashjs@60s', 60],
+      ],
+    );
+    assert.deepEqual(
+      cellsOf({ ...options, starts: undefined }).map((c) => c.startSec),
+      cellsOf(options).map(() => 0),
+      'no starts: every cell from the beginning',
+    );
+    assert.throws(() => cellsOf({ ...options, starts: [-5] }), /a start must be media seconds >= 0/);
+    assert.throws(() => cellsOf({ ...options, starts: [Number.NaN] }), /a start must be media seconds >= 0/);
   });
 });
 
@@ -229,5 +256,47 @@ describe('QoE matrix figures', () => {
       goals.find((g) => /retransmissions <= sammy's/.test(g.goal) && g.scope === 'fast-20mbit, hlsjs')!.measured,
       /difference 2\.80 /,
     );
+  });
+
+  it('judges each start on its own, and says whether cells are long enough and the 3G-like chance narrow enough', () => {
+    const placed = cellsOf({
+      ...options,
+      links: ['dsl-6mbit', '3g-trace'],
+      policies: ['bulk', 'trickle-abr'].map(parseMatrixPolicy),
+      players: ['dashjs'],
+      cmcd: ['off'],
+      starts: [0, 60],
+    });
+    const at = (link: string, policy: string, startSec: number) =>
+      placed.find((c) => c.link === link && c.policy.label === policy && c.startSec === startSec)!;
+    const byCell = new Map<string, MatrixRunData[]>();
+    const fill = (cell: MatrixCell, n: number, bitrate: number, rebuffered: (i: number) => boolean, afterSec: number) =>
+      byCell.set(
+        cell.id,
+        Array.from({ length: n }, (_, i) =>
+          run(cell, i, [{ ...session(bitrate, rebuffered(i) ? 1 : 0), sessionSec: 190 }], [1, 2], 0, afterSec),
+        ),
+      );
+    // From the beginning trickle-abr keeps bulk's bitrate; from 60 s it does not: the two are not pooled.
+    fill(at('dsl-6mbit', 'bulk', 0), 8, 2.8e6, () => false, 150);
+    fill(at('dsl-6mbit', 'trickle-abr', 0), 8, 2.8e6, () => false, 150);
+    fill(at('dsl-6mbit', 'bulk', 60), 8, 2.8e6, () => false, 150);
+    fill(at('dsl-6mbit', 'trickle-abr', 60), 8, 1.4e6, () => false, 100);
+    // 3G-like: 24 sessions, half rebuffered (+-19 points), and 10 (about +-28).
+    fill(at('3g-trace', 'bulk', 0), 24, 0.6e6, (i) => i % 2 === 0, 130);
+    fill(at('3g-trace', 'trickle-abr', 0), 24, 0.6e6, (i) => i % 2 === 0, 130);
+    fill(at('3g-trace', 'bulk', 60), 10, 0.6e6, (i) => i % 2 === 0, 130);
+    fill(at('3g-trace', 'trickle-abr', 60), 10, 0.6e6, (i) => i % 2 === 0, 130);
+    const data = { cells: placed.map((c) => summarizeCell(c, byCell.get(c.id) ?? [])), runsByCell: byCell };
+    const goals = goalChecks(data, 'trickle-abr');
+    const find = (goal: RegExp, scope: string) => goals.find((g) => goal.test(g.goal) && g.scope === scope);
+    assert.equal(find(/mean bitrate >= 95 %/, 'dsl-6mbit, dashjs')?.verdict, 'met');
+    assert.equal(find(/mean bitrate >= 95 %/, 'dsl-6mbit from 60 s, dashjs')?.verdict, 'missed');
+    assert.equal(find(/sessions >= 180 s/, 'dsl-6mbit')?.verdict, 'met');
+    assert.equal(find(/sessions >= 180 s/, 'dsl-6mbit from 60 s')?.verdict, 'missed', '100 s after startup');
+    assert.match(find(/sessions >= 180 s/, 'dsl-6mbit from 60 s')!.measured, /the least, trickle-abr dashjs/);
+    assert.equal(find(/within \+-20 points/, '3g-trace')?.verdict, 'met');
+    assert.equal(find(/within \+-20 points/, '3g-trace from 60 s')?.verdict, 'missed');
+    assert.equal(find(/within \+-20 points/, 'dsl-6mbit'), undefined, 'judged on the 3G-like trace only');
   });
 });
