@@ -94,6 +94,8 @@ export interface MatrixOptions {
   readonly starts?: readonly number[] | undefined;
   readonly asset: string;
   readonly media: string;
+  /** Let sessions end with the media when the asset is shorter than a start plus a session (a quick check, not a cell to judge). */
+  readonly sessionsMayEndWithMedia?: boolean | undefined;
 }
 
 export interface MatrixCell {

@@ -303,7 +303,7 @@ export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixDat
   });
   // A session that runs out of media is not the steady state it is meant to measure.
   for (const startSec of options.starts ?? [0]) {
-    if (startSec + options.sessionSeconds <= index.durationSec) continue;
+    if (options.sessionsMayEndWithMedia === true || startSec + options.sessionSeconds <= index.durationSec) continue;
     const neededSec = Math.ceil((startSec + options.sessionSeconds) / 60) * 60;
     throw new E2eError(
       'E2E_ERR_OPTIONS',
