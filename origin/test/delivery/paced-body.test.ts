@@ -136,6 +136,9 @@ describe('paced body', () => {
       const log: Log = { events: [] };
       let clock = 0;
       const pending: (() => void)[] = [];
+      // Each send announces itself: the test waits for events, never for a time (a stalled machine
+      // once fired a polling timer before the sink's start and the test stopped waiting).
+      let announceSend: (() => void) | undefined;
       const sink: BlockSink = {
         start: (ready) => {
           log.events.push('start');
@@ -144,6 +147,7 @@ describe('paced body', () => {
         send: (offset, sizeBytes, done) => {
           log.events.push(`send ${offset}+${sizeBytes}`);
           pending.push(() => done(null));
+          announceSend?.();
           return false;
         },
         close: () => void log.events.push('close'),
@@ -158,14 +162,18 @@ describe('paced body', () => {
         sink,
       );
       const ended = drain(body);
+      const nextSend = () =>
+        new Promise<'sent'>((resolve) => {
+          announceSend = () => resolve('sent');
+          if (pending.length > 0) resolve('sent');
+        });
       // One block at a time: the next is asked for only when the sink says the previous is in the socket.
-      for (;;) {
+      while ((await Promise.race([nextSend(), ended.then(() => 'ended' as const)])) === 'sent') {
+        // Room for a wrong second send to show up before the first is done (a stall only shrinks it).
         await new Promise((resolve) => setTimeout(resolve, 10));
-        const next = pending.shift();
-        if (next === undefined) break;
-        assert.equal(pending.length, 0, 'never two blocks in flight');
+        assert.equal(pending.length, 1, 'never two blocks in flight');
         assert.equal(body.allPushed, false);
-        next();
+        pending.shift()!();
       }
       assert.equal((await ended).length, 0);
       assert.equal(body.allPushed, true);
