@@ -220,11 +220,27 @@ export interface MatrixData {
   readonly runsByCell: ReadonlyMap<string, readonly MatrixRunData[]>;
 }
 
-/** A link, and where playback began on it. */
-interface Place {
+/** A link, and where playback began on it: the goals are checked, and the report has a section, per place. */
+export interface Place {
   readonly link: string;
   readonly startSec: number;
-  readonly scope: string;
+  /** How the report names it: the link, or "<link> from <start> s". */
+  readonly title: string;
+}
+
+export function placeTitle(link: string, startSec: number): string {
+  return startSec > 0 ? `${link} from ${startSec} s` : link;
+}
+
+/** The places of the cells, each once, in the cells' order (so a link's mid-asset starts follow its own). */
+export function placesOf(cells: readonly CellSummary[]): Place[] {
+  const places = new Map<string, Place>();
+  for (const { cell } of cells) {
+    const key = `${cell.link}@${cell.startSec}`;
+    if (!places.has(key))
+      places.set(key, { link: cell.link, startSec: cell.startSec, title: placeTitle(cell.link, cell.startSec) });
+  }
+  return [...places.values()];
 }
 
 /** The browser players whose bitrate goals are checked, and every player of the matrix. */
@@ -235,18 +251,7 @@ const allPlayers = [...realPlayers, 'sim'] as const;
 export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[] {
   const checks: GoalCheck[] = [];
   // The goals hold wherever playback begins: each link at each start is a place of its own.
-  const places: Place[] = [
-    ...new Map(
-      data.cells.map((c) => [
-        `${c.cell.link}@${c.cell.startSec}`,
-        {
-          link: c.cell.link,
-          startSec: c.cell.startSec,
-          scope: c.cell.startSec > 0 ? `${c.cell.link} from ${c.cell.startSec} s` : c.cell.link,
-        },
-      ]),
-    ).values(),
-  ];
+  const places = placesOf(data.cells);
   const find = (place: Place, policy: string, player: string, cmcd: boolean) =>
     data.cells.find(
       (c) =>
@@ -264,7 +269,7 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
       for (const cmcd of [false, true]) {
         const mine = find(place, defaultPolicy, player, cmcd);
         if (mine === undefined || bulk === undefined) continue;
-        const scope = `${place.scope}, ${player}${cmcd ? ', CMCD on' : ''}`;
+        const scope = `${place.title}, ${player}${cmcd ? ', CMCD on' : ''}`;
         const ratio = bitrateRatio(runs(mine), runs(bulk));
         checks.push({
           goal: `${defaultPolicy} mean bitrate >= 95 % of bulk's`,
@@ -292,7 +297,7 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
         const b = bulk.startupMs;
         checks.push({
           goal: 'cmcd without CMCD no worse than bulk on startup',
-          scope: `${place.scope}, ${player}`,
+          scope: `${place.title}, ${player}`,
           measured: `${fmt(a, 0)} ms vs ${fmt(b, 0)} ms`,
           verdict: verdictOf([cmcdOff, bulk], a.value, a.value <= b.value || intervalsOverlap(a, b)),
         });
@@ -347,7 +352,7 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
     const shortest = here.reduce((a, b) => (b.afterStartupSec.value < a.afterStartupSec.value ? b : a));
     checks.push({
       goal: `sessions >= ${minimumCellSessionSec} s with >= ${minimumAfterStartupSec} s after the startup window`,
-      scope: place.scope,
+      scope: place.title,
       measured:
         `sessions ${sessionSec.toFixed(0)} s (the shortest cell's mean); after the startup window ` +
         `${fmt(shortest.afterStartupSec, 0)} s (the least, ${shortest.cell.policy.label} ${shortest.cell.player})`,
@@ -362,7 +367,7 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
     const widest = here.reduce((a, b) => (halfWidth(b) > halfWidth(a) ? b : a));
     checks.push({
       goal: `rebuffering chance known within +-${maximumChanceHalfWidthPoints} points on the 3G-like trace`,
-      scope: place.scope,
+      scope: place.title,
       measured:
         `widest +-${halfWidth(widest).toFixed(1)} points (${widest.cell.policy.label} ${widest.cell.player}, ` +
         `${widest.sessions} sessions: ${fmt(widest.rebufferChancePercent, 1)} %)`,
@@ -375,7 +380,7 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
       const mine = find(place, defaultPolicy, player, false);
       const sammy = find(place, 'sammy', player, false);
       if (mine === undefined || sammy === undefined) continue;
-      const scope = `${place.scope}, ${player}`;
+      const scope = `${place.title}, ${player}`;
       const retransmissions = runDifference(
         runs(mine),
         runs(sammy),

@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { renderReportPage, type ReportSection } from '../report/vega-page.js';
 import { renderVegaLiteSvg } from '../report/vega-svg.js';
 import type { Estimate } from '../experiment/statistics.js';
-import { agreements, goalChecks, minimumSessions, type CellSummary, type MatrixData } from './analysis.js';
+import {
+  agreements,
+  goalChecks,
+  minimumSessions,
+  placesOf,
+  placeTitle,
+  type CellSummary,
+  type MatrixData,
+} from './analysis.js';
 import { matrixLinks } from './config.js';
 
 const est = (e: Estimate, digits = 2) =>
@@ -66,13 +74,7 @@ export function matrixReport(
   options: { readonly defaultPolicy: string; readonly sessionSeconds: number; readonly commandLine: string },
 ): MatrixReport {
   // A section per link and start (mid-asset starts after the link's own).
-  const places = [...new Map(data.cells.map((c) => [`${c.cell.link}@${c.cell.startSec}`, c.cell])).values()].map(
-    (c) => ({
-      link: c.link,
-      startSec: c.startSec,
-      title: c.startSec > 0 ? `${c.link} from ${c.startSec} s` : c.link,
-    }),
-  );
+  const places = placesOf(data.cells);
   const goals = goalChecks(data, options.defaultPolicy);
   const agree = agreements(data.cells);
   const md: string[] = [
@@ -224,7 +226,7 @@ export function matrixReport(
     });
   }
   const agreeRows = agree.map((a) => [
-    a.startSec > 0 ? `${a.link} from ${a.startSec} s` : a.link,
+    placeTitle(a.link, a.startSec),
     a.policy + (a.cmcd ? ' +CMCD' : ''),
     `${a.sessions.sim} / ${a.sessions.browser}`,
     `${a.rebufferChanceDiffPoints >= 0 ? '+' : ''}${a.rebufferChanceDiffPoints.toFixed(0)} ` +
