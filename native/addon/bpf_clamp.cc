@@ -132,7 +132,8 @@ std::vector<uint8_t> ProgramTagOfLink(int linkFd) {
 }
 
 // A new target for the socket that keeps what the kernel has applied so far (a gradual release
-// grows from it), its initial window and the pacing rate the program set; the rest zero.
+// grows from it), the congestion control's ssthresh it answers to, its initial window and the pacing rate
+// the program set; the rest zero.
 trickle_clamp_target CarriedOver(int targetsFd, uint64_t cookie) {
   trickle_clamp_target target{};
   trickle_clamp_target previous{};
@@ -142,6 +143,7 @@ trickle_clamp_target CarriedOver(int targetsFd, uint64_t cookie) {
     target.applied_mss = previous.applied_mss;
     target.updates = previous.updates;
     target.last_step_ns = previous.last_step_ns;
+    target.cc_ssthresh = previous.cc_ssthresh;
     target.initial_window_packets = previous.initial_window_packets;
     target.initial_window_result = previous.initial_window_result;
     target.pacing_bytes_per_sec = previous.pacing_bytes_per_sec;
@@ -396,6 +398,7 @@ Napi::Value BpfClamp::GetTarget(Napi::Env env, uint64_t cookie) {
   result.Set("appliedMss", Napi::Number::New(env, target.applied_mss));
   result.Set("clampRtt", Napi::Number::New(env, target.clamp_rtt));
   result.Set("updates", Napi::Number::New(env, target.updates));
+  result.Set("ccSsthresh", Napi::Number::New(env, target.cc_ssthresh));
   result.Set("initialWindowPackets", Napi::Number::New(env, target.initial_window_packets));
   result.Set("initialWindowResult", Napi::Number::New(env, target.initial_window_result));
   result.Set("pacingBytesPerSec", Napi::Number::New(env, static_cast<double>(target.pacing_bytes_per_sec)));

@@ -132,6 +132,10 @@ struct trickle_clamp_target {
 	__u32 applied_mss;
 	/* set by user space with the rate or the schedule: enum trickle_clamp_rtt */
 	__u32 clamp_rtt;
+	/* written by the program: the ssthresh the congestion control last set below the applied clamp (its answer to a
+	 * loss; 0: none seen on this connection) */
+	__u32 cc_ssthresh;
+	__u32 pad;
 };
 
 /*

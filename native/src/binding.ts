@@ -16,6 +16,8 @@ export interface RawTarget {
   /** enum trickle_clamp_rtt: 0 srtt, 1 the path's minimum RTT. */
   clampRtt: number;
   updates: number;
+  /** The ssthresh the congestion control last set below the applied clamp (0: none seen). */
+  ccSsthresh: number;
   initialWindowPackets: number;
   initialWindowResult: number;
   pacingBytesPerSec: number;

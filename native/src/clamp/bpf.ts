@@ -162,6 +162,7 @@ export class BpfClampBackend implements ClampBackend {
               mssBytes: target.appliedMss,
             },
       updates: target.updates,
+      lossSsthreshPackets: target.ccSsthresh === 0 ? undefined : target.ccSsthresh,
       pacingRateBytesPerSec: target.pacingBytesPerSec === 0 ? null : target.pacingBytesPerSec,
       ...(target.schedule === undefined ? {} : { schedule: scheduleState(target.schedule) }),
     };

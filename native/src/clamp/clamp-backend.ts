@@ -129,6 +129,11 @@ export interface ClampSocketState {
   readonly appliedAt?: { readonly rttUs: number; readonly clampRtt: ClampRtt; readonly mssBytes: number } | undefined;
   /** bpf: how many times the kernel changed the clamp. */
   readonly updates?: number;
+  /**
+   * bpf: the ssthresh the congestion control last set below the clamp, its answer to a loss (packets; undefined before
+   * one): from then on the clamp moves only where the window meets it, so it never restarts slow start.
+   */
+  readonly lossSsthreshPackets?: number | undefined;
   /** pacing-rate: the SO_MAX_PACING_RATE set, bytes per second (null: unlimited). */
   readonly pacingRateBytesPerSec?: number | null;
   /** bpf: the initial window asked for, and what became of it. */
