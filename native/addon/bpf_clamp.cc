@@ -214,7 +214,37 @@ bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const
     detail = "is this process privileged (CAP_BPF, CAP_NET_ADMIN)?";
     goto cleanup;
   }
-  if (alreadyAttached) {
+  if (!alreadyAttached) {
+    cgroupFd = open(cgroupPath.c_str(), O_RDONLY | O_DIRECTORY);
+    if (cgroupFd < 0) {
+      err = errno;
+      failedCall = "open";
+      detail = cgroupPath + " (a cgroup v2 directory)";
+      goto cleanup;
+    }
+    link = bpf_program__attach_cgroup(skel->progs.trickle_sockops, cgroupFd);
+    if (link == nullptr) {
+      err = errno;
+      failedCall = "bpf_program__attach_cgroup";
+      detail = cgroupPath;
+      goto cleanup;
+    }
+    err = pinDir.empty() ? 0 : -bpf_link__pin(link, linkPath.c_str());
+    if (err == EEXIST) {
+      err = 0;
+      // Another origin on this host attached and pinned first (several started at once on fresh
+      // pins): its link is the one that stays; ours goes, and the program is swapped in below.
+      bpf_link__destroy(link);
+      link = nullptr;
+    } else if (err != 0) {
+      failedCall = "bpf_link__pin";
+      detail = linkPath;
+      goto cleanup;
+    } else {
+      attached = true;
+    }
+  }
+  if (!attached && !pinDir.empty()) {
     // Same maps, another program (an upgrade that changed only the program's logic): the pinned
     // link would keep running the old one. Swap it in place, atomically; the entries stay.
     int linkFd = bpf_obj_get(linkPath.c_str());
@@ -233,27 +263,6 @@ bool BpfClamp::LoadAndAttach(Napi::Env env, const std::string& cgroupPath, const
       goto cleanup;
     }
     close(linkFd);
-  } else {
-    cgroupFd = open(cgroupPath.c_str(), O_RDONLY | O_DIRECTORY);
-    if (cgroupFd < 0) {
-      err = errno;
-      failedCall = "open";
-      detail = cgroupPath + " (a cgroup v2 directory)";
-      goto cleanup;
-    }
-    link = bpf_program__attach_cgroup(skel->progs.trickle_sockops, cgroupFd);
-    if (link == nullptr) {
-      err = errno;
-      failedCall = "bpf_program__attach_cgroup";
-      detail = cgroupPath;
-      goto cleanup;
-    }
-    if (!pinDir.empty() && (err = -bpf_link__pin(link, linkPath.c_str())) != 0) {
-      failedCall = "bpf_link__pin";
-      detail = linkPath;
-      goto cleanup;
-    }
-    attached = true;
   }
   targets_fd_ = dup(bpf_map__fd(skel->maps.trickle_targets));
   stats_fd_ = dup(bpf_map__fd(skel->maps.trickle_stats));

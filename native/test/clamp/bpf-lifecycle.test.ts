@@ -1,7 +1,8 @@
 /**
  * The BPF clamp's lifecycle (root): entries die with their sockets (10,000 connections leave an
  * empty map), and the privilege split works: root sets up and pins, an unprivileged process
- * started inside the cgroup opens the pinned maps and clamps its own sockets.
+ * started inside the cgroup opens the pinned maps and clamps its own sockets; origins started at once on fresh pins all
+ * get the clamp.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -119,6 +120,41 @@ describe('BPF clamp lifecycle', { skip }, () => {
     assert.equal(report.backend, 'bpf', report.reason ?? '');
     assert.equal(report.applied, 4, `the program applied ${report.applied} packets for the child's 4`);
     assert.ok(report.cwndMax > 0 && report.cwndMax <= 4, `cwnd at most the clamp: ${report.cwndMax}`);
+  });
+
+  // Several origins on one host (workers, or a restart of many) start at once on fresh pins: every one checks for a
+  // pinned link before any has loaded (the verifier takes a while), all attach, and only the first can pin its link. A
+  // bench of three labs once ran its Trickle cell on pacing-rate so ("bpf_link__pin failed: File exists").
+  it('gives every origin started at once on fresh pins the clamp', async () => {
+    const racePin = `${pinDir}-race`;
+    await teardownClamp({ pinDir: racePin, cgroup }).catch(() => undefined);
+    const startAtMs = Date.now() + 1500;
+    const script = `
+      const { attachClamp } = await import(${JSON.stringify(new URL('../../src/index.js', import.meta.url).href)});
+      await new Promise((resolve) => setTimeout(resolve, ${startAtMs} - Date.now()));
+      const clamp = await attachClamp({ cgroupPath: ${JSON.stringify(cgroup)}, pinDir: ${JSON.stringify(racePin)}, join: true });
+      console.log(JSON.stringify({ backend: clamp.backend, reason: clamp.fallbackReason ?? null }));`;
+    try {
+      const reports = await Promise.all(
+        Array.from({ length: 3 }, async () => {
+          const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          let output = '';
+          child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+          const [code] = (await once(child, 'exit')) as [number];
+          assert.equal(code, 0, output);
+          return JSON.parse(output.trim().split('\n').at(-1)!) as { backend: string; reason: string | null };
+        }),
+      );
+      assert.deepEqual(
+        reports.map((r) => r.backend),
+        ['bpf', 'bpf', 'bpf'],
+        reports.map((r) => r.reason ?? 'bpf').join('; '),
+      );
+    } finally {
+      await teardownClamp({ pinDir: racePin, cgroup }).catch(() => undefined);
+    }
   });
 
   it('falls back to pacing-rate with the reason when the process is outside the cgroup', async () => {
