@@ -38,6 +38,12 @@ export interface RunNetwork {
   readonly queueingAfterStartupMs: readonly number[];
   /** Wall seconds of the session after its startup window (absent in runs written before it was recorded). */
   readonly afterStartupSec?: number | undefined;
+  /**
+   * Retransmitted and data segments of every response begun after the startup window, whatever its policy (absent in
+   * runs written before): the same bytes for bulk, Sammy and Trickle, where "throttled" counts each policy's own phase.
+   */
+  readonly afterStartupRetransmittedSegments?: number | undefined;
+  readonly afterStartupDataSegments?: number | undefined;
   readonly bottleneckDrops: number;
 }
 
@@ -66,6 +72,8 @@ export interface CellSummary {
   readonly rebufferPerMinute: Estimate;
   readonly abandonedPerSession: Estimate;
   readonly throttledRetransmissionPercent: Estimate;
+  /** Every response begun after the startup window: retransmitted over data segments, runs pooled, %. */
+  readonly retransmissionAfterStartupPercent: Estimate;
   readonly queueingP95Ms: Estimate;
   readonly queueingP95AfterStartupMs: Estimate;
   /** Wall seconds per session after the startup window: how much of it was paced steady state. */
@@ -97,6 +105,16 @@ function pooledRetransmissionPercent(runs: readonly MatrixRunData[]): number {
     ? (100 * runs.reduce((sum, r) => sum + r.network.throttledRetransmittedSegments, 0)) / segments
     : Number.NaN;
 }
+
+/** Retransmissions over data segments of every response after the startup window, the runs pooled, %. */
+function pooledAfterStartupRetransmissionPercent(runs: readonly MatrixRunData[]): number {
+  const segments = runs.reduce((sum, r) => sum + (r.network.afterStartupDataSegments ?? 0), 0);
+  return segments > 0
+    ? (100 * runs.reduce((sum, r) => sum + (r.network.afterStartupRetransmittedSegments ?? 0), 0)) / segments
+    : Number.NaN;
+}
+
+const hasAfterStartupSegments = (r: MatrixRunData) => (r.network.afterStartupDataSegments ?? 0) > 0;
 
 function pooledP95(runs: readonly MatrixRunData[], pick: (n: RunNetwork) => readonly number[], seed: number): Estimate {
   return bootstrap(
@@ -145,6 +163,11 @@ export function summarizeCell(cell: MatrixCell, runs: readonly MatrixRunData[], 
     throttledRetransmissionPercent: bootstrap(
       runs.filter((r) => r.network.throttledDataSegments > 0),
       pooledRetransmissionPercent,
+      options,
+    ),
+    retransmissionAfterStartupPercent: bootstrap(
+      runs.filter(hasAfterStartupSegments),
+      pooledAfterStartupRetransmissionPercent,
       options,
     ),
     queueingP95Ms: pooledP95(runs, (n) => n.queueingMs, seed),
@@ -374,13 +397,36 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
       verdict: verdictOf(here, halfWidth(widest), halfWidth(widest) <= maximumChanceHalfWidthPoints),
     });
   }
-  // Against Netflix's Sammy (SIGCOMM'23), the strongest published pacer: the network's side, on every link.
+  // The network's side, on every link: against bulk, and Netflix's Sammy (SIGCOMM'23), the strongest published pacer.
   for (const place of places)
     for (const player of allPlayers) {
       const mine = find(place, defaultPolicy, player, false);
       const sammy = find(place, 'sammy', player, false);
-      if (mine === undefined || sammy === undefined) continue;
+      if (mine === undefined) continue;
       const scope = `${place.title}, ${player}`;
+      // The same bytes under every policy (each policy's "throttled" phase is its own): against sammy and bulk.
+      const bulk = find(place, 'bulk', player, false);
+      for (const [name, other] of [
+        ['sammy', sammy],
+        ['bulk', bulk],
+      ] as const) {
+        if (other === undefined) continue;
+        const difference = runDifference(
+          runs(mine),
+          runs(other),
+          pooledAfterStartupRetransmissionPercent,
+          hasAfterStartupSegments,
+        );
+        checks.push({
+          goal: `${defaultPolicy} retransmissions after startup (every response) <= ${name}'s (difference's interval <= 0)`,
+          scope,
+          measured:
+            `${fmt(mine.retransmissionAfterStartupPercent, 2)} % vs ${fmt(other.retransmissionAfterStartupPercent, 2)} %; ` +
+            `difference ${fmt(difference, 2)} points`,
+          verdict: differenceVerdict([mine, other], difference),
+        });
+      }
+      if (sammy === undefined) continue;
       const retransmissions = runDifference(
         runs(mine),
         runs(sammy),

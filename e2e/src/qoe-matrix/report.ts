@@ -38,6 +38,7 @@ const columns = [
   'rebuffers/min',
   'abandoned/session',
   'throttled retrans. (%)',
+  'retrans. after startup (%)',
   'probe queueing p95 (ms)',
   'p95 after startup (ms)',
   'after startup (s)',
@@ -58,6 +59,7 @@ function row(c: CellSummary): string[] {
     est(c.rebufferPerMinute, 2),
     est(c.abandonedPerSession, 2),
     est(c.throttledRetransmissionPercent, 3),
+    est(c.retransmissionAfterStartupPercent, 2),
     est(c.queueingP95Ms, 1),
     est(c.queueingP95AfterStartupMs, 1),
     est(c.afterStartupSec, 0),
@@ -94,7 +96,11 @@ export function matrixReport(
       `simulator: the video rung's), so compare within a player. Probe: ping from a host ` +
       `beside the viewer through the same bottleneck, every 100 ms; "after startup" leaves ` +
       `out the time before the first request for a segment past the first 35 s of the ` +
-      `presentation (full speed under every policy).`,
+      `presentation (full speed under every policy). "Throttled retrans." counts each ` +
+      `policy's own paced phase (its denominator differs by policy: a phase that begins ` +
+      `after a response's bytes went out counts their retransmissions over few segments); ` +
+      `"retrans. after startup" counts every response begun after the startup window, the ` +
+      `same bytes under every policy, bulk's included.`,
     '',
     '## Goals',
     '',

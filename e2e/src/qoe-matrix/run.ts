@@ -90,6 +90,7 @@ function networkOf(
   bottleneckDrops: number,
 ): RunNetwork {
   const throttled = records.filter((r) => r.throttling !== null && r.throttling.dataSegmentsOut !== null);
+  const afterStartup = records.filter((r) => r.startedAtEpochMs >= startupEndMs && r.dataSegmentsOut !== null);
   const delays = queueingDelaysMs(probe.map((s) => s.rttMs));
   const round = (ms: number) => Math.round(ms * 10) / 10;
   return {
@@ -97,6 +98,8 @@ function networkOf(
     throttledFlows: throttled.length,
     throttledRetransmittedSegments: throttled.reduce((sum, r) => sum + (r.throttling!.retransmittedSegments ?? 0), 0),
     throttledDataSegments: throttled.reduce((sum, r) => sum + r.throttling!.dataSegmentsOut!, 0),
+    afterStartupRetransmittedSegments: afterStartup.reduce((sum, r) => sum + (r.retransmittedSegments ?? 0), 0),
+    afterStartupDataSegments: afterStartup.reduce((sum, r) => sum + r.dataSegmentsOut!, 0),
     queueingMs: delays.map(round),
     queueingAfterStartupMs: delays.filter((_, i) => probe[i]!.atEpochMs >= startupEndMs).map(round),
     afterStartupSec: Number.isFinite(startupEndMs) ? Math.max(0, round((sessionEndEpochMs - startupEndMs) / 1000)) : 0,
