@@ -98,21 +98,26 @@ const pooledP95Of =
       95,
     );
 
-/** Throttling-phase retransmissions over data segments, the runs pooled, %. */
-function pooledRetransmissionPercent(runs: readonly MatrixRunData[]): number {
-  const segments = runs.reduce((sum, r) => sum + r.network.throttledDataSegments, 0);
-  return segments > 0
-    ? (100 * runs.reduce((sum, r) => sum + r.network.throttledRetransmittedSegments, 0)) / segments
-    : Number.NaN;
-}
+/** Retransmitted over data segments of the segments `pick` counts in each run, the runs pooled, %. */
+const pooledPercentOf =
+  (pick: (n: RunNetwork) => { readonly retransmitted: number; readonly segments: number }) =>
+  (runs: readonly MatrixRunData[]): number => {
+    const counts = runs.map((r) => pick(r.network));
+    const segments = counts.reduce((sum, c) => sum + c.segments, 0);
+    return segments > 0 ? (100 * counts.reduce((sum, c) => sum + c.retransmitted, 0)) / segments : Number.NaN;
+  };
 
-/** Retransmissions over data segments of every response after the startup window, the runs pooled, %. */
-function pooledAfterStartupRetransmissionPercent(runs: readonly MatrixRunData[]): number {
-  const segments = runs.reduce((sum, r) => sum + (r.network.afterStartupDataSegments ?? 0), 0);
-  return segments > 0
-    ? (100 * runs.reduce((sum, r) => sum + (r.network.afterStartupRetransmittedSegments ?? 0), 0)) / segments
-    : Number.NaN;
-}
+/** The throttling phases' retransmissions (each policy's own phase). */
+const pooledRetransmissionPercent = pooledPercentOf((n) => ({
+  retransmitted: n.throttledRetransmittedSegments,
+  segments: n.throttledDataSegments,
+}));
+
+/** Every response's after the startup window (absent in runs written before it was recorded: none counted). */
+const pooledAfterStartupRetransmissionPercent = pooledPercentOf((n) => ({
+  retransmitted: n.afterStartupRetransmittedSegments ?? 0,
+  segments: n.afterStartupDataSegments ?? 0,
+}));
 
 const hasAfterStartupSegments = (r: MatrixRunData) => (r.network.afterStartupDataSegments ?? 0) > 0;
 
