@@ -122,8 +122,11 @@ static __always_inline void release_step(struct bpf_sock_ops *skops, struct tric
  * segments retransmitted against bulk's 1.7 %). So once the congestion control has set an ssthresh of its
  * own, the clamp moves only where the window meets it: lowered once cwnd reaches the new clamp, raised
  * while cwnd presses against the old one, up to that ssthresh at once and past it by a quarter per RTT at
- * most (as a gradual release grows; cubic's own growth is up to half). Before any loss ssthresh is the
- * kernel's initial infinity, and the clamp is applied as computed, as in the paper.
+ * most (as a gradual release grows; cubic's own growth is up to half). The first clamp after a loss at
+ * startup speed waits the same way for the window to reach it: applied above the window it would lift
+ * ssthresh from the congestion control's answer to the clamp (dc2-like links, ~600 ms srtt: a clamp of ~50
+ * packets over a path that holds ~33, and slow start into its queue at every handover). Before any loss
+ * ssthresh is the kernel's initial infinity, and the clamp is applied as computed, as in the paper.
  */
 __noinline __u32 clamp_to_apply(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u32 clamp, __u32 srtt_us)
 {
@@ -141,9 +144,9 @@ __noinline __u32 clamp_to_apply(struct bpf_sock_ops *skops, struct trickle_clamp
 	cwnd = skops->snd_cwnd;
 	if (ssthresh < (applied ? applied : TRICKLE_CLAMP_UNLIMITED))
 		t->cc_ssthresh = ssthresh;
-	if (clamp == applied || t->cc_ssthresh == 0 || applied == 0)
+	if (clamp == applied || t->cc_ssthresh == 0)
 		return clamp;
-	if (clamp < applied)
+	if (applied == 0 || clamp < applied)
 		return cwnd >= clamp ? clamp : 0;
 	now = bpf_ktime_get_ns();
 	if (cwnd + 1 < applied || now - t->last_step_ns < (__u64)srtt_us * 1000)

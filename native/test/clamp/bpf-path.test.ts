@@ -2,8 +2,8 @@
  * The BPF cwnd clamp on a real path (server -- router with delay line and TBF bottleneck --
  * client, 40 ms RTT, 50 Mbit/s): the kernel keeps snd_cwnd at max(10, ceil(1.2 R srtt / mss)),
  * goodput lands at 1.2 R, the clamp follows an RTT change (a min-RTT clamp does not) and a live rate change, a gradual
- * release grows the clamp step by step where a one-step one lifts it at once, and after a loss a clamp leaves the
- * congestion control's ssthresh alone. Needs root (CI runs it).
+ * release grows the clamp step by step where a one-step one lifts it at once, and after a loss (in the throttled
+ * phase or at startup speed) a clamp leaves the congestion control's ssthresh alone. Needs root (CI runs it).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -341,6 +341,30 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
       `# after the first loss (t=${run.samples[firstLoss]!.tMs} ms): clamp ${afterLoss[0]!.appliedPackets}, ` +
         `ssthresh ${Math.min(...afterLoss.map((s) => s.ssthresh))}-${Math.max(...afterLoss.map((s) => s.ssthresh))}, ` +
         `cwnd up to ${maxCwnd}, retransmissions ${retransmitsBetween(run.samples, 0, 5000)}`,
+    );
+  });
+
+  it('gives a response whose startup lost packets its first clamp only once the window reaches it', async () => {
+    // Unclamped (startup speed) until 2.5 s: the flow overflows the 1x BDP buffer and cubic sets ssthresh.
+    const run = await stream([{ atMs: 2500, action: 'rate', rateBytesPerSec: 50_000_000 }], 5000);
+    const startupLoss = run.samples.some((s) => s.tMs < 2500 && s.ssthresh < 1000);
+    assert.ok(startupLoss && path.bottleneckDrops() > 0, 'the startup overflowed the buffer and cubic answered');
+    const clamp = kernelClamp(50_000_000, median(run.samples.map((s) => s.rttUs)), run.samples[0]!.mss);
+    const throttled = run.samples.filter((s) => s.tMs >= 2600);
+    // Applied above the window, the clamp would set ssthresh to itself (~2000 packets) and restart slow start.
+    const lifted = throttled.filter((s) => s.ssthresh >= clamp / 2);
+    assert.deepEqual(
+      lifted.map((s) => `${s.tMs} ms: ssthresh ${s.ssthresh}`),
+      [],
+      `ssthresh stayed the congestion control's (clamp ~${clamp}, cwnd up to ${Math.max(...throttled.map((s) => s.cwnd))})`,
+    );
+    // The path holds ~340 packets (BDP and buffer): the window never reaches the clamp, so none is applied.
+    const maxCwnd = Math.max(...throttled.map((s) => s.cwnd));
+    assert.ok(maxCwnd < clamp, `cwnd ${maxCwnd} stayed below the clamp ${clamp}`);
+    assert.deepEqual(
+      [...new Set(throttled.map((s) => s.appliedPackets ?? 0))],
+      [0],
+      'no clamp was applied above the window',
     );
   });
 });
