@@ -1,6 +1,7 @@
 #include "file_sender.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,20 @@
 
 namespace trickle {
 
+// One descriptor of a file, shared by the transfers that read it; closed with the last of them.
+struct FileSender::OpenFile {
+  int fd = -1;
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::string path;
+  OpenFile() = default;
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile() {
+    if (fd >= 0) close(fd);
+  }
+};
+
 struct FileSender::Transfer {
   FileSender* owner = nullptr;
   uint32_t id = 0;
@@ -19,7 +34,7 @@ struct FileSender::Transfer {
   // A duplicate of the socket's fd: Node may close its own at any time (the client left), and
   // the number could then name another file. Closed with the transfer.
   int socketFd = -1;
-  int fileFd = -1;
+  std::shared_ptr<OpenFile> file;
   // The write under way: where it is, what is left, what it has sent and in how many calls.
   off_t offset = 0;
   uint64_t remaining = 0;
@@ -40,9 +55,16 @@ constexpr uint64_t kMaxSendfileBytes = 0x7ffff000;
 // A file shorter than the range it was described with (replaced or truncated since).
 constexpr int kFileShort = -1;
 
-void CloseFds(int socketFd, int fileFd) {
-  if (socketFd >= 0) close(socketFd);
-  if (fileFd >= 0) close(fileFd);
+// Descriptors kept free for new connections: a transfer's duplicate is refused (EMFILE, and Node
+// writes that response) once fewer than this many are left, so an origin near its limit still
+// accepts viewers instead of resetting them.
+uint64_t ReservedDescriptors(uint64_t limit) { return std::max<uint64_t>(64, limit / 16); }
+
+// The process's descriptor limit (the soft one, which open and accept obey).
+uint64_t DescriptorLimit() {
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+  return limit.rlim_cur;
 }
 
 Napi::Error TransferError(Napi::Env env, int err) {
@@ -68,7 +90,7 @@ FileSender::~FileSender() {
 int FileSender::Pump(Transfer& transfer) {
   while (transfer.remaining > 0) {
     const uint64_t asked = std::min(transfer.remaining, kMaxSendfileBytes);
-    ssize_t n = sendfile(transfer.socketFd, transfer.fileFd, &transfer.offset, asked);
+    ssize_t n = sendfile(transfer.socketFd, transfer.file->fd, &transfer.offset, asked);
     if (n > 0) {
       transfer.writeCalls++;
       transfer.remaining -= static_cast<uint64_t>(n);
@@ -86,28 +108,44 @@ int FileSender::Pump(Transfer& transfer) {
   return 0;
 }
 
-double FileSender::Open(Napi::Env env, int socketFd, const std::string& path, uint64_t endOffset) {
-  int fileFd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fileFd < 0) throw SyscallError(env, "open", errno, path);
+std::shared_ptr<FileSender::OpenFile> FileSender::FileAt(Napi::Env env, const std::string& path, uint64_t endOffset) {
+  // stat, not the open descriptor's fstat: a file replaced under the path (a new inode) gets a new
+  // descriptor, and one truncated in place shows its new size either way.
   struct stat info {};
-  if (fstat(fileFd, &info) != 0) {
-    int err = errno;
-    CloseFds(-1, fileFd);
-    throw SyscallError(env, "fstat", err, path);
+  if (stat(path.c_str(), &info) != 0) throw SyscallError(env, "open", errno, path);
+  if (static_cast<uint64_t>(info.st_size) < endOffset) throw TransferError(env, kFileShort);
+  auto found = files_.find(path);
+  if (found != files_.end()) {
+    std::shared_ptr<OpenFile> shared = found->second.lock();
+    if (shared && shared->device == info.st_dev && shared->inode == info.st_ino) return shared;
   }
-  if (static_cast<uint64_t>(info.st_size) < endOffset) {
-    CloseFds(-1, fileFd);
-    throw TransferError(env, kFileShort);
-  }
+  auto file = std::make_shared<OpenFile>();
+  file->fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (file->fd < 0) throw SyscallError(env, "open", errno, path);
+  struct stat opened {};
+  if (fstat(file->fd, &opened) != 0) throw SyscallError(env, "fstat", errno, path);
+  // Replaced between the stat and the open: the size checked was the old file's.
+  if (static_cast<uint64_t>(opened.st_size) < endOffset) throw TransferError(env, kFileShort);
+  file->device = opened.st_dev;
+  file->inode = opened.st_ino;
+  file->path = path;
+  files_[path] = file;
+  return file;
+}
+
+double FileSender::Open(Napi::Env env, int socketFd, const std::string& path, uint64_t endOffset) {
+  std::shared_ptr<OpenFile> file = FileAt(env, path, endOffset);
   int dupFd = fcntl(socketFd, F_DUPFD_CLOEXEC, 0);
-  if (dupFd < 0) {
-    int err = errno;
-    CloseFds(-1, fileFd);
-    throw SyscallError(env, "fcntl", err, "F_DUPFD_CLOEXEC of the socket");
+  if (dupFd < 0) throw SyscallError(env, "fcntl", errno, "F_DUPFD_CLOEXEC of the socket");
+  // The lowest free number: every descriptor below it is open, so at most limit - dupFd are free.
+  const uint64_t limit = DescriptorLimit();
+  if (limit != UINT64_MAX && static_cast<uint64_t>(dupFd) + ReservedDescriptors(limit) >= limit) {
+    close(dupFd);
+    throw SyscallError(env, "fcntl", EMFILE, "F_DUPFD_CLOEXEC of the socket: descriptors kept for new connections");
   }
   auto transfer = std::make_unique<Transfer>();
   transfer->socketFd = dupFd;
-  transfer->fileFd = fileFd;
+  transfer->file = std::move(file);
   transfer->owner = this;
   transfer->env = env;
   transfer->id = nextId_++;
@@ -177,7 +215,8 @@ void FileSender::Finish(Transfer* transfer, int err) {
 void FileSender::Release(Transfer* transfer) {
   transfer->owner = nullptr;
   const int socketFd = transfer->socketFd;
-  const int fileFd = transfer->fileFd;
+  // The file now (the transfer's memory may outlive this until the loop closes its handle).
+  transfer->file.reset();
   if (transfer->pollInitialized) {
     // uv_close takes the fd out of the loop's epoll at once; only then may its number be reused.
     // The handle's memory must outlive the loop's close: its close callback frees it.
@@ -186,7 +225,7 @@ void FileSender::Release(Transfer* transfer) {
   } else {
     delete transfer;
   }
-  CloseFds(socketFd, fileFd);
+  if (socketFd >= 0) close(socketFd);
 }
 
 double FileSender::Close(uint32_t id) {
@@ -194,10 +233,13 @@ double FileSender::Close(uint32_t id) {
   if (found == transfers_.end()) return -1;
   Transfer* transfer = found->second;
   const double sent = static_cast<double>(transfer->sent);
+  const std::string path = transfer->file->path;
   transfers_.erase(found);
   transfer->callback.Reset();
   transfer->context.reset();
   Release(transfer);
+  auto file = files_.find(path);
+  if (file != files_.end() && file->second.expired()) files_.erase(file);
   return sent;
 }
 

@@ -12,8 +12,10 @@ namespace trickle {
 // Responses written by sendfile(2) from the file's page cache into the socket, driven by the
 // socket's writability on the event loop: no user-space copy, no JavaScript per chunk. A transfer
 // holds the file and a duplicate of the socket for a whole response, so each write of it (a block
-// of a paced response) is one or two sendfile calls and nothing else. Owned by one addon instance
-// (no static globals); transfers left at teardown are closed without callback.
+// of a paced response) is one or two sendfile calls and nothing else. Transfers of one file share
+// its descriptor while it is the same file (sendfile reads at the transfer's own offset): thousands
+// of viewers of one segment or MP4 hold one descriptor for it, not one each. Owned by one addon
+// instance (no static globals); transfers left at teardown are closed without callback.
 class FileSender {
  public:
   FileSender() = default;
@@ -36,6 +38,9 @@ class FileSender {
 
  private:
   struct Transfer;
+  struct OpenFile;
+  // The open file at `path` if it is still the file there now (same device and inode), else a new one.
+  std::shared_ptr<OpenFile> FileAt(Napi::Env env, const std::string& path, uint64_t endOffset);
   // sendfile until the socket is full, the range is sent, or an error: 0 done, EAGAIN wait, else errno.
   static int Pump(Transfer& transfer);
   static void OnWritable(uv_poll_t* poll, int status, int events);
@@ -43,6 +48,8 @@ class FileSender {
   static void Release(Transfer* transfer);
 
   std::map<uint32_t, Transfer*> transfers_;
+  // Files open for transfers, by path; an entry goes once its last transfer closes.
+  std::map<std::string, std::weak_ptr<OpenFile>> files_;
   uint32_t nextId_ = 1;
 };
 

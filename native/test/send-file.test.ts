@@ -3,9 +3,10 @@
  * errors.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,17 @@ function collect(client: Socket): { bytes: () => Buffer } {
   const chunks: Buffer[] = [];
   client.on('data', (chunk: Buffer) => chunks.push(chunk));
   return { bytes: () => Buffer.concat(chunks) };
+}
+
+/** This process's descriptors open on `path` now (a deleted file's link reads "<path> (deleted)"). */
+function descriptorsOn(path: string): number {
+  return readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(path);
+    } catch {
+      return false;
+    }
+  }).length;
 }
 
 describe('openFileSend', () => {
@@ -168,6 +180,51 @@ describe('openFileSend', () => {
       pair.server.close();
     },
   );
+
+  it('shares one descriptor among the transfers of a file, and opens a new one for a file replaced under its path', async () => {
+    const shared = join(dir, 'shared.bin');
+    writeFileSync(shared, content.subarray(0, 200_000));
+    const pairs = await Promise.all([connectedPair(), connectedPair(), connectedPair()]);
+    const before = descriptorsOn(shared);
+    const first = openFileSend(pairs[0]!.serverSide, shared, 200_000);
+    const second = openFileSend(pairs[1]!.serverSide, shared, 200_000);
+    assert.equal(descriptorsOn(shared) - before, 1, 'two transfers of one file hold one descriptor');
+    // Replaced (a new inode under the same name): the next transfer reads the new file, the held ones the old.
+    const replacement = join(dir, 'shared.new');
+    writeFileSync(replacement, content.subarray(200_000, 400_000));
+    renameSync(replacement, shared);
+    const third = openFileSend(pairs[2]!.serverSide, shared, 200_000);
+    const received = pairs.map((pair) => collect(pair.client));
+    for (const transfer of [first, second, third]) assert.equal((await write(transfer, 0, 1000).result).error, null);
+    for (const pair of pairs) pair.serverSide.end();
+    await Promise.all(pairs.map((pair) => once(pair.client, 'end')));
+    assert.ok(received[0]!.bytes().equals(content.subarray(0, 1000)));
+    assert.ok(received[1]!.bytes().equals(content.subarray(0, 1000)));
+    assert.ok(received[2]!.bytes().equals(content.subarray(200_000, 201_000)));
+    for (const transfer of [first, second, third]) transfer.close();
+    assert.equal(descriptorsOn(shared), before, 'the last transfer of each file closes its descriptor');
+    for (const pair of pairs) pair.server.close();
+  });
+
+  it('refuses a transfer (EMFILE) while new connections can still be accepted, near the descriptor limit', () => {
+    // A child under a limit of 256 descriptors: a transfer is refused once fewer than 64 (the floor of a sixteenth) are free.
+    const child = spawnSync(
+      'prlimit',
+      ['--nofile=256:256', process.execPath, join(import.meta.dirname, 'helpers', 'descriptor-reserve-child.js'), path],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(child.status, 0, child.stderr);
+    const outcome = JSON.parse(child.stdout) as {
+      transfers: number;
+      refused?: { code?: string; syscall?: string };
+      openAtRefusal: number;
+      accepted: boolean;
+    };
+    assert.deepEqual(outcome.refused, { code: 'EMFILE', syscall: 'fcntl' });
+    assert.ok(outcome.openAtRefusal >= 256 - 64 - 4 && outcome.openAtRefusal < 256 - 32, JSON.stringify(outcome));
+    assert.ok(outcome.transfers > 10, JSON.stringify(outcome));
+    assert.equal(outcome.accepted, true);
+  });
 
   it('refuses at open a file shorter than the ranges, a missing file and a destroyed socket', async () => {
     const { server, serverSide, client } = await connectedPair();

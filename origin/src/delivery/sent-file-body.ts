@@ -19,7 +19,8 @@ const noBytes = Buffer.alloc(0);
  * it was described is an ORIGIN_ERR_FILE_CHANGED (503), as a failed read is. (Truncated later,
  * mid-response, a write fails and the connection is cut: never silently short data.) A socket that
  * cannot be duplicated (descriptors exhausted, or it closed) is the socket's failure, not the
- * file's: reported to `socketError`, and undefined (Node writes the response).
+ * file's, and so is a file that cannot be opened for want of descriptors (EMFILE, ENFILE: the
+ * process's limit, not the file): reported to `socketError`, and undefined (Node writes the response).
  */
 export function openFileSend(
   control: SocketControl,
@@ -32,6 +33,10 @@ export function openFileSend(
     return control.openFileSend(socket, path, endOffset);
   } catch (error) {
     const { code, syscall } = error as NodeJS.ErrnoException;
+    if (code === 'EMFILE' || code === 'ENFILE') {
+      socketError('openFileSend', error);
+      return undefined;
+    }
     if (code === 'NATIVE_ERR_FILE_SHORT')
       return new OriginError(
         'ORIGIN_ERR_FILE_CHANGED',
