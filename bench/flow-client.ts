@@ -21,6 +21,8 @@ export interface FlowClientResult {
   /** Bytes each flow had received before the window (its offset in the file then), by url, same order. */
   readonly offsetsByUrl: Record<string, number[]>;
   readonly failedFlows: number;
+  /** Why flows failed: an error code (ECONNRESET, ...) or `status <n>`, with how many. */
+  readonly failures: Record<string, number>;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -30,6 +32,11 @@ async function run(plan: FlowClientPlan): Promise<void> {
   let counting = false;
   let ended = false;
   let failedFlows = 0;
+  const failures: Record<string, number> = {};
+  const fail = (reason: string) => {
+    failedFlows++;
+    failures[reason] = (failures[reason] ?? 0) + 1;
+  };
   const bytesByUrl: Record<string, number[]> = {};
   const offsetsByUrl: Record<string, number[]> = {};
   const requests: ClientRequest[] = [];
@@ -42,14 +49,16 @@ async function run(plan: FlowClientPlan): Promise<void> {
       const index = counters.push(0) - 1;
       offsets.push(0);
       const req = request(url, { agent }, (res) => {
-        if (res.statusCode !== 200) failedFlows++;
+        if (res.statusCode !== 200) fail(`status ${res.statusCode}`);
         res.on('data', (chunk: Buffer) => {
           if (counting) counters[index]! += chunk.length;
           else if (!ended) offsets[index]! += chunk.length;
         });
         res.on('error', () => undefined);
       });
-      req.on('error', () => failedFlows++);
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        if (!ended) fail(error.code ?? error.message);
+      });
       req.end();
       requests.push(req);
     }
@@ -65,7 +74,7 @@ async function run(plan: FlowClientPlan): Promise<void> {
   process.stdout.write(`${JSON.stringify({ window: 'end' })}\n`);
   for (const req of requests) req.destroy();
   agent.destroy();
-  const result: FlowClientResult = { elapsedSec, bytesByUrl, offsetsByUrl, failedFlows };
+  const result: FlowClientResult = { elapsedSec, bytesByUrl, offsetsByUrl, failedFlows, failures };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

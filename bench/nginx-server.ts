@@ -41,7 +41,13 @@ export interface NginxServer {
  */
 export async function startNginx(
   name: string,
-  options: { httpDirectives: readonly string[]; serverDirectives: readonly string[]; readyPath: string },
+  options: {
+    httpDirectives: readonly string[];
+    serverDirectives: readonly string[];
+    readyPath: string;
+    /** Connections its worker may hold (4096 by default); its file limit is raised to twice that (a socket and a file each). */
+    workerConnections?: number;
+  },
   place: ServerPlace = loopback,
 ): Promise<NginxServer> {
   const port = place.port ?? (await freePort());
@@ -55,7 +61,10 @@ export async function startNginx(
       'master_process off;',
       `pid ${join(prefix, 'nginx.pid')};`,
       'error_log stderr error;',
-      'events { worker_connections 4096; }',
+      ...(options.workerConnections === undefined
+        ? []
+        : [`worker_rlimit_nofile ${2 * options.workerConnections + 64};`]),
+      `events { worker_connections ${options.workerConnections ?? 4096}; }`,
       'http {',
       '  access_log off;',
       ...options.httpDirectives.map((line) => `  ${line}`),

@@ -7,6 +7,9 @@
  *   10 x 1448 B per 40 ms = 2.9 Mbit/s), flows spread over three ffmpeg-made assets of 0.8, 1.6 and
  *   2.4 Mbit/s, so the clamp sits above the floor for two thirds of them and at it for the rest.
  * - `loopback`: MSS 64 kB, RTT ~50 us, one 0.8 Mbit/s asset: every trickle flow is at its floor.
+ * - `viewers`: an edge's load from one origin process: 10,000 flows on loopback of a 0.1 Mbit/s asset
+ *   (a lowest rung: ~1.25 Gbit/s in all, which leaves the 2 cores room), trickle and pacing in the kernel
+ *   against nginx; then 50,000 idle keep-alive connections held by the origin and by nginx.
  * The figure is the server process's CPU per delivered Gbit/s (CPU seconds from /proc/<pid>/stat
  * over the measurement window, bytes counted by the client); the sock_ops program's own run time
  * (kernel.bpf_stats_enabled) under trickle and pacing, whose phases run in it, is shown beside it
@@ -14,11 +17,13 @@
  * frame, and the endpoints' TCP receive work runs in its sends: where it nears a core, the path
  * sets the pace). Every flow's rate is compared with the rate its policy aims at over the bytes
  * it got in the window (per VBR block, from the media: accuracy).
- * `npx trickle bench pacing [--regimes lab,loopback --flows 100 --loopback-flows 500 --seconds 20 --warmup 40]`
- * or `npm run bench:paced`; writes bench/results/paced-flows.md.
+ * Beside the CPU: each server's resident memory per flow (its growth from before the flows opened to the
+ * window's end) and, for trickle's servers, the sock_ops map's entries once every flow has closed.
+ * `npx trickle bench pacing [--regimes lab,loopback,viewers --flows 100 --loopback-flows 500 --viewers 10000
+ * --seconds 20 --warmup 40]` or `npm run bench:paced`; writes bench/results/paced-flows.md.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -36,6 +41,7 @@ import { quantileSorted } from '@trickle/player-sim';
 import { ByteTimeMap, readProgressiveLayout, resolveConfig, vbrBlocksOf, type VbrBlocks } from '@trickle/origin';
 import { BenchError } from './errors.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
+import type { IdleClientPlan, IdleClientResult } from './idle-client.js';
 import { writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
 import { machineBusySeconds, requireNginx, startNginx } from './nginx-server.js';
@@ -45,6 +51,7 @@ const root = join(import.meta.dirname, '..', '..');
 const mediaRoot = join(root, '.cache', 'bench-media');
 const mediaSeconds = 120;
 const flowClient = join(import.meta.dirname, 'flow-client.js');
+const idleClient = join(import.meta.dirname, 'idle-client.js');
 
 interface Asset {
   readonly name: string;
@@ -57,6 +64,30 @@ const labAssets: readonly Asset[] = [
   { name: 'flat16', encodeBps: 1600e3 },
   { name: 'flat24', encodeBps: 2400e3 },
 ];
+/** A lowest rung: 10,000 flows of it are ~1.25 Gbit/s, which one origin on 2 cores can pace without saturating. */
+const viewersAssets: readonly Asset[] = [{ name: 'low', encodeBps: 100e3 }];
+/**
+ * The files a process of the viewers regime may open: the hard limit (raised to what 50,000 idle connections need
+ * where this process may raise it: root with CAP_SYS_RESOURCE), and why it is no higher.
+ */
+function viewersFileLimit(wantedFiles: number): { files: number; reason: string | undefined } {
+  const hardLimit = () => {
+    const line = /Max open files\s+\S+\s+(\S+)/.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return line?.[1] === 'unlimited' ? Number.POSITIVE_INFINITY : Number(line?.[1] ?? 1024);
+  };
+  const hard = hardLimit();
+  if (hard >= wantedFiles) return { files: Math.min(hard, 1 << 20), reason: undefined };
+  const raised = spawnSync('prlimit', [`--nofile=${wantedFiles}:${wantedFiles}`, 'true']).status === 0;
+  if (raised) return { files: wantedFiles, reason: undefined };
+  return {
+    files: hard,
+    reason:
+      `this machine lets a process open at most ${hard} files (hard limit; raising it needs ` +
+      'CAP_SYS_RESOURCE, which this root lacks)',
+  };
+}
+/** Descriptors a server keeps beside its connections (listeners, files, the BPF maps, stdio). */
+const serverSpareFiles = 512;
 
 const assetFile = (asset: Asset) => join(mediaRoot, asset.name, 'progressive.mp4');
 
@@ -140,7 +171,7 @@ export function pacedSeconds(
 }
 
 interface Regime {
-  readonly name: 'lab' | 'loopback';
+  readonly name: 'lab' | 'loopback' | 'viewers';
   readonly flows: number;
   readonly assets: readonly Asset[];
   readonly place: ServerPlace;
@@ -151,6 +182,8 @@ interface Regime {
   readonly blocks: ReadonlyMap<string, VbrBlocks>;
   /** The delay line's pid (lab): its CPU is read beside the server's. */
   readonly pathPid?: number;
+  /** Connections a server must hold at once (nginx's worker_connections); nginx's default when absent. */
+  readonly maxConnections?: number;
 }
 
 interface Measured {
@@ -160,17 +193,35 @@ interface Measured {
   /** Each flow's rate over its aim (1 = on target). */
   readonly ratios: readonly number[];
   readonly failedFlows: number;
+  /** Why flows failed, with how many. */
+  readonly failures: Record<string, number>;
   /** The delay line's CPU over the window, % of a core (lab only): near 100 it, not the servers, sets the pace. */
   readonly pathCpuPercent: number | undefined;
   /** The whole machine's busy CPU over the window, % of a core (server, client, delay line, softirq). */
   readonly machinePercent: number;
+  /** The server's resident memory at the window's end less before the flows opened, per flow. */
+  readonly rssPerFlowBytes: number;
+  /** Entries in the sock_ops program's map once every flow closed (trickle's servers with the bpf backend). */
+  readonly mapEntriesLeft: number | undefined;
+  /** Responses the origin wrote through Node because too few descriptors were free for sendfile's (trickle's servers). */
+  readonly descriptorFallbacks: number | undefined;
+}
+
+interface RunningServer {
+  readonly url: string;
+  readonly pid: number;
+  /** The sock_ops map's entries now (from /healthz), where the server has the bpf clamp backend. */
+  mapEntries?(): Promise<number | undefined>;
+  /** Responses written through Node for want of descriptors so far (trickle_socket_errors_total, openFileSend EMFILE). */
+  descriptorFallbacks?(): Promise<number>;
+  stop(): Promise<void>;
 }
 
 interface ServerRun {
   readonly name: string;
   /** The seconds this server's aim gives the asset's bytes [fromByte, toByte). */
   aimSeconds(asset: Asset, regime: Regime, fromByte: number, toByte: number): number;
-  start(regime: Regime): Promise<{ url: string; pid: number; stop(): Promise<void> }>;
+  start(regime: Regime): Promise<RunningServer>;
 }
 
 /** Run time of the trickle sock_ops programs loaded now (needs kernel.bpf_stats_enabled), ns. */
@@ -183,10 +234,19 @@ function bpfRunTimeNs(): number {
     .reduce((sum, program) => sum + (program.run_time_ns ?? 0), 0);
 }
 
+/** A process's resident memory (VmRSS), bytes. */
+function residentBytes(pid: number): number {
+  const line = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return line === null ? Number.NaN : Number(line[1]) * 1024;
+}
+
+/** How long after the client ended the map is read: the kernel closes the aborted flows' sockets meanwhile. */
+const teardownMs = 2000;
+
 /** Runs the flow client (in the regime's player place), reading the server's CPU at the window's edges. */
 async function measure(
   regime: Regime,
-  server: { url: string; pid: number },
+  server: RunningServer,
   aimSeconds: (asset: Asset, fromByte: number, toByte: number) => number,
   window: { warmupSec: number; seconds: number },
   countBpf: boolean,
@@ -202,7 +262,9 @@ async function measure(
     seconds: window.seconds,
   };
   const command = [...regime.clientWrap, process.execPath, flowClient, JSON.stringify(plan)];
+  const rssBeforeBytes = residentBytes(server.pid);
   const client = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+  let rssWindowBytes = Number.NaN;
   let cpuStart = 0;
   let cpu = 0;
   let bpfStartNs = 0;
@@ -224,12 +286,15 @@ async function measure(
       if (countBpf) bpfNs = bpfRunTimeNs() - bpfStartNs;
       if (regime.pathPid !== undefined) pathCpu = processCpuSeconds(regime.pathPid) - pathCpuStart;
       machine = machineBusySeconds() - machineStart;
+      rssWindowBytes = residentBytes(server.pid);
     } else result = message as FlowClientResult;
   }
   if (result === undefined)
     throw new BenchError('BENCH_ERR_SERVER', `the flow client ended without its result (${server.url})`);
-  // the aborted flows' teardown settles before the next server starts
-  await new Promise((resolve) => setTimeout(resolve, 1000));
+  // the aborted flows' teardown settles before the map is read and the next server starts
+  await new Promise((resolve) => setTimeout(resolve, teardownMs));
+  const mapEntriesLeft = await server.mapEntries?.();
+  const descriptorFallbacks = await server.descriptorFallbacks?.();
   let bytes = 0;
   const ratios: number[] = [];
   for (const asset of regime.assets) {
@@ -246,8 +311,12 @@ async function measure(
     deliveredBps: (bytes * 8) / result.elapsedSec,
     ratios,
     failedFlows: result.failedFlows,
+    failures: result.failures,
     pathCpuPercent: pathCpu === undefined ? undefined : (pathCpu / result.elapsedSec) * 100,
     machinePercent: (machine / result.elapsedSec) * 100,
+    rssPerFlowBytes: (rssWindowBytes - rssBeforeBytes) / regime.flows,
+    mapEntriesLeft,
+    descriptorFallbacks,
   };
 }
 
@@ -292,7 +361,23 @@ function trickleRun(policy: string, cpuProfileDir: string | undefined): ServerRu
             `warning: trickle runs with the ${health.delivery?.clamp?.backend} clamp backend (not root?)\n`,
           );
       }
-      return { url: `${server.url}/media`, pid: server.child.pid!, stop: () => server.stop() };
+      return {
+        url: `${server.url}/media`,
+        pid: server.child.pid!,
+        stop: () => server.stop(),
+        mapEntries: async () => {
+          const health = (await (await fetch(`${server.url}/healthz`)).json()) as {
+            delivery?: { clamp?: { backend?: string; entries?: number } };
+          };
+          return health.delivery?.clamp?.backend === 'bpf' ? health.delivery.clamp.entries : undefined;
+        },
+        descriptorFallbacks: async () => {
+          const metrics = await (await fetch(`${server.url}/metrics`)).text();
+          const line =
+            /^trickle_socket_errors_total\{[^}]*operation="openFileSend"[^}]*code="EMFILE"[^}]*\} (\d+)/m.exec(metrics);
+          return Number(line?.[1] ?? 0);
+        },
+      };
     },
   };
 }
@@ -309,9 +394,15 @@ const nginxRun: ServerRun = {
     const nginx = await startNginx(
       `paced-${regime.name}`,
       {
-        httpDirectives: ['sendfile on;', 'tcp_nopush on;'],
+        httpDirectives: [
+          'sendfile on;',
+          'tcp_nopush on;',
+          // Thousands of flows of one file share its descriptor (as an edge's nginx is set up), within the file limit.
+          ...(regime.maxConnections === undefined ? [] : ['open_file_cache max=64;']),
+        ],
         serverDirectives: [`root ${mediaRoot};`, ...locations],
         readyPath: `/${regime.assets[0]!.name}/progressive.mp4`,
+        ...(regime.maxConnections === undefined ? {} : { workerConnections: regime.maxConnections }),
       },
       regime.place,
     );
@@ -376,7 +467,18 @@ async function runRegime(
           `.. ${quantileSorted(sorted, 0.95).toFixed(3)})` +
           (result.pathCpuPercent === undefined ? '' : `, delay line ${result.pathCpuPercent.toFixed(0)} % of a core`) +
           ', ' +
-          `machine ${result.machinePercent.toFixed(0)} %\n`,
+          `machine ${result.machinePercent.toFixed(0)} %, ` +
+          `memory ${(result.rssPerFlowBytes / 1024).toFixed(1)} kB per flow` +
+          (result.mapEntriesLeft === undefined ? '' : `, map entries left ${result.mapEntriesLeft}`) +
+          (result.descriptorFallbacks
+            ? `, ${result.descriptorFallbacks} responses written by Node (descriptors)`
+            : '') +
+          (result.failedFlows > 0
+            ? `, ${result.failedFlows} failed flows (${Object.entries(result.failures)
+                .map(([reason, count]) => `${reason}: ${count}`)
+                .join(', ')})`
+            : '') +
+          '\n',
       );
       measured.get(server)!.push(result);
     }
@@ -409,6 +511,8 @@ async function runRegime(
       ? ''
       : `${average(results.map((m) => m.bpfPercent ?? 0)).toFixed(2)} %`;
     const failed = results.reduce((sum, m) => sum + m.failedFlows, 0);
+    const entriesLeft = results.map((m) => m.mapEntriesLeft).filter((value) => value !== undefined);
+    const fallbacks = results.map((m) => m.descriptorFallbacks).filter((value) => value !== undefined);
     const pathCpu = results.map((m) => m.pathCpuPercent).filter((value) => value !== undefined);
     const pathText =
       pathCpu.length === 0
@@ -423,20 +527,87 @@ async function runRegime(
       `.. ${pct(quantileSorted(sorted, 0.95))}) ` +
       `| ${((within / Math.max(1, ratios.length)) * 100).toFixed(0)} % | ${failed} ` +
       `| ${pathText} | ${average(results.map((m) => m.machinePercent)).toFixed(0)} % ` +
-      `| ${machineRatioText} |`
+      `| ${machineRatioText} ` +
+      `| ${(average(results.map((m) => m.rssPerFlowBytes)) / 1024).toFixed(1)} ` +
+      `| ${entriesLeft.length === 0 ? '' : Math.max(...entriesLeft)} ` +
+      `| ${fallbacks.length === 0 ? '' : Math.max(...fallbacks)} |`
     );
   });
 }
 
+/** Opens `connections` idle keep-alive connections to each server and holds them for `holdSec`: who keeps them all, at what memory. */
+async function runIdle(
+  regime: Regime,
+  servers: readonly ServerRun[],
+  connections: number,
+  holdSec: number,
+  progress: { done: number; total: number },
+): Promise<string[]> {
+  const rows: string[] = [];
+  for (const server of servers) {
+    process.stderr.write(
+      `[${++progress.done}/${progress.total}] ${regime.name}: ${server.name}, ${connections} idle keep-alive ` +
+        `connections held ${holdSec} s ...\n`,
+    );
+    const running = await server.start(regime);
+    try {
+      const target = new URL(`${running.url}/${regime.assets[0]!.name}/progressive.mp4`);
+      const plan: IdleClientPlan = {
+        host: target.hostname,
+        port: Number(target.port),
+        path: target.pathname,
+        connections,
+        holdSec,
+      };
+      const rssBeforeBytes = residentBytes(running.pid);
+      const command = [...regime.clientWrap, process.execPath, idleClient, JSON.stringify(plan)];
+      const client = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+      let rssHeldBytes = Number.NaN;
+      let result: IdleClientResult | undefined;
+      for await (const line of createInterface({ input: client.stdout! })) {
+        const message = JSON.parse(line) as { held?: string } & Partial<IdleClientResult>;
+        if (message.held === 'end') rssHeldBytes = residentBytes(running.pid);
+        else if (message.held === undefined) result = message as IdleClientResult;
+      }
+      if (result === undefined)
+        throw new BenchError('BENCH_ERR_SERVER', `the idle client ended without its result (${running.url})`);
+      await new Promise((resolve) => setTimeout(resolve, teardownMs));
+      const entriesLeft = await running.mapEntries?.();
+      const perConnectionKb = (rssHeldBytes - rssBeforeBytes) / Math.max(1, result.answered) / 1024;
+      const held = result.answered - result.closedDuringHold;
+      process.stderr.write(
+        `  ${result.answered} answered in ${result.openSec.toFixed(1)} s, ${result.failed} failed, ` +
+          `${result.closedDuringHold} closed by the server while idle, ${perConnectionKb.toFixed(1)} kB each\n`,
+      );
+      rows.push(
+        `| ${server.name} | ${connections} | ${result.answered} | ${result.failed} | ${result.closedDuringHold} ` +
+          `| ${held} of ${connections}${held === connections ? ' (all)' : ''} | ${result.openSec.toFixed(1)} ` +
+          `| ${perConnectionKb.toFixed(1)} | ${entriesLeft ?? ''} |`,
+      );
+    } finally {
+      await running.stop();
+    }
+  }
+  return rows;
+}
+
 export async function main(argv: readonly string[]): Promise<void> {
   const options = new Command('trickle bench pacing')
-    .option('--regimes <list>', 'lab (namespaces, MSS 1448, real RTT), loopback', 'lab,loopback')
+    .option(
+      '--regimes <list>',
+      'lab (namespaces, MSS 1448, real RTT), loopback, viewers (10,000 low-rate flows and 50,000 idle connections)',
+      'lab,loopback',
+    )
     .option(
       '--flows <n>',
       'concurrent flows in the lab regime (on 2 cores the delay line is the limit from ~200: see the results file)',
       '100',
     )
     .option('--loopback-flows <n>', 'concurrent flows on loopback', '500')
+    .option('--viewers <n>', 'concurrent 0.1 Mbit/s flows in the viewers regime (trickle, pacing and nginx)', '10000')
+    .option('--idle-connections <n>', 'idle keep-alive connections the viewers regime holds per server', '50000')
+    .option('--idle-seconds <s>', 'how long they are held (below both servers keep-alive timeouts)', '30')
+    .option('--results <name>', 'results file name in bench/results', 'paced-flows.md')
     .option('--rtt-ms <ms>', "the lab path's RTT", '100')
     .option('--seconds <n>', 'measurement window per run', '20')
     .option(
@@ -453,13 +624,21 @@ export async function main(argv: readonly string[]): Promise<void> {
     )
     .addHelpText(
       'after',
-      examples('sudo npx trickle bench pacing', 'sudo npx trickle bench pacing --regimes lab --flows 500 --seconds 12'),
+      examples(
+        'sudo npx trickle bench pacing',
+        'sudo npx trickle bench pacing --regimes lab --flows 500 --seconds 12',
+        'sudo npx trickle bench pacing --regimes viewers --results paced-viewers.md',
+      ),
     )
     .parse(['node', 'bench', ...argv])
     .opts<{
       regimes: string;
       flows: string;
       loopbackFlows: string;
+      viewers: string;
+      idleConnections: string;
+      idleSeconds: string;
+      results: string;
       rttMs: string;
       seconds: string;
       warmup: string;
@@ -485,7 +664,10 @@ export async function main(argv: readonly string[]): Promise<void> {
       'BENCH_ERR_USAGE',
       `--policies: no aim known for ${unknown.join(', ')} (trickle, pacing, app-pacing, app-pacing-16k)`,
     );
-  const assets = regimeNames.includes('lab') ? labAssets : loopbackAssets;
+  const assets = [
+    ...(regimeNames.includes('lab') ? labAssets : regimeNames.includes('loopback') ? loopbackAssets : []),
+    ...(regimeNames.includes('viewers') ? viewersAssets : []),
+  ];
   for (const asset of assets) makeMedia(asset);
   const blocks = new Map(await Promise.all(assets.map(async (asset) => [asset.name, await blocksOf(asset)] as const)));
   const servers = [
@@ -494,8 +676,34 @@ export async function main(argv: readonly string[]): Promise<void> {
     ),
     nginxRun,
   ];
-  const progress = { done: 0, total: regimeNames.length * servers.length * runs };
+  // The viewers regime runs the policies paced in the kernel (the application's pacing is the paper's baseline).
+  const viewersServers = servers.filter(
+    (server) => server === nginxRun || server.name === 'trickle trickle' || server.name === 'trickle pacing',
+  );
+  const idleServers = [trickleRun('trickle', undefined), nginxRun];
+  // With sendfile(2) a flow holds its socket and a duplicate of it; an idle connection its socket.
+  const fileLimit = viewersFileLimit(
+    Math.max(2 * Number(options.viewers), Number(options.idleConnections)) + serverSpareFiles,
+  );
+  const idleConnections = Math.min(Number(options.idleConnections), fileLimit.files - serverSpareFiles);
+  if (regimeNames.includes('viewers') && fileLimit.reason !== undefined)
+    process.stderr.write(
+      `warning: ${fileLimit.reason}: ${idleConnections} idle connections instead of ${options.idleConnections}\n`,
+    );
+  if (regimeNames.includes('viewers') && Number(options.viewers) > fileLimit.files - serverSpareFiles)
+    throw new BenchError(
+      'BENCH_ERR_USAGE',
+      `--viewers ${options.viewers}: ${fileLimit.reason ?? 'above the file limit'}; at most ` +
+        `${fileLimit.files - serverSpareFiles} here`,
+    );
+  const progress = {
+    done: 0,
+    total:
+      regimeNames.filter((name) => name !== 'viewers').length * servers.length * runs +
+      (regimeNames.includes('viewers') ? viewersServers.length * runs + idleServers.length : 0),
+  };
   const rows: string[] = [];
+  const idleRows: string[] = [];
   await withBpfStats(async () => {
     if (regimeNames.includes('lab')) {
       // The link is not the bottleneck (1 Gbit/s, 2 x BDP): the servers' pacing is what is measured.
@@ -564,19 +772,42 @@ export async function main(argv: readonly string[]): Promise<void> {
           progress,
         )),
       );
+    if (regimeNames.includes('viewers')) {
+      // Every process gets its hard file limit as its soft one (prlimit execs, so the pid is the server's).
+      const limited = ['prlimit', `--nofile=${fileLimit.files}:${fileLimit.files}`];
+      const viewers: Regime = {
+        name: 'viewers',
+        flows: Number(options.viewers),
+        assets: viewersAssets,
+        place: { ...loopback, wrap: limited },
+        clientWrap: limited,
+        rttMs: 0.05,
+        mssBytes: 65483,
+        blocks,
+        maxConnections: fileLimit.files - serverSpareFiles,
+      };
+      rows.push(...(await runRegime(viewers, viewersServers, window, runs, progress)));
+      idleRows.push(...(await runIdle(viewers, idleServers, idleConnections, Number(options.idleSeconds), progress)));
+    }
   });
   const cpus = availableParallelism();
   const rates = labAssets
+    .filter((asset) => existsSync(assetFile(asset)))
     .map((asset) => `${asset.name} ${((meanRateBytesPerSec(asset) * 8) / 1e6).toFixed(2)}`)
     .join(', ');
   await writeResults(
-    'paced-flows.md',
+    options.results,
     "Paced flows: server CPU per delivered Gbit/s, and each flow's rate against its aim",
     [
       `Command: \`npx trickle bench pacing --regimes ${options.regimes} ` +
         `--flows ${options.flows} --loopback-flows ${options.loopbackFlows} ` +
+        (regimeNames.includes('viewers')
+          ? `--viewers ${options.viewers} --idle-connections ${options.idleConnections} ` +
+            `--idle-seconds ${options.idleSeconds} `
+          : '') +
         `--rtt-ms ${rttMs} --seconds ${seconds} --warmup ${window.warmupSec} --runs ${runs} ` +
-        `--policies ${options.policies}\` (root). One server process at a time (trickle ` +
+        `--policies ${options.policies}` +
+        `${options.results === 'paced-flows.md' ? '' : ` --results ${options.results}`}\` (root). One server process at a time (trickle ` +
         `serve: one Node process; nginx one worker, master_process off), the client a ` +
         `separate Node process; flows opened at once, run ${window.warmupSec} s before the ` +
         `window (a new origin's first ~35 s hold V8's memory-reducer GCs, full collections ` +
@@ -592,6 +823,17 @@ export async function main(argv: readonly string[]): Promise<void> {
         `> ${((10 * 1448 * 8) / ((1.2 * rttMs) / 1000) / 1e6).toFixed(2)} Mbit/s ` +
         `(cwnd-clamped, aim 1.2 R) and at the floor below it (paced at R by the kernel).`,
       '- **loopback**: MSS 64 kB, RTT ~50 us, the 0.8 Mbit/s asset only: every trickle flow is at its floor (aim R).',
+      `- **viewers** (an edge's load, issue 38): loopback as above, ${options.viewers} flows of a ` +
+        `${mediaSeconds} s MP4 at ${((meanRateBytesPerSec(viewersAssets[0]!) * 8) / 1e6).toFixed(2)} Mbit/s ` +
+        '(a lowest rung, so the 2 cores are not the limit), trickle and pacing in the kernel against nginx, every ' +
+        `process with a limit of ${fileLimit.files} files (nginx with open_file_cache, so its flows share the ` +
+        `file's descriptor). Then each server (the origin under trickle, nginx) holds ${idleConnections} idle ` +
+        `keep-alive connections for ${options.idleSeconds} s (each asked one HEAD; opened 400 at a time from ` +
+        '127.0.0.1-3). Goals (issue 38): every flow within +-3 % of its aim, no failed flow, no map entry left; ' +
+        `${options.idleConnections} idle connections held` +
+        (fileLimit.reason === undefined || idleConnections >= Number(options.idleConnections)
+          ? '.'
+          : ` (not measurable here: ${fileLimit.reason}; ${idleConnections} instead).`),
       '',
       `Aims: each flow's own, over the bytes it received in the window: app-pacing, ` +
         `app-pacing-16k and pacing send every ${originDefaults.rateWindowSec} s VBR block ` +
@@ -622,10 +864,21 @@ export async function main(argv: readonly string[]): Promise<void> {
       '| regime | flows | server | delivered Mbit/s (mean) | server CPU (mean) | sock_ops ' +
         'program (mean) | CPU % per Gbit/s | x nginx | rate error % | flows within +-3 % | ' +
         'failed flows (all runs) | delay line CPU (mean) | machine CPU (mean) | machine per ' +
-        'Gbit/s x nginx |',
-      '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+        'Gbit/s x nginx | memory per flow (kB) | map entries left (most of any run) | responses written by Node ' +
+        'for want of descriptors (most of any run) |',
+      '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...rows,
       '',
+      ...(idleRows.length === 0
+        ? []
+        : [
+            '| server (viewers regime) | idle connections opened | answered | failed | closed by the server while ' +
+              'idle | held to the end | seconds to open them all | memory per idle connection (kB) | map entries ' +
+              'left |',
+            '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+            ...idleRows,
+            '',
+          ]),
       'Hand notes, from earlier runs of this benchmark on this machine kind ' +
         "(2026-11-25/26), not measured by this run: in a 12 s window started at once, V8's " +
         "memory-reducer GCs (40-60 ms of main thread each) were most of the origin's CPU at " +
