@@ -94,6 +94,8 @@ interface Snapshot {
   totalFrames: number;
   droppedFrames: number;
   ended: boolean;
+  /** When the end was (ms since load): the element's `ended`, or when playback parked at the end. */
+  endedAtMs: number | null;
   errors: string[];
 }
 
@@ -409,6 +411,7 @@ function play(options: PlaybackOptions): void {
     totalFrames: 0,
     droppedFrames: 0,
     ended: false,
+    endedAtMs: null,
     errors: [],
   };
   emit('load', {
@@ -490,6 +493,7 @@ video.addEventListener('seeked', () => {
 });
 function end(snapshot: Snapshot, atMs: number, byElement: boolean): void {
   snapshot.ended = true;
+  snapshot.endedAtMs = atMs;
   closeEpisodes(atMs, snapshot.rebuffers, snapshot.stalls, snapshot.videoFreezes);
   emit('ended', { currentTime: video.currentTime, byElement });
 }

@@ -37,6 +37,11 @@ export interface PlayerSnapshot {
   readonly totalFrames: number;
   readonly droppedFrames: number;
   readonly ended: boolean;
+  /**
+   * When the end was, ms since the player's start (a player parked at the end is taken as ended a second
+   * later: the session ends where it parked, not where that was seen).
+   */
+  readonly endedAtMs?: number | null;
   readonly errors: readonly string[];
 }
 

@@ -120,7 +120,9 @@ export async function playInContext(
     const events =
       (await page.evaluate(() => (window as unknown as { trickleEvents: PlayerEvent[] }).trickleEvents)) ?? [];
     const snapshot = { ...state.snapshot!, errors: [...state.snapshot!.errors, ...pageErrors] };
-    return sessionRecord({ index, snapshot, events, sessionMs: Math.round(state.sinceStartMs), endReason, attempts });
+    // An ended session ends at its end, not at the poll that saw it (up to pollMs and the parked second later).
+    const endMs = endReason === 'ended' ? (state.snapshot!.endedAtMs ?? state.sinceStartMs) : state.sinceStartMs;
+    return sessionRecord({ index, snapshot, events, sessionMs: Math.round(endMs), endReason, attempts });
   } finally {
     await page.close().catch(() => undefined);
   }
