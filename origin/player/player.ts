@@ -520,7 +520,9 @@ setInterval(() => {
   const nowMs = sinceLoadMs();
   const quality = video.getVideoPlaybackQuality();
   const time = video.currentTime;
-  snapshot.playedSeconds = time;
+  // Once ended the position stays where the session ended: dash.js parked without end of stream seeks back
+  // half a second and plays up to the end again, which a later reading would take for less played.
+  if (!snapshot.ended) snapshot.playedSeconds = time;
   snapshot.totalFrames = quality.totalVideoFrames;
   snapshot.droppedFrames = quality.droppedVideoFrames;
   if (pendingSeek !== null && snapshot.startupMs !== null && time >= pendingSeek.atSec) {
