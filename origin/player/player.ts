@@ -462,7 +462,10 @@ video.addEventListener('waiting', () => {
     snapshot.startupMs === null ||
     seeking ||
     snapshot.ended ||
-    openEpisode(snapshot.rebuffers) !== undefined
+    openEpisode(snapshot.rebuffers) !== undefined ||
+    // Within the tolerance of the end the end is coming, not a rebuffer (as the watchdog reads it): dash.js without
+    // end of stream waits there, seeks back half a second and plays up to it again until it is taken as ended.
+    (Number.isFinite(video.duration) && video.currentTime >= video.duration - endToleranceSec)
   )
     return;
   const confirmedByWatchdog = openEpisode(snapshot.stalls) !== undefined;
