@@ -131,6 +131,10 @@ const endProgressSec = 0.02;
  */
 const endParkedMs = 1_000;
 
+/** Whether playback at `timeSec` is within the end tolerance of a known duration: the end is coming, not a stall. */
+const withinEndTolerance = (timeSec: number): boolean =>
+  Number.isFinite(video.duration) && timeSec >= video.duration - endToleranceSec;
+
 const byId = <T extends HTMLElement>(id: string): T => {
   const element = document.getElementById(id);
   if (element === null) throw new Error(`missing #${id}`);
@@ -465,7 +469,7 @@ video.addEventListener('waiting', () => {
     openEpisode(snapshot.rebuffers) !== undefined ||
     // Within the tolerance of the end the end is coming, not a rebuffer (as the watchdog reads it): dash.js without
     // end of stream waits there, seeks back half a second and plays up to it again until it is taken as ended.
-    (Number.isFinite(video.duration) && video.currentTime >= video.duration - endToleranceSec)
+    withinEndTolerance(video.currentTime)
   )
     return;
   const confirmedByWatchdog = openEpisode(snapshot.stalls) !== undefined;
@@ -537,11 +541,7 @@ setInterval(() => {
   // or not: nothing here pauses, and a dash.js session parked at 5.999999 of a 6 s MPD (seeking there
   // every 200 ms for 80 s, the duration finite and within reach) was never taken as ended, so the
   // element said paused there.
-  const atEnd =
-    snapshot.startupMs !== null &&
-    !snapshot.ended &&
-    Number.isFinite(video.duration) &&
-    time >= video.duration - endToleranceSec;
+  const atEnd = snapshot.startupMs !== null && !snapshot.ended && withinEndTolerance(time);
   if (!atEnd) atEndSinceMs = null;
   else if (atEndSinceMs === null || time >= atEndFurthestSec + endProgressSec) {
     // Playing on towards the end (however slowly) leaves the end to the element.
