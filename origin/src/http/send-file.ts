@@ -23,13 +23,11 @@ export interface SendFileOptions {
   readonly onShortRead: (file: MediaFile, error: Error) => void;
   /** An uncached file's range in one buffer (used for ranges up to wholeRangeMaxBytes). */
   readonly readRange: (file: MediaFile, range: ByteRange) => Buffer | Promise<Buffer>;
-  /** Sends a media body under a delivery policy; false when the file is not paced media (sent plainly). */
-  readonly deliver?: (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    file: MediaFile,
-    range: ByteRange,
-  ) => Promise<boolean>;
+  /**
+   * Sends a media body under a delivery policy; false when the file is not paced media (sent plainly).
+   * Synchronous: an await per response was a microtask turn of every media request.
+   */
+  readonly deliver?: (request: FastifyRequest, reply: FastifyReply, file: MediaFile, range: ByteRange) => boolean;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -134,7 +132,7 @@ export async function sendFile(
   if (outcome.kind === 'full') {
     reply.code(200).header('content-length', file.sizeBytes);
     if (method === 'HEAD') return reply.send();
-    if ((await options.deliver?.(request, reply, file, { start: 0, end: file.sizeBytes - 1 })) === true) return reply;
+    if (options.deliver?.(request, reply, file, { start: 0, end: file.sizeBytes - 1 }) === true) return reply;
     if (file.body !== undefined) return reply.send(file.body);
     return reply.send(rangeStream(file, { start: 0, end: file.sizeBytes - 1 }, options.onShortRead));
   }
@@ -147,7 +145,7 @@ export async function sendFile(
       .header('content-range', `bytes ${range.start}-${range.end}/${file.sizeBytes}`)
       .header('content-length', byteRangeLength(range));
     if (method === 'HEAD') return reply.send();
-    if ((await options.deliver?.(request, reply, file, range)) === true) return reply;
+    if (options.deliver?.(request, reply, file, range) === true) return reply;
     if (file.body !== undefined) return reply.send(file.body.subarray(range.start, range.end + 1));
     if (byteRangeLength(range) <= wholeRangeMaxBytes) return reply.send(await options.readRange(file, range));
     return reply.send(rangeStream(file, range, options.onShortRead));

@@ -441,7 +441,9 @@ export class MediaLibrary {
     // directory of hundreds of segments each time was most of a 64 kB range's cost.
     const nowMs = this.now();
     const known = this.indexes.get(name);
-    if (known !== undefined && nowMs - known.checkedAtMs < this.options.revalidateMs) return known.state;
+    // The settled value, not its promise: an async function returning a promise adopts it in two more microtask turns.
+    if (known !== undefined && nowMs - known.checkedAtMs < this.options.revalidateMs)
+      return known.settled ?? known.state;
     const asset = await this.getAsset(name);
     if (asset === undefined) {
       this.indexes.delete(name);
@@ -450,7 +452,7 @@ export class MediaLibrary {
     const fingerprint = await this.fingerprint(asset);
     if (known !== undefined && known.fingerprint === fingerprint) {
       known.checkedAtMs = nowMs;
-      return known.state;
+      return known.settled ?? known.state;
     }
     const entry: IndexEntry = {
       state: buildAssetIndex(name, asset.dir, asset.files).then(

@@ -33,7 +33,7 @@ function app(deliver?: SendFileOptions['deliver']): { app: FastifyInstance; deli
     ...(deliver === undefined
       ? {}
       : {
-          deliver: async (request, reply, media, range) => {
+          deliver: (request, reply, media, range) => {
             delivered.push(range);
             return deliver(request, reply, media, range);
           },
@@ -92,14 +92,14 @@ describe('sendFile', () => {
   });
 
   it('hands the range to the delivery hook, which may take it or leave it to be sent plainly', async () => {
-    const taking = app(async (_request, reply, _media, range) => {
+    const taking = app((_request, reply, _media, range) => {
       void reply.send(body.subarray(range.start, range.end + 1).reverse());
       return true;
     });
     const taken = await taking.app.inject({ url: '/f', headers: { range: 'bytes=0-3' } });
     assert.deepEqual(taking.delivered, [{ start: 0, end: 3 }]);
     assert.deepEqual([...taken.rawPayload], [3, 2, 1, 0]);
-    const leaving = app(async () => false);
+    const leaving = app(() => false);
     const plain = await leaving.app.inject({ url: '/f' });
     assert.deepEqual(leaving.delivered, [{ start: 0, end: 999 }]);
     assert.deepEqual(plain.rawPayload, body);
