@@ -11,6 +11,10 @@
 //                                      the BPF object embedded, libbpf/libelf/zlib linked statically
 //                                      (scripts/static-libs.mjs, cached in out/static or
 //                                      $TRICKLE_NATIVE_STATIC_DIR), for `npm pack`.
+//   node scripts/build.mjs --static-libs [--arch x64|arm64]
+//                                      only the static libraries a prebuild links (into the same
+//                                      cache): the repository's setup makes them, so that a prebuild
+//                                      (the package-install test's) compiles the addon only.
 // A part that cannot be built is recorded in out/native-status.json with the reason and never
 // fails the user's install; TRICKLE_NATIVE_STRICT=1 (this repository's CI) makes it an error, and
 // TRICKLE_NATIVE_FROM_SOURCE=1 (this repository's setup) builds the sources even where a prebuild loads.
@@ -135,7 +139,8 @@ function buildDelayline() {
   if (!delayline.ok) fail('delayline', delayline.message);
 }
 
-async function prebuild(arch) {
+/** The compilers for `arch` (a cross toolchain when it is not this machine's), checked to be there. */
+function toolchain(arch) {
   const triplet = crossTriplets[arch];
   if (triplet === undefined) throw new Error(`--arch ${arch}: one of ${Object.keys(crossTriplets).join(', ')}`);
   const cross = arch !== process.arch;
@@ -147,14 +152,25 @@ async function prebuild(arch) {
     throw new Error(
       `missing ${missing.join(', ')}${cross ? ` (Debian: apt-get install g++-${triplet.replace(/_/g, '-')})` : ''}`,
     );
-  const bpf = buildBpf();
-  if (!bpf.ok) throw new Error(bpf.message);
-  const libs = await buildStaticLibs({
+  return { tools, host: cross ? triplet : undefined };
+}
+
+/** libz.a, libelf.a and libbpf.a for `arch`, built once into the cache and found there after. */
+function staticLibs(arch, { tools, host }, label) {
+  return buildStaticLibs({
     outDir: join(process.env.TRICKLE_NATIVE_STATIC_DIR ?? join(build, 'static'), arch),
     cc: tools.CC,
-    host: cross ? triplet : undefined,
-    log: (line) => console.log(`prebuild: ${line}`),
+    host,
+    log: (line) => console.log(`${label}: ${line}`),
   });
+}
+
+async function prebuild(arch) {
+  const chain = toolchain(arch);
+  const { tools } = chain;
+  const bpf = buildBpf();
+  if (!bpf.ok) throw new Error(bpf.message);
+  const libs = await staticLibs(arch, chain, 'prebuild');
   console.log(`prebuild: addon for linux-${arch}`);
   const addon = nodeGyp(
     [
@@ -176,6 +192,18 @@ async function prebuild(arch) {
   const stripped = run(tools.STRIP, ['--strip-unneeded', file]);
   if (!stripped.ok) throw new Error(stripped.message);
   console.log(`prebuild: ${file}`);
+}
+
+if (process.argv[2] === '--static-libs') {
+  const archIndex = process.argv.indexOf('--arch');
+  const arch = archIndex === -1 ? process.arch : process.argv[archIndex + 1];
+  try {
+    console.log(`linux-${arch}: static libs in ${await staticLibs(arch, toolchain(arch), `linux-${arch}`)}`);
+  } catch (error) {
+    console.error(`NATIVE_ERR_STATIC_LIBS: linux-${arch}: ${error.message}`);
+    process.exit(1);
+  }
+  process.exit(0);
 }
 
 if (process.argv[2] === '--prebuild') {

@@ -62,33 +62,44 @@ if (skip === false && (inGuest || netemHere.available)) {
       assert.ok(pathRttMs < 2, `the path's own RTT ${pathRttMs} ms`);
     });
 
-    // A DSL line, and the paper's DC2-like slow line (0.7 Mbit/s, 300 ms RTT, deep buffer).
+    // A DSL line, and the paper's DC2-like slow line (0.7 Mbit/s, 300 ms RTT, deep buffer). In the guest the slow
+    // line's goodput is not measured: its transfer was most of the 47 s this line took there (the guest's run is
+    // on the test budget's critical path) and judges the same rate conversion the DSL line judges; its long delay
+    // is judged by its RTT. Where netem runs in this kernel both lines judge both.
     for (const profile of ['dsl-6mbit', 'slow-1mbit']) {
-      it(`${profile}: idle RTT within 2 ms, bulk goodput at the rate`, async () => {
+      const judgesGoodput = !inGuest || profile === 'dsl-6mbit';
+      it(`${profile}: idle RTT within 2 ms${judgesGoodput ? ', bulk goodput at the rate' : ''}`, async () => {
         const link = profileLink(profile);
         const lab = await labUp(name, link, { backend: 'netem' });
         assert.equal(lab.state.backend, 'netem');
         const rttMs = (await measureIdleRtt(lab)).medianMs;
+        const configuredRttMs = link.down.delayMs + link.up.delayMs;
+        // What netem adds to the path, against what was configured.
+        const errorMs = rttMs - pathRttMs - configuredRttMs;
+        // ping prints whole milliseconds from 100 ms on: a path that long is read to 1 ms less finely.
+        const boundMs = 2 + (configuredRttMs >= 100 ? 1 : 0);
+        const rttLine =
+          `# netem on ${where}, ${profile}: RTT configured ${configuredRttMs} ms, measured ${rttMs.toFixed(2)} ms ` +
+          `(the path's own ${pathRttMs.toFixed(2)} ms, netem's error ${errorMs.toFixed(2)} ms)`;
+        const judgeRtt = () =>
+          assert.ok(
+            Math.abs(errorMs) <= boundMs,
+            `idle RTT ${rttMs} ms for ${configuredRttMs} ms on a path of ${pathRttMs} ms (bound ${boundMs} ms)`,
+          );
+        if (!judgesGoodput) {
+          console.log(rttLine);
+          judgeRtt();
+          return;
+        }
         // From 5 s: past slow start's overshoot and its recovery, which an emulated guest can stretch into a
         // retransmission timeout.
         const goodputBps = await measureBulkGoodputBps(lab, { durationMs: 16_000, fromMs: 5000 });
         const expectedBps = link.down.rateBps * tcpPayloadEfficiency;
-        const configuredRttMs = link.down.delayMs + link.up.delayMs;
-        // What netem adds to the path, against what was configured.
-        const errorMs = rttMs - pathRttMs - configuredRttMs;
         console.log(
-          `# netem on ${where}, ${profile}: RTT configured ${configuredRttMs} ms, ` +
-            `measured ${rttMs.toFixed(2)} ms (the path's own ${pathRttMs.toFixed(2)} ms, netem's ` +
-            `error ${errorMs.toFixed(2)} ms); goodput ${(goodputBps / 1e6).toFixed(3)} Mbit/s ` +
-            `= ${((goodputBps / expectedBps - 1) * 100).toFixed(1)}% of the payload ` +
-            `rate ${(expectedBps / 1e6).toFixed(3)}`,
+          `${rttLine}; goodput ${(goodputBps / 1e6).toFixed(3)} Mbit/s ` +
+            `= ${((goodputBps / expectedBps - 1) * 100).toFixed(1)}% of the payload rate ${(expectedBps / 1e6).toFixed(3)}`,
         );
-        // ping prints whole milliseconds from 100 ms on: a path that long is read to 1 ms less finely.
-        const boundMs = 2 + (configuredRttMs >= 100 ? 1 : 0);
-        assert.ok(
-          Math.abs(errorMs) <= boundMs,
-          `idle RTT ${rttMs} ms for ${configuredRttMs} ms on a path of ${pathRttMs} ms (bound ${boundMs} ms)`,
-        );
+        judgeRtt();
         // netem never lets more through than its rate (+3 %: the measurement's window): that is netem's property,
         // judged as tightly in the guest. Below it, a real host's sender keeps the queue full (-3 %); an emulated
         // guest's sender is the CPU-bound side at 6 Mbit/s, and its shortfall follows the host's CPU, not netem
