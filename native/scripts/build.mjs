@@ -194,25 +194,23 @@ async function prebuild(arch) {
   console.log(`prebuild: ${file}`);
 }
 
-if (process.argv[2] === '--static-libs') {
+/** The release modes: each builds one thing for `--arch` (default: this machine's), then exits; a failure is one coded line. */
+const releaseModes = {
+  '--static-libs': {
+    code: 'NATIVE_ERR_STATIC_LIBS',
+    run: async (arch) =>
+      console.log(`linux-${arch}: static libs in ${await staticLibs(arch, toolchain(arch), `linux-${arch}`)}`),
+  },
+  '--prebuild': { code: 'NATIVE_ERR_PREBUILD', run: prebuild },
+};
+const releaseMode = Object.hasOwn(releaseModes, process.argv[2] ?? '') ? releaseModes[process.argv[2]] : undefined;
+if (releaseMode !== undefined) {
   const archIndex = process.argv.indexOf('--arch');
   const arch = archIndex === -1 ? process.arch : process.argv[archIndex + 1];
   try {
-    console.log(`linux-${arch}: static libs in ${await staticLibs(arch, toolchain(arch), `linux-${arch}`)}`);
+    await releaseMode.run(arch);
   } catch (error) {
-    console.error(`NATIVE_ERR_STATIC_LIBS: linux-${arch}: ${error.message}`);
-    process.exit(1);
-  }
-  process.exit(0);
-}
-
-if (process.argv[2] === '--prebuild') {
-  const archIndex = process.argv.indexOf('--arch');
-  const arch = archIndex === -1 ? process.arch : process.argv[archIndex + 1];
-  try {
-    await prebuild(arch);
-  } catch (error) {
-    console.error(`NATIVE_ERR_PREBUILD: linux-${arch}: ${error.message}`);
+    console.error(`${releaseMode.code}: linux-${arch}: ${error.message}`);
     process.exit(1);
   }
   process.exit(0);
