@@ -91,6 +91,11 @@ interface Snapshot {
   switches: { atMs: number; bitrateBps: number }[];
   bitrateBps: number | null;
   playedSeconds: number;
+  /**
+   * Wall time the machine, not the delivery, held play back outside rebuffers: the media clock behind the wall clock
+   * while it moved (a starved renderer plays slower than real time), or standing still with media in hand.
+   */
+  slowPlayMs: number;
   totalFrames: number;
   droppedFrames: number;
   ended: boolean;
@@ -130,6 +135,11 @@ const endProgressSec = 0.02;
  * stream, seeks back half a second and plays up to the same place again.
  */
 const endParkedMs = 1_000;
+/**
+ * Media buffered ahead that makes a stop the renderer's: at a rebuffer's start the element has ~50 ms left to show
+ * when it says `waiting`.
+ */
+const mediaInHandSec = 0.25;
 
 /** Whether playback at `timeSec` is within the end tolerance of a known duration: the end is coming, not a stall. */
 const withinEndTolerance = (timeSec: number): boolean =>
@@ -412,6 +422,7 @@ function play(options: PlaybackOptions): void {
     switches: [],
     bitrateBps: null,
     playedSeconds: 0,
+    slowPlayMs: 0,
     totalFrames: 0,
     droppedFrames: 0,
     ended: false,
@@ -444,15 +455,36 @@ function play(options: PlaybackOptions): void {
   void video.play().catch(() => undefined);
 }
 
+/** Where the media clock and the wall clock were last compared (slowPlayMs); a rebuffer's end restarts it. */
+const playClock = { atMs: 0, time: 0 };
+
+/**
+ * Adds to slowPlayMs how far the media clock fell behind the wall clock since the last comparison, outside rebuffers:
+ * signed while it moved (a reading's jitter either way cancels over a session), the whole interval while it stood
+ * still with media in hand (the renderer's stop, not the delivery's). Standing still with nothing buffered is a
+ * stop of the delivery's, left to the rebuffer and stall accounts.
+ */
+function comparePlayClock(snapshot: Snapshot, nowMs: number, time: number, playing: boolean): void {
+  if (playing && openEpisode(snapshot.rebuffers) === undefined) {
+    const elapsedMs = nowMs - playClock.atMs;
+    if (time > playClock.time) snapshot.slowPlayMs += elapsedMs - ((time - playClock.time) * 1000) / video.playbackRate;
+    else if (time === playClock.time && bufferAheadSec(time) >= mediaInHandSec) snapshot.slowPlayMs += elapsedMs;
+  }
+  playClock.atMs = nowMs;
+  playClock.time = time;
+}
+
 video.addEventListener('playing', () => {
   const snapshot = window.trickle;
   if (snapshot === undefined) return;
   const nowMs = sinceLoadMs();
   if (snapshot.startupMs === null) {
     snapshot.startupMs = nowMs;
-    emit('startup', { startupMs: Math.round(nowMs) });
+    emit('startup', { startupMs: Math.round(nowMs), currentTime: video.currentTime });
     show('startup', `${Math.round(nowMs)} ms`);
   }
+  playClock.atMs = nowMs;
+  playClock.time = video.currentTime;
   const open = openEpisode(snapshot.rebuffers);
   if (open !== undefined) {
     open.durationMs = nowMs - open.startMs;
@@ -499,6 +531,11 @@ video.addEventListener('seeked', () => {
   emit('seeked', { at: video.currentTime });
 });
 function end(snapshot: Snapshot, atMs: number, byElement: boolean): void {
+  // The last stretch up to the end is played too (the watchdog last read the position up to an interval ago); a
+  // player parked at the end is at the furthest point it reached there.
+  const time = byElement ? video.currentTime : atEndFurthestSec;
+  comparePlayClock(snapshot, atMs, time, byElement);
+  snapshot.playedSeconds = Math.max(snapshot.playedSeconds, time);
   snapshot.ended = true;
   snapshot.endedAtMs = atMs;
   closeEpisodes(atMs, snapshot.rebuffers, snapshot.stalls, snapshot.videoFreezes);
@@ -552,6 +589,7 @@ setInterval(() => {
   const watching = snapshot.startupMs !== null && !snapshot.ended && !video.paused && !seeking && !atEnd;
   const timeMoved = time !== lastTime;
   const framesMoved = quality.totalVideoFrames !== lastFrames;
+  comparePlayClock(snapshot, nowMs, time, watching);
   lastTime = time;
   lastFrames = quality.totalVideoFrames;
   if (!watching) {

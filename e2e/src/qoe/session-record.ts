@@ -34,6 +34,11 @@ export interface PlayerSnapshot {
   readonly switches: readonly { readonly atMs: number; readonly bitrateBps: number }[];
   readonly bitrateBps: number | null;
   readonly playedSeconds: number;
+  /**
+   * Wall time the machine, not the delivery, held play back outside rebuffers (the media clock behind the wall clock,
+   * or standing still with media in hand), ms.
+   */
+  readonly slowPlayMs: number;
   readonly totalFrames: number;
   readonly droppedFrames: number;
   readonly ended: boolean;
@@ -79,6 +84,12 @@ export interface SessionRecord {
    */
   readonly meanBitrateBps: number | null;
   readonly playedSeconds: number;
+  /**
+   * Wall time the machine, not the delivery, held play back outside rebuffers, ms: the media clock behind the wall
+   * clock while it moved (a starved renderer plays slower than real time), or standing still with media in hand. The
+   * session's wall time is startup + played + rebuffering + this, to the watchdog's resolution.
+   */
+  readonly slowPlayMs: number;
   readonly totalFrames: number;
   readonly droppedFrames: number;
   readonly errors: readonly string[];
@@ -147,6 +158,7 @@ export function sessionRecord(input: {
         ? null
         : meanBitrate(snapshot.bitrateTimeline, snapshot.startupMs, sessionMs, rebuffers),
     playedSeconds: snapshot.playedSeconds,
+    slowPlayMs: Math.round(snapshot.slowPlayMs),
     totalFrames: snapshot.totalFrames,
     droppedFrames: snapshot.droppedFrames,
     errors: snapshot.errors,

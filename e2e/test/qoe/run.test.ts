@@ -188,28 +188,42 @@ describe('trickle e2e harness through the lab', { skip }, () => {
         // harness's: retransmission timeouts back off while the link is down, and hls.js abandons a
         // fragment that stopped arriving and retries later (measured: the first rebuffer 5.1-25 s, at
         // times a short second one while the buffer refills). What the harness owns is the account:
-        // the wall time from start to end is startup + media played + rebuffering, to the frame.
-        const unaccountedMs =
-          session!.sessionMs - session!.startupMs! - session!.playedSeconds * 1000 - totalRebufferMs;
-        console.log(
-          `# ${player}: rebuffers ${session!.rebuffers.map((r) => Math.round(r.durationMs)).join(', ')} ` +
-            `ms for a ${gapMs} ms gap and a ${bufferSeconds} s ` +
-            `buffer; ${Math.round(unaccountedMs)} ms of the session unaccounted`,
-        );
-        assert.ok(
-          Math.abs(unaccountedMs) < 1000,
-          `session ${Math.round(session!.sessionMs)} ms = startup ${session!.startupMs} + ` +
-            `played ${session!.playedSeconds * 1000} + ` +
-            `rebuffering ${Math.round(totalRebufferMs)} + ${Math.round(unaccountedMs)} ` +
-            `unaccounted`,
-        );
-        // currentTime stood still through each rebuffer: read at its start and end by the page. The
-        // watchdog confirms only stops of 500 ms or more, so it vouches for the long ones alone
-        // (hls.js at times has a second rebuffer under 500 ms while its buffer refills).
+        // the wall time from start to end is startup + media played + rebuffering + the time a starved
+        // machine held play back (its media clock behind the wall clock, or standing still with media in
+        // hand: 0.1-0.4 s here idle or with both cores busy, 1 s in a test run's paired phase). Media played inside a
+        // rebuffer (the element says `waiting` with ~50 ms still to show) is counted once. What is
+        // left is the watchdog's resolution, one 100 ms interval either way at each rebuffer's edges;
+        // a stop the harness missed (time standing still outside a rebuffer) is left over whole.
         const starts = session!.events.filter((event) => event.type === 'rebuffer-start');
         // A rebuffer open at the end of the media is closed by 'ended'.
         const ends = session!.events.filter((event) => event.type === 'rebuffer-end' || event.type === 'ended');
         assert.equal(starts.length, session!.rebuffers.length);
+        const playedInRebuffersMs = starts.reduce(
+          (sum, start, index) => sum + (Number(ends[index]?.currentTime) - Number(start.currentTime)) * 1000,
+          0,
+        );
+        // Play starts where the first frame is (a few ms in).
+        const startedAtMs = Number(session!.events.find((event) => event.type === 'startup')?.currentTime) * 1000;
+        const unaccountedMs =
+          session!.sessionMs -
+          session!.startupMs! -
+          (session!.playedSeconds * 1000 - startedAtMs - playedInRebuffersMs) -
+          totalRebufferMs -
+          session!.slowPlayMs;
+        console.log(
+          `# ${player}: rebuffers ${session!.rebuffers.map((r) => Math.round(r.durationMs)).join(', ')} ` +
+            `ms for a ${gapMs} ms gap and a ${bufferSeconds} s buffer (${Math.round(playedInRebuffersMs)} ms ` +
+            `played in them); played slow ${session!.slowPlayMs} ms; ${Math.round(unaccountedMs)} ms unaccounted`,
+        );
+        assert.ok(
+          Math.abs(unaccountedMs) < 300,
+          `session ${Math.round(session!.sessionMs)} ms = startup ${session!.startupMs} + ` +
+            `played ${session!.playedSeconds * 1000} - ${Math.round(playedInRebuffersMs)} + rebuffering ` +
+            `${Math.round(totalRebufferMs)} + slow play ${session!.slowPlayMs} + ${Math.round(unaccountedMs)} unaccounted`,
+        );
+        // currentTime stood still through each rebuffer: read at its start and end by the page. The
+        // watchdog confirms only stops of 500 ms or more, so it vouches for the long ones alone
+        // (hls.js at times has a second rebuffer under 500 ms while its buffer refills).
         session!.rebuffers.forEach((rebuffer, index) => {
           const advancedSec = Number(ends[index]?.currentTime ?? Number.NaN) - Number(starts[index]?.currentTime);
           assert.ok(

@@ -21,6 +21,7 @@ function snapshot(overrides: Partial<PlayerSnapshot>): PlayerSnapshot {
     switches: [],
     bitrateBps: 1e6,
     playedSeconds: 0,
+    slowPlayMs: 0,
     totalFrames: 1000,
     droppedFrames: 10,
     ended: true,
