@@ -1,8 +1,8 @@
 /**
  * Content made by another packager, played for real: Shaka Packager's default VOD output (the DASH
  * on-demand profile, SegmentBase + sidx, and HLS byte ranges into the same files) from the packaging
- * corpus, served by `trickle serve` under the paper's trickle (R: each segment's own rate, from
- * the first segment on) in the lab's origin namespace and played by dash.js (the MPD) and hls.js
+ * corpus, served by `trickle serve` under the paper's trickle (R: each segment's own rate, after a
+ * startup window of the first segment) in the lab's origin namespace and played by dash.js (the MPD) and hls.js
  * (the playlists) in Debian Chromium across a 20 Mbit/s, 40 ms link. Both play to the end with every
  * body equal to its file's bytes, and the origin's flow records show each range request mapped to
  * its segment and throttled at that segment's own rate. (The default, trickle-abr, goes at full
@@ -23,13 +23,21 @@ const cli = resolve(import.meta.dirname, '..', '..', '..', '..', 'bin', 'trickle
 const asset = 'shaka-on-demand';
 const clampCgroup = 'trickle-test-packagers';
 const clampPinDir = '/run/trickle/bpf-test-packagers';
+const startupSeconds = 2;
 
 interface IndexSummary {
   renditions: {
     id: string;
     kind: string;
     addressing: string;
-    segments: { file: string; number: number; offsetBytes?: number; sizeBytes: number; bitrateBps: number }[];
+    segments: {
+      file: string;
+      number: number;
+      offsetBytes?: number;
+      sizeBytes: number;
+      startSec: number;
+      bitrateBps: number;
+    }[];
   }[];
 }
 
@@ -46,7 +54,11 @@ describe('an on-demand (SegmentBase) asset from Shaka Packager in dash.js and hl
   before(async () => {
     lab = await labUp('tpkg', symmetricLink({ rateBps: 20e6, rttMs: 40, bufferBdp: 2 }));
     base = `http://${lab.address('origin')}:8091`;
-    // Throttled from the first segment: the corpus clip is 6 s, all of it startup at the default 35 s.
+    // The corpus clip is 6 s, all of it startup at the default 35 s: the startup window is cut to its first
+    // segment (2 s), so the later two are throttled. Not to 0 s: at 1.2 R from the first byte a player's buffer
+    // grows by ~0.3 s a segment, and dash.js stalled on it (ci29: 566 ms at 6.1 s with 0.05 s buffered; waits
+    // of 140-460 ms under 500 ms in most runs), which is the paper's rule without its startup phase, not a
+    // delivery fault.
     lab.spawn(
       'origin',
       [
@@ -61,7 +73,7 @@ describe('an on-demand (SegmentBase) asset from Shaka Packager in dash.js and hl
         '--port',
         '8091',
         '--startup-seconds',
-        '0',
+        String(startupSeconds),
         '--policy',
         'trickle',
         '--log-level',
@@ -149,11 +161,17 @@ describe('an on-demand (SegmentBase) asset from Shaka Packager in dash.js and hl
           `${flow.file} #${flow.segmentNumber}: aimed at ${flow.targetRateBps?.mean} for ${segment.bitrateBps}`,
         );
     }
-    // A segment the kernel had acknowledged within its first round trips had no phase to throttle; most were throttled.
-    const throttled = segments.filter((f) => f.throttling !== null && f.completed);
+    // Past the startup window, a segment the kernel had acknowledged within its first round trips had no phase to
+    // throttle; most were throttled.
+    const pastStartup = segments.filter(
+      (f) =>
+        index.renditions.find((r) => r.id === f.rendition)!.segments.find((s) => s.number === f.segmentNumber)!
+          .startSec >= startupSeconds,
+    );
+    const throttled = pastStartup.filter((f) => f.throttling !== null && f.completed);
     assert.ok(
-      throttled.length >= segments.length / 2,
-      `${throttled.length} of ${segments.length} segment responses throttled`,
+      pastStartup.length >= 4 && throttled.length >= pastStartup.length / 2,
+      `${throttled.length} of ${pastStartup.length} segment responses past the startup window throttled`,
     );
   });
 });

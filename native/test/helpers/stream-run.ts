@@ -11,6 +11,8 @@ export interface StreamRun {
   readonly attached: string;
   readonly reason: string | null;
   readonly samples: readonly Sample[];
+  /** The steps after 0 ms, each when the peer applied it (tMs on the samples' clock). */
+  readonly applied: readonly { readonly action: string; readonly tMs: number }[];
   readonly stats: Record<string, number | string>;
 }
 
@@ -25,6 +27,7 @@ export async function runStream(
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const samples: Sample[] = [];
+  const applied: { action: string; tMs: number }[] = [];
   let attached = '';
   let reason: string | null = null;
   let stats: Record<string, number | string> = {};
@@ -38,7 +41,9 @@ export async function runStream(
     else if (typeof message.attached === 'string') {
       attached = message.attached;
       reason = message.reason as string | null;
-    } else if (message.done === true) stats = message.stats as Record<string, number | string>;
+    } else if (typeof message.applied === 'string')
+      applied.push({ action: message.applied, tMs: message.tMs as number });
+    else if (message.done === true) stats = message.stats as Record<string, number | string>;
     else samples.push(message as unknown as Sample);
   });
   const exited = new Promise<number | null>((resolve) => server.on('exit', resolve));
@@ -51,7 +56,7 @@ export async function runStream(
   const code = await exited;
   client.kill();
   if (code !== 0) throw new Error(`stream server exited with ${code}`);
-  return { attached, reason, samples, stats };
+  return { attached, reason, samples, applied, stats };
 }
 
 /** Goodput (bits/s) from acknowledged bytes between two sample times. */
