@@ -73,7 +73,14 @@ export interface MatrixReport {
 
 export function matrixReport(
   data: MatrixData,
-  options: { readonly defaultPolicy: string; readonly sessionSeconds: number; readonly commandLine: string },
+  options: {
+    readonly defaultPolicy: string;
+    readonly sessionSeconds: number;
+    readonly commandLine: string;
+    /** Labs run at once, and the machine's cores: a browser's startup is skewed when labs share cores. */
+    readonly labsAtOnce: number;
+    readonly cores: number;
+  },
 ): MatrixReport {
   // A section per link and start (mid-asset starts after the link's own).
   const places = placesOf(data.cells);
@@ -101,6 +108,15 @@ export function matrixReport(
       `after a response's bytes went out counts their retransmissions over few segments); ` +
       `"retrans. after startup" counts every response begun after the startup window, the ` +
       `same bytes under every policy, bulk's included.`,
+    ...(options.labsAtOnce > 1
+      ? [
+          '',
+          `Labs ran ${options.labsAtOnce} at once on ${options.cores} cores: with labs sharing cores a ` +
+            `browser's startup came later under the paced policies than under bulk in every such cell measured ` +
+            `(up to 450 ms), and 16 ms apart one lab at a time (bench/results/qoe-startup-probe.md). Read ` +
+            `startup here as the harness's contention; judge it from a run with \`--parallel 1\`.`,
+        ]
+      : []),
     '',
     '## Goals',
     '',

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { defaultDeliveryConfig } from '@trickle/origin/rules';
-import { bitrateRatio, goalChecks, parseMatrixPolicy, runMatrix } from '../../src/index.js';
+import { bitrateRatio, goalChecks, matrixReport, parseMatrixPolicy, runMatrix } from '../../src/index.js';
 import { skipUnless, testMediaRoot } from '../helpers/requirements.js';
 
 const media = testMediaRoot();
@@ -95,6 +95,17 @@ describe('a QoE matrix cell with dash.js', { skip }, () => {
     );
     // Two sessions a cell: the goals are reported, never called.
     assert.ok(goalChecks(data, defaultDeliveryConfig.policy).every((g) => g.verdict === 'too few'));
+    // The report says when labs shared the cores, since a browser's startup is skewed then.
+    const report = (labsAtOnce: number) =>
+      matrixReport(data, {
+        defaultPolicy: defaultDeliveryConfig.policy,
+        sessionSeconds: 40,
+        commandLine: 'npx trickle bench qoe',
+        labsAtOnce,
+        cores: 2,
+      }).markdown.join('\n');
+    assert.match(report(2), /Labs ran 2 at once on 2 cores: .*--parallel 1/);
+    assert.doesNotMatch(report(1), /Labs ran/);
     for (const policy of ['bulk', defaultDeliveryConfig.policy]) {
       const dir = join(work, 'runs', `dsl-6mbit_${policy}_dashjs`);
       for (const index of [0, 1]) {
