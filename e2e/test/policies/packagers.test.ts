@@ -142,9 +142,10 @@ describe('an on-demand (SegmentBase) asset from Shaka Packager in dash.js and hl
     const segments = flows.filter((f) => f.asset === asset && f.role === 'segment');
     // Both players fetch every segment of the rendition they play (3 video segments of 6 s, and audio).
     assert.ok(segments.length >= 8, `${segments.length} segment responses`);
+    const segmentOf = (flow: FlowRecord) =>
+      index.renditions.find((r) => r.id === flow.rendition)!.segments.find((s) => s.number === flow.segmentNumber)!;
     for (const flow of segments) {
-      const rendition = index.renditions.find((r) => r.id === flow.rendition)!;
-      const segment = rendition.segments.find((s) => s.number === flow.segmentNumber)!;
+      const segment = segmentOf(flow);
       assert.ok(
         flow.range.start >= segment.offsetBytes! && flow.range.end < segment.offsetBytes! + segment.sizeBytes,
         `${flow.file} ${flow.range.start}-${flow.range.end} lies in segment ${segment.number}`,
@@ -163,11 +164,7 @@ describe('an on-demand (SegmentBase) asset from Shaka Packager in dash.js and hl
     }
     // Past the startup window, a segment the kernel had acknowledged within its first round trips had no phase to
     // throttle; most were throttled.
-    const pastStartup = segments.filter(
-      (f) =>
-        index.renditions.find((r) => r.id === f.rendition)!.segments.find((s) => s.number === f.segmentNumber)!
-          .startSec >= startupSeconds,
-    );
+    const pastStartup = segments.filter((f) => segmentOf(f).startSec >= startupSeconds);
     const throttled = pastStartup.filter((f) => f.throttling !== null && f.completed);
     assert.ok(
       pastStartup.length >= 4 && throttled.length >= pastStartup.length / 2,
