@@ -7,8 +7,10 @@
  *   10 x 1448 B per 40 ms = 2.9 Mbit/s), flows spread over three ffmpeg-made assets of 0.8, 1.6 and
  *   2.4 Mbit/s, so the clamp sits above the floor for two thirds of them and at it for the rest.
  * - `loopback`: MSS 64 kB, RTT ~50 us, one 0.8 Mbit/s asset: every trickle flow is at its floor.
- * - `viewers`: an edge's load from one origin process: 10,000 flows on loopback of a 0.1 Mbit/s asset
- *   (a lowest rung: ~1.25 Gbit/s in all, which leaves the 2 cores room), trickle and pacing in the kernel
+ * - `viewers`: an edge's load from one origin process: 10,000 flows of a 0.1 Mbit/s asset on a loopback
+ *   address routed with MTU 1500 (ethernet-loopback.ts: MSS 1448, as on viewers' paths; at loopback's 64 kB
+ *   the kernel paces so few segments that a flow's rate is a count of them) (a lowest rung: ~1.25 Gbit/s in
+ *   all, which leaves the 2 cores room), trickle and pacing in the kernel
  *   against nginx; then 50,000 idle keep-alive connections held by the origin and by nginx.
  * The figure is the server process's CPU per delivered Gbit/s (CPU seconds from /proc/<pid>/stat
  * over the measurement window, bytes counted by the client); the sock_ops program's own run time
@@ -45,6 +47,7 @@ import type { IdleClientPlan, IdleClientResult } from './idle-client.js';
 import { writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
 import { machineBusySeconds, requireNginx, startNginx } from './nginx-server.js';
+import { ethernetLoopbackAddress, ethernetLoopbackMssBytes, withEthernetLoopback } from './ethernet-loopback.js';
 import { loopback, startTrickleServer, type ServerPlace } from './trickle-server.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -778,19 +781,21 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (regimeNames.includes('viewers')) {
       // Every process gets its hard file limit as its soft one (prlimit execs, so the pid is the server's).
       const limited = ['prlimit', `--nofile=${fileLimit.files}:${fileLimit.files}`];
-      const viewers: Regime = {
-        name: 'viewers',
-        flows: Number(options.viewers),
-        assets: viewersAssets,
-        place: { ...loopback, wrap: limited },
-        clientWrap: limited,
-        rttMs: 0.05,
-        mssBytes: 65483,
-        blocks,
-        maxConnections: fileLimit.files - serverSpareFiles,
-      };
-      rows.push(...(await runRegime(viewers, viewersServers, window, runs, progress)));
-      idleRows.push(...(await runIdle(viewers, idleServers, idleConnections, Number(options.idleSeconds), progress)));
+      await withEthernetLoopback(async (place) => {
+        const viewers: Regime = {
+          name: 'viewers',
+          flows: Number(options.viewers),
+          assets: viewersAssets,
+          place: { ...place, wrap: limited },
+          clientWrap: limited,
+          rttMs: 0.05,
+          mssBytes: ethernetLoopbackMssBytes,
+          blocks,
+          maxConnections: fileLimit.files - serverSpareFiles,
+        };
+        rows.push(...(await runRegime(viewers, viewersServers, window, runs, progress)));
+        idleRows.push(...(await runIdle(viewers, idleServers, idleConnections, Number(options.idleSeconds), progress)));
+      });
     }
   });
   const cpus = availableParallelism();
@@ -826,7 +831,10 @@ export async function main(argv: readonly string[]): Promise<void> {
         `> ${((10 * 1448 * 8) / ((1.2 * rttMs) / 1000) / 1e6).toFixed(2)} Mbit/s ` +
         `(cwnd-clamped, aim 1.2 R) and at the floor below it (paced at R by the kernel).`,
       '- **loopback**: MSS 64 kB, RTT ~50 us, the 0.8 Mbit/s asset only: every trickle flow is at its floor (aim R).',
-      `- **viewers** (an edge's load, issue 38): loopback as above, ${options.viewers} flows of a ` +
+      `- **viewers** (an edge's load, issue 38): loopback, RTT ~50 us, but to ${ethernetLoopbackAddress}, ` +
+        `routed with MTU 1500 for the run (MSS ${ethernetLoopbackMssBytes}, as on viewers' paths: at 64 kB the ` +
+        'kernel paces a 0.1 Mbit/s flow one segment per 5 s), every trickle flow at its floor (aim R); ' +
+        `${options.viewers} flows of a ` +
         `${mediaSeconds} s MP4 at ${((meanRateBytesPerSec(viewersAssets[0]!) * 8) / 1e6).toFixed(2)} Mbit/s ` +
         '(a lowest rung, so the 2 cores are not the limit), trickle and pacing in the kernel against nginx, every ' +
         `process with a limit of ${fileLimit.files} files (nginx with open_file_cache, so its flows share the ` +
