@@ -222,9 +222,10 @@ describe('BPF cwnd clamp over a 40 ms, 50 Mbit/s path', { skip }, () => {
       // In flight capped at 1.2 R x the minimum RTT, each window now takes srtt: goodput 1.2 R x min / srtt (nothing
       // lifts a bare rate clamp; a response's catch-up would). srtt over the goodput's windows, by their median like
       // the goodput: one sample's can be a queue's or a host stall's (a run read 92 ms last against ~79 ms).
-      const srttUs = median(run.samples.filter((s) => s.tMs >= 4500 && s.tMs <= 6000).map((s) => s.rttUs));
+      const [fromMs, toMs] = [4500, 6000];
+      const srttUs = median(run.samples.filter((s) => s.tMs >= fromMs && s.tMs <= toMs).map((s) => s.rttUs));
       const expectedBps = 1.2 * rateBytesPerSec * 8 * (last.appliedAt!.rttUs / srttUs);
-      const goodput = medianGoodputBps(run.samples, 4500, 6000, goodputWindowMs);
+      const goodput = medianGoodputBps(run.samples, fromMs, toMs, goodputWindowMs);
       assert.ok(
         Math.abs(goodput / expectedBps - 1) < 0.15,
         `goodput after the change ${goodput}, expected ${expectedBps}`,
