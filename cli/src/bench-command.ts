@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Argument, type Command } from 'commander';
-import { examples } from '@trickle/e2e';
+import { examples } from '@trickle/e2e/command-help';
 import { CliError } from './errors.js';
 
 interface BenchmarkModule {

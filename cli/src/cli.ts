@@ -5,25 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import {
-  buildCorpus,
-  checkDemoMedia,
-  corpusShapes,
-  describeAsset,
-  describeShapeOutcome,
-  generateDemoMedia,
-  inspectAsset,
-  isOriginError,
-  OriginError,
-  loadConfig,
-  makeDevCertificates,
-  packageInput,
-  policyNames,
-  resolveConfig,
-  startOrigin,
-  summarizeIndex,
-} from '@trickle/origin';
-import { examples, stageProgress } from '@trickle/e2e';
+import { corpusShapes, policyNames, resolveConfig } from '@trickle/origin/command-help';
+import { examples, stageProgress } from '@trickle/e2e/command-help';
 import { registerBenchCommands } from './bench-command.js';
 import { registerE2eCommands } from './e2e-command.js';
 import { registerExperimentCommands } from './experiment-command.js';
@@ -31,6 +14,12 @@ import { registerLabCommands } from './lab-command.js';
 import { registerNativeCommands } from './native-command.js';
 import { registerSimCommands } from './sim-command.js';
 import { nonNegativeInteger, nonNegativeNumber, positiveInteger, positiveNumber } from './number-arguments.js';
+
+/**
+ * The origin, loaded when a command runs: --help and the commands of the other packages go without its server (each
+ * package is loaded by the commands that use it: the lab's, the simulator's, the browser harness's).
+ */
+const origin = () => import('@trickle/origin');
 
 function port(value: string): number {
   const parsed = Number(value);
@@ -102,6 +91,7 @@ export function buildProgram(): Command {
         process.stderr.write(`demo media already in ${outDir}\n`);
         return;
       }
+      const { generateDemoMedia } = await origin();
       const progress = stageProgress();
       const startedMs = Date.now();
       await generateDemoMedia({
@@ -127,6 +117,7 @@ export function buildProgram(): Command {
       examples('npx trickle media inspect media/demo', 'npx trickle media inspect /srv/vod/title-42 --json --segments'),
     )
     .action(async (dir: string, opts: { json?: boolean; segments?: boolean }) => {
+      const { describeAsset, inspectAsset, summarizeIndex } = await origin();
       const index = await inspectAsset(dir);
       process.stdout.write(
         opts.json === true
@@ -153,6 +144,7 @@ export function buildProgram(): Command {
       ),
     )
     .action(async (opts: { out: string; duration: number; shapes?: string }) => {
+      const { buildCorpus, describeShapeOutcome } = await origin();
       const startedMs = Date.now();
       const results = await buildCorpus({
         outDir: opts.out,
@@ -198,6 +190,7 @@ export function buildProgram(): Command {
         input: string,
         opts: { out: string; ladder?: string; segmentSeconds: number; force?: boolean; overwrite?: boolean },
       ) => {
+        const { packageInput } = await origin();
         const progress = stageProgress();
         const { rungs, durationSec } = await packageInput({
           input: resolve(input),
@@ -304,6 +297,7 @@ export function buildProgram(): Command {
       ),
     )
     .action(async (opts: ServeFlags) => {
+      const { checkDemoMedia, loadConfig, OriginError, startOrigin } = await origin();
       if ((opts.tlsCert === undefined) !== (opts.tlsKey === undefined))
         throw new OriginError(
           'ORIGIN_ERR_CONFIG',
@@ -359,6 +353,7 @@ export function buildProgram(): Command {
       ),
     )
     .action(async (opts: { out: string; host: string[] }) => {
+      const { makeDevCertificates } = await origin();
       const made = await makeDevCertificates(resolve(opts.out), opts.host);
       process.stdout.write(
         `serve with:  npx trickle serve --tls-cert ${made.cert} ` +
@@ -376,9 +371,9 @@ export function buildProgram(): Command {
   return program;
 }
 
-/** Coded errors of the other packages (NATIVE_ERR_*, E2E_ERR_*) and syscall errors (EPERM, ...). */
+/** Coded errors of every package (ORIGIN_ERR_*, NATIVE_ERR_*, E2E_ERR_*, ...) and syscall errors (EPERM, ...). */
 function isCodedError(error: unknown): error is Error & { code: string } {
-  // SIM_ERR_*, NATIVE_ERR_*, E2E_ERR_* and errno names.
+  // ORIGIN_ERR_*, SIM_ERR_*, NATIVE_ERR_*, E2E_ERR_*, CLI_ERR_* and errno names.
   return (
     error instanceof Error &&
     typeof (error as { code?: unknown }).code === 'string' &&
@@ -390,7 +385,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   try {
     await buildProgram().parseAsync([...argv]);
   } catch (error) {
-    if (isOriginError(error) || isCodedError(error)) {
+    if (isCodedError(error)) {
       process.stderr.write(`trickle: ${error.message} [${error.code}]\n`);
       process.exitCode = 1;
       return;

@@ -1,8 +1,10 @@
 /** `trickle e2e`: dash.js, hls.js or a plain <video> in headless Chromium, QoE over K sessions. */
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
-import { type BrowserAggregates, examples, profiles, runE2e, stageProgress } from '@trickle/e2e';
-import { policyNames } from '@trickle/origin';
+import type { BrowserAggregates } from '@trickle/e2e';
+import { examples, stageProgress } from '@trickle/e2e/command-help';
+import { profiles } from '@trickle/e2e/links';
+import { policyNames } from '@trickle/origin/command-help';
 import { describeQoe } from './qoe-text.js';
 import { nonNegativeNumber, positiveInteger, positiveNumber } from './number-arguments.js';
 
@@ -87,6 +89,8 @@ export function registerE2eCommands(program: Command): void {
       ),
     )
     .action(async (opts: E2eFlags) => {
+      // The browser harness, loaded when this command runs: the other commands and --help go without it.
+      const { runE2e } = await import('@trickle/e2e');
       const progress = stageProgress();
       const result = await runE2e({
         url: opts.url,

@@ -3,16 +3,8 @@
  */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import {
-  examples,
-  type ExperimentResults,
-  loadExperimentConfig,
-  planRuns,
-  requireLabPrivileges,
-  runExperiment,
-  stageProgress,
-  writeResults,
-} from '@trickle/e2e';
+import type { ExperimentResults } from '@trickle/e2e';
+import { examples, stageProgress } from '@trickle/e2e/command-help';
 
 interface ExperimentFlags {
   out: string;
@@ -74,6 +66,10 @@ export function registerExperimentCommands(program: Command): void {
       ),
     )
     .action(async (configPath: string, flags: ExperimentFlags) => {
+      // The lab and the browser harness, loaded when an experiment runs: the other commands and --help go without them.
+      const { loadExperimentConfig, planRuns, requireLabPrivileges, runExperiment, writeResults } = await import(
+        '@trickle/e2e'
+      );
       const config = await loadExperimentConfig(configPath);
       const out = resolve(flags.out);
       if (flags.reportOnly === true) {

@@ -2,33 +2,13 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { type Command, Option } from 'commander';
-import {
-  describePopulation,
-  drawLinks,
-  E2eError,
-  examples,
-  labDown,
-  type LabHost,
-  type LabPlace,
-  labUp,
-  linkDistributions,
-  type LinkPopulation,
-  linkPopulation,
-  type LinkSpec,
-  openLab,
-  parseBytes,
-  parseDurationMs,
-  parseLinksCsv,
-  parseLoss,
-  parseRate,
-  populationStatus,
-  populationUp,
-  profileLink,
-  profiles,
-  startRouter,
-  symmetricLink,
-} from '@trickle/e2e';
-import { parseTrace } from '@trickle/player-sim';
+import type { LabHost, LabPlace, LinkPopulation, LinkSpec } from '@trickle/e2e';
+import { examples } from '@trickle/e2e/command-help';
+import { linkDistributions, profileLink, profiles } from '@trickle/e2e/links';
+import { parseTrace } from '@trickle/player-sim/traces';
+
+/** The lab, loaded when a lab command runs: the other commands and --help go without it. */
+const labModule = () => import('@trickle/e2e');
 
 interface UpOptions {
   profile?: string;
@@ -49,6 +29,7 @@ interface UpOptions {
 
 /** `--population dc1-like --viewers 100` or `--population links.csv`: one access link per viewer. */
 async function populationFrom(opts: UpOptions): Promise<LinkPopulation> {
+  const { drawLinks, E2eError, linkPopulation, parseLinksCsv, parseRate } = await labModule();
   const source = opts.population!;
   for (const single of ['profile', 'rate', 'rtt', 'trace', 'loss', 'buffer', 'bufferBdp', 'upRate', 'cross'] as const) {
     if (opts[single] !== undefined)
@@ -88,6 +69,7 @@ async function populationFrom(opts: UpOptions): Promise<LinkPopulation> {
 }
 
 async function linkFrom(opts: UpOptions): Promise<LinkSpec> {
+  const { E2eError, parseBytes, parseDurationMs, parseLoss, parseRate, symmetricLink } = await labModule();
   const trace =
     opts.trace === undefined ? undefined : parseTrace(await readFile(opts.trace, 'utf8'), basename(opts.trace));
   if (opts.profile !== undefined) {
@@ -167,6 +149,7 @@ function registerRouterCommand(program: Command): void {
         ),
       ),
   ).action(async (flags: RouterFlags) => {
+    const { startRouter } = await labModule();
     const spec = await linkFrom(flags);
     const router = await startRouter({
       originSide: flags.originSide,
@@ -228,6 +211,7 @@ export function registerLabCommands(program: Command): void {
       ),
     )
     .action(async (name: string, opts: UpOptions) => {
+      const { describePopulation, E2eError, labUp, populationUp } = await labModule();
       if (opts.population !== undefined) {
         const population = await populationFrom(opts);
         await populationUp(name, population);
@@ -277,6 +261,7 @@ export function registerLabCommands(program: Command): void {
       ),
     )
     .action(async (name: string, host: string, command: string[]) => {
+      const { E2eError, openLab } = await labModule();
       const viewer = /^viewer:(\d+)$/.exec(host);
       if (viewer === null && !['origin', 'player', 'cross', 'router'].includes(host))
         throw new E2eError('E2E_ERR_LAB', `host must be origin, player, cross, router or viewer:N (got "${host}")`);
@@ -290,6 +275,7 @@ export function registerLabCommands(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after', examples('sudo npx trickle lab status t', 'sudo npx trickle lab status t --json'))
     .action(async (name: string, opts: { json?: boolean }) => {
+      const { describePopulation, openLab, populationStatus } = await labModule();
       const opened = await openLab(name);
       if (opened.state.population !== undefined) {
         const links = await populationStatus(opened);
@@ -340,6 +326,7 @@ export function registerLabCommands(program: Command): void {
     .argument('<name>')
     .addHelpText('after', examples('sudo npx trickle lab down t'))
     .action(async (name: string) => {
+      const { labDown } = await labModule();
       await labDown(name);
       process.stdout.write(`lab ${name} down\n`);
     });

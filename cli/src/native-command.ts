@@ -1,6 +1,6 @@
 /** `trickle native ...`: host capabilities and the privileged clamp setup. */
 import type { Command } from 'commander';
-import { examples } from '@trickle/e2e';
+import { examples } from '@trickle/e2e/command-help';
 import {
   findPodCgroup,
   isInCgroup,

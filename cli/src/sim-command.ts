@@ -2,28 +2,24 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { policyNames } from '@trickle/origin/rules';
+import { policyNames } from '@trickle/origin/command-help';
+import type { Aggregates, SessionResult } from '@trickle/player-sim';
+import { abrRules } from '@trickle/player-sim/abr';
 import {
-  abrRules,
-  aggregate,
   constantTrace,
   formatCookedTrace,
-  loadContent,
-  loopContent,
   lteLikeTrace,
   parseTrace,
-  runLive,
-  runModel,
-  SimError,
   stepTrace,
   threeGLikeTrace,
-  type Aggregates,
-  type SessionResult,
   type Trace,
-} from '@trickle/player-sim';
-import { examples, stageProgress } from '@trickle/e2e';
+} from '@trickle/player-sim/traces';
+import { examples, stageProgress } from '@trickle/e2e/command-help';
 import { describeQoe } from './qoe-text.js';
 import { positiveInteger, positiveNumber } from './number-arguments.js';
+
+/** The simulator, loaded when a sim command runs: the other commands and --help go without it. */
+const simulator = () => import('@trickle/player-sim');
 
 const builtinTraces: Record<string, (seed: number) => Trace> = {
   'lte-like': (seed) => lteLikeTrace(seed),
@@ -31,6 +27,7 @@ const builtinTraces: Record<string, (seed: number) => Trace> = {
 };
 
 async function loadTraces(spec: string, seed: number): Promise<Trace[]> {
+  const { SimError } = await simulator();
   const traces: Trace[] = [];
   for (const part of spec.split(',')) {
     const builtin = builtinTraces[part];
@@ -171,6 +168,7 @@ export function registerSimCommands(program: Command): void {
         json?: boolean;
         out?: string;
       }) => {
+        const { aggregate, loadContent, loopContent, runLive, runModel, SimError } = await simulator();
         const settings = {
           sessionSeconds: opts.sessionSeconds,
           maxBufferSec: opts.maxBuffer,

@@ -7,8 +7,7 @@ export {
   type LaunchOptions,
 } from './chromium.js';
 export { E2eError, e2eErrorCodes, type E2eErrorCode } from './errors.js';
-export { examples } from './command-help.js';
-export { stageProgress, type StageProgress } from './progress.js';
+export { examples, stageProgress, type StageProgress } from './command-help.js';
 export * from './lab/index.js';
 export { runE2e, defaultConcurrency, startLabOrigin, type E2eRunOptions } from './qoe/run.js';
 export { playSession, type SessionOptions } from './qoe/session.js';

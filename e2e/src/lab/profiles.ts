@@ -1,7 +1,7 @@
 /** Named link presets, with their numbers documented in the README. */
 import { E2eError } from '../errors.js';
 import { symmetricLink, type LinkSpec } from './link-spec.js';
-import { lteLikeTrace, threeGLikeTrace } from '@trickle/player-sim';
+import { lteLikeTrace, threeGLikeTrace } from '@trickle/player-sim/traces';
 
 export interface Profile {
   readonly name: string;
