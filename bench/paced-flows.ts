@@ -206,6 +206,8 @@ interface Measured {
   readonly rssPerFlowBytes: number;
   /** Entries in the sock_ops program's map once every flow closed (trickle's servers with the bpf backend). */
   readonly mapEntriesLeft: number | undefined;
+  /** When, after the client ended, the map last shrank (it is read until it empties or stops shrinking). */
+  readonly mapSettledMs: number;
   /** Responses the origin wrote through Node because too few descriptors were free for sendfile's (trickle's servers). */
   readonly descriptorFallbacks: number | undefined;
 }
@@ -243,8 +245,29 @@ function residentBytes(pid: number): number {
   return line === null ? Number.NaN : Number(line[1]) * 1024;
 }
 
-/** How long after the client ended the map is read: the kernel closes the aborted flows' sockets meanwhile. */
-const teardownMs = 2000;
+/**
+ * The map is read until it is empty or has not shrunk for `settleMs`, at most `teardownLimitMs` after the client
+ * ended: the kernel closes the flows' sockets meanwhile at its own pace (10,000 paced sockets with bytes queued), and an
+ * entry that outlives that is a leak, not a slow teardown.
+ */
+const settleMs = 5_000;
+const teardownLimitMs = 60_000;
+const mapPollMs = 500;
+
+/** The map's entries once they stopped falling, and how long after the client ended that was. */
+async function settledMapEntries(server: RunningServer): Promise<{ entries: number | undefined; afterMs: number }> {
+  const startedMs = Date.now();
+  let entries = await server.mapEntries?.();
+  let fellAtMs = startedMs;
+  while (entries !== undefined && entries > 0 && Date.now() - fellAtMs < settleMs) {
+    if (Date.now() - startedMs > teardownLimitMs) break;
+    await new Promise((resolve) => setTimeout(resolve, mapPollMs));
+    const now = await server.mapEntries?.();
+    if (now !== undefined && now < entries) fellAtMs = Date.now();
+    entries = now;
+  }
+  return { entries, afterMs: fellAtMs - startedMs };
+}
 
 /** The clamp backend an origin runs and its map's entries now, from its /healthz. */
 async function clampHealth(originUrl: string): Promise<{ backend?: string; entries?: number } | undefined> {
@@ -306,9 +329,9 @@ async function measure(
   }
   if (result === undefined)
     throw new BenchError('BENCH_ERR_SERVER', `the flow client ended without its result (${server.url})`);
-  // the aborted flows' teardown settles before the map is read and the next server starts
-  await new Promise((resolve) => setTimeout(resolve, teardownMs));
-  const mapEntriesLeft = await server.mapEntries?.();
+  // the flows' teardown settles before the map is read and the next server starts
+  const settled = await settledMapEntries(server);
+  const mapEntriesLeft = settled.entries;
   const descriptorFallbacks = await server.descriptorFallbacks?.();
   let bytes = 0;
   const ratios: number[] = [];
@@ -331,6 +354,7 @@ async function measure(
     machinePercent: (machine / result.elapsedSec) * 100,
     rssPerFlowBytes: (rssWindowBytes - rssBeforeBytes) / regime.flows,
     mapEntriesLeft,
+    mapSettledMs: settled.afterMs,
     descriptorFallbacks,
   };
 }
@@ -477,7 +501,9 @@ async function runRegime(
           ', ' +
           `machine ${result.machinePercent.toFixed(0)} %, ` +
           `memory ${(result.rssPerFlowBytes / 1024).toFixed(1)} kB per flow` +
-          (result.mapEntriesLeft === undefined ? '' : `, map entries left ${result.mapEntriesLeft}`) +
+          (result.mapEntriesLeft === undefined
+            ? ''
+            : `, map entries left ${result.mapEntriesLeft} (last fell ${(result.mapSettledMs / 1000).toFixed(1)} s after the flows ended)`) +
           (result.descriptorFallbacks
             ? `, ${result.descriptorFallbacks} responses written by Node (descriptors)`
             : '') +
@@ -577,8 +603,7 @@ async function runIdle(
       }
       if (result === undefined)
         throw new BenchError('BENCH_ERR_SERVER', `the idle client ended without its result (${running.url})`);
-      await new Promise((resolve) => setTimeout(resolve, teardownMs));
-      const entriesLeft = await running.mapEntries?.();
+      const entriesLeft = (await settledMapEntries(running)).entries;
       const perConnectionKb = (rssHeldBytes - rssBeforeBytes) / Math.max(1, result.answered) / 1024;
       const held = result.answered - result.closedDuringHold;
       process.stderr.write(
@@ -823,29 +848,41 @@ export async function main(argv: readonly string[]): Promise<void> {
         `measured; ${runs} runs of each server per regime, interleaved. Startup 0 s: every ` +
         `flow is throttled from its first byte.`,
       '',
-      `- **lab**: server in the lab's origin namespace, clients in its player namespace, ` +
-        `veth MTU 1500 (MSS 1448), ${rttMs} ms RTT through the delay line, 1 Gbit/s link ` +
-        `(not the bottleneck). Flows split evenly over three ffmpeg-made ${mediaSeconds} s ` +
-        `progressive MP4s (mean Mbit/s: ${rates}). At ${rttMs} ms Trickle's clamp 1.2 R srtt ` +
-        `/ MSS is above its 10-packet floor for R ` +
-        `> ${((10 * 1448 * 8) / ((1.2 * rttMs) / 1000) / 1e6).toFixed(2)} Mbit/s ` +
-        `(cwnd-clamped, aim 1.2 R) and at the floor below it (paced at R by the kernel).`,
-      '- **loopback**: MSS 64 kB, RTT ~50 us, the 0.8 Mbit/s asset only: every trickle flow is at its floor (aim R).',
-      `- **viewers** (an edge's load, issue 38): loopback, RTT ~50 us, but to ${ethernetLoopbackAddress}, ` +
-        `routed with MTU 1500 for the run (MSS ${ethernetLoopbackMssBytes}, as on viewers' paths: at 64 kB the ` +
-        'kernel paces a 0.1 Mbit/s flow one segment per 5 s), every trickle flow at its floor (aim R); ' +
-        `${options.viewers} flows of a ` +
-        `${mediaSeconds} s MP4 at ${((meanRateBytesPerSec(viewersAssets[0]!) * 8) / 1e6).toFixed(2)} Mbit/s ` +
-        '(a lowest rung, so the 2 cores are not the limit), trickle and pacing in the kernel against nginx, every ' +
-        `process with a limit of ${fileLimit.files} files (nginx with open_file_cache, so its flows share the ` +
-        `file's descriptor). Then each server (the origin under trickle, nginx) holds ${idleConnections} idle ` +
-        `keep-alive connections for ${options.idleSeconds} s (each asked one HEAD; opened 400 at a time, ` +
-        'from 127.0.0.1 and past 20,000 from 127.0.0.2, .3). Goals (issue 38): every flow within +-3 % of its aim, ' +
-        'no failed flow, no map entry left; ' +
-        `${options.idleConnections} idle connections held` +
-        (fileLimit.reason === undefined || idleConnections >= Number(options.idleConnections)
-          ? '.'
-          : ` (not measurable here: ${fileLimit.reason}; ${idleConnections} instead).`),
+      ...(regimeNames.includes('lab')
+        ? [
+            `- **lab**: server in the lab's origin namespace, clients in its player namespace, ` +
+              `veth MTU 1500 (MSS 1448), ${rttMs} ms RTT through the delay line, 1 Gbit/s link ` +
+              `(not the bottleneck). Flows split evenly over three ffmpeg-made ${mediaSeconds} s ` +
+              `progressive MP4s (mean Mbit/s: ${rates}). At ${rttMs} ms Trickle's clamp 1.2 R srtt ` +
+              `/ MSS is above its 10-packet floor for R ` +
+              `> ${((10 * 1448 * 8) / ((1.2 * rttMs) / 1000) / 1e6).toFixed(2)} Mbit/s ` +
+              `(cwnd-clamped, aim 1.2 R) and at the floor below it (paced at R by the kernel).`,
+          ]
+        : []),
+      ...(regimeNames.includes('loopback')
+        ? [
+            '- **loopback**: MSS 64 kB, RTT ~50 us, the 0.8 Mbit/s asset only: every trickle flow is at its floor (aim R).',
+          ]
+        : []),
+      ...(regimeNames.includes('viewers')
+        ? [
+            `- **viewers** (an edge's load, issue 38): loopback, RTT ~50 us, but to ${ethernetLoopbackAddress}, ` +
+              `routed with MTU 1500 for the run (MSS ${ethernetLoopbackMssBytes}, as on viewers' paths: at 64 kB the ` +
+              'kernel paces a 0.1 Mbit/s flow one segment per 5 s), every trickle flow at its floor (aim R); ' +
+              `${options.viewers} flows of a ` +
+              `${mediaSeconds} s MP4 at ${((meanRateBytesPerSec(viewersAssets[0]!) * 8) / 1e6).toFixed(2)} Mbit/s ` +
+              '(a lowest rung, so the 2 cores are not the limit), trickle and pacing in the kernel against nginx, every ' +
+              `process with a limit of ${fileLimit.files} files (nginx with open_file_cache, so its flows share the ` +
+              `file's descriptor). Then each server (the origin under trickle, nginx) holds ${idleConnections} idle ` +
+              `keep-alive connections for ${options.idleSeconds} s (each asked one HEAD; opened 400 at a time, ` +
+              'from 127.0.0.1 and past 20,000 from 127.0.0.2, .3). Goals (issue 38): every flow within +-3 % of its aim, ' +
+              'no failed flow, no map entry left; ' +
+              `${options.idleConnections} idle connections held` +
+              (fileLimit.reason === undefined || idleConnections >= Number(options.idleConnections)
+                ? '.'
+                : ` (not measurable here: ${fileLimit.reason}; ${idleConnections} instead).`),
+          ]
+        : []),
       '',
       `Aims: each flow's own, over the bytes it received in the window: app-pacing, ` +
         `app-pacing-16k and pacing send every ${originDefaults.rateWindowSec} s VBR block ` +
