@@ -11,8 +11,9 @@
 // machine kind's two cores): concurrent (unit and loopback tests two at a time, the Docker stack in
 // a lane of its own), paired (a lane of tests that time flows through emulated paths, one at a
 // time, beside a lane of real players), solo (the netem checks in a guest kernel). At the end: the
-// time of every phase, the 10 slowest files, every skip with its reason and every failure. The
-// exit code is 1 when any test failed.
+// time of every phase, the 10 slowest files, every skip with its reason and every failure (its
+// message, and its file's last '#' lines: a CI that keeps the run's tail keeps them). The exit
+// code is 1 when any test failed.
 //
 // The contract with test files: TRICKLE_TEST_MEDIA and TRICKLE_TEST_CORPUS name the media fixtures
 // this script makes (a 24 s demo clip made with the real ffmpeg, in .cache/test-media; the packaging
@@ -46,6 +47,10 @@ if (filters.length === 0)
   });
 const files = listTestFiles(filters).filter((file) => !quick || file.tier === 'quick');
 const results = [];
+/** How much of a failure the summary repeats: its error's lines after the first, and the file's last '#' lines. */
+const failureLines = 12;
+const storyLines = 8;
+const storyLineChars = 600;
 
 async function run(file) {
   const { ms, tests, code, output } = await runTestFile(file);
@@ -53,7 +58,22 @@ async function run(file) {
   const count = (status) => leaves.filter((t) => t.status === status).length;
   // A file that exits non-zero with no failed test (a crash at import, a suite hook) failed all the same.
   const failed = count('fail') > 0 || code !== 0;
-  const result = { ...file, ms, pass: count('pass'), fail: count('fail'), skip: count('skip'), failed, code, tests };
+  const story = output
+    .toString()
+    .split('\n')
+    .filter((line) => line.startsWith('# '))
+    .slice(-storyLines);
+  const result = {
+    ...file,
+    ms,
+    pass: count('pass'),
+    fail: count('fail'),
+    skip: count('skip'),
+    failed,
+    code,
+    tests,
+    story,
+  };
   results.push(result);
   process.stdout.write(`\n=== [${results.length}/${files.length}] ${file.name} (${file.tier}) ===\n`);
   process.stdout.write(output);
@@ -121,7 +141,16 @@ if (failures.length > 0 || !lintPassed) {
     const failedTests = r.tests.filter((t) => t.status === 'fail' && !t.suite);
     if (failedTests.length === 0)
       console.log(`  ${r.name}: exited ${r.code} with no failed test (see its output above)`);
-    for (const t of failedTests) console.log(`  ${r.name}: ${t.name}: ${String(t.error ?? '').split('\n')[0]}`);
+    for (const t of failedTests) {
+      const [first, ...rest] = String(t.error ?? '').split('\n');
+      console.log(`  ${r.name}: ${t.name}: ${first}`);
+      for (const line of rest.slice(0, failureLines)) console.log(`      ${line}`);
+    }
+    // The file's own story (its '# ' lines: what it measured, a session's page events) is repeated here, where a CI
+    // that keeps the run's tail keeps it too.
+    if (r.story.length > 0) console.log(`    its last ${r.story.length} '#' lines:`);
+    for (const line of r.story)
+      console.log(`      ${line.length > storyLineChars ? `${line.slice(0, storyLineChars)} ...` : line}`);
   }
   process.exit(1);
 }
