@@ -259,8 +259,12 @@ async function settledMapEntries(server: RunningServer): Promise<{ entries: numb
   const startedMs = Date.now();
   let entries = await server.mapEntries?.();
   let fellAtMs = startedMs;
-  while (entries !== undefined && entries > 0 && Date.now() - fellAtMs < settleMs) {
-    if (Date.now() - startedMs > teardownLimitMs) break;
+  while (
+    entries !== undefined &&
+    entries > 0 &&
+    Date.now() - fellAtMs < settleMs &&
+    Date.now() - startedMs < teardownLimitMs
+  ) {
     await new Promise((resolve) => setTimeout(resolve, mapPollMs));
     const now = await server.mapEntries?.();
     if (now !== undefined && now < entries) fellAtMs = Date.now();

@@ -58,11 +58,14 @@ async function run(file) {
   const count = (status) => leaves.filter((t) => t.status === status).length;
   // A file that exits non-zero with no failed test (a crash at import, a suite hook) failed all the same.
   const failed = count('fail') > 0 || code !== 0;
-  const story = output
-    .toString()
-    .split('\n')
-    .filter((line) => line.startsWith('# '))
-    .slice(-storyLines);
+  // Only a failed file's story is repeated in the summary.
+  const story = failed
+    ? output
+        .toString()
+        .split('\n')
+        .filter((line) => line.startsWith('# '))
+        .slice(-storyLines)
+    : [];
   const result = {
     ...file,
     ms,

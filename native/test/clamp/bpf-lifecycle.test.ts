@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { createServer, connect, type Socket } from 'node:net';
@@ -30,12 +31,14 @@ describe('BPF clamp lifecycle', { skip }, () => {
   // instructions the verifier may process (~1 s per load here, ~30 s of an origin's start in a guest under TCG).
   it("verifies in under 5 % of the verifier's instruction limit on this kernel", () => {
     const pinned = '/sys/fs/bpf/trickle-test-verifier';
+    const unpin = () => rmSync(pinned, { recursive: true, force: true });
+    unpin();
     const loaded = spawnSync(
       'bpftool',
       ['-d', 'prog', 'loadall', join(packageRoot, 'out', 'bpf', 'cwnd_clamp.bpf.o'), pinned, 'type', 'sockops'],
       { encoding: 'utf8', maxBuffer: 1 << 30 },
     );
-    spawnSync('rm', ['-rf', pinned]);
+    unpin();
     const processed = /processed (\d+) insns \(limit (\d+)\)/.exec(loaded.stderr + loaded.stdout);
     assert.ok(processed !== null, `bpftool said: ${(loaded.error?.message ?? loaded.stderr).slice(-500)}`);
     const [insns, limit] = [Number(processed[1]), Number(processed[2])];
