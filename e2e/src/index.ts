@@ -23,6 +23,8 @@ export {
   type PlayerKind,
   type BrowserAggregates,
   type E2eRunResult,
+  sessionAccount,
+  type SessionAccount,
 } from './qoe/session-record.js';
 export {
   renderReportPage,

@@ -166,6 +166,49 @@ export function sessionRecord(input: {
   };
 }
 
+/** Where a session's wall time went (`sessionAccount`), ms. */
+export interface SessionAccount {
+  readonly startupMs: number;
+  /** Media played after the first frame, less what the element showed inside rebuffers (counted there). */
+  readonly playedMs: number;
+  /** Media the element showed inside rebuffers (it says `waiting` with ~50 ms still to show). */
+  readonly playedInRebuffersMs: number;
+  readonly rebufferMs: number;
+  readonly slowPlayMs: number;
+  /**
+   * What none of the above explains: the watchdog's resolution (one 100 ms interval either way at each rebuffer's
+   * edges) when the harness saw everything; a stop it missed is left over whole.
+   */
+  readonly unaccountedMs: number;
+}
+
+/**
+ * The harness's account of a session: wall time = startup + media played + rebuffering + slow play + what is left.
+ * Play starts at the first frame's media time (a few ms in); a rebuffer open at the end of the media is closed by
+ * `ended`. Null before startup.
+ */
+export function sessionAccount(record: SessionRecord): SessionAccount | null {
+  if (record.startupMs === null) return null;
+  const ofType = (type: string) => record.events.filter((event) => event.type === type);
+  const starts = ofType('rebuffer-start');
+  const ends = record.events.filter((event) => event.type === 'rebuffer-end' || event.type === 'ended');
+  const playedInRebuffersMs = starts.reduce(
+    (sum, start, index) => sum + (Number(ends[index]?.currentTime) - Number(start.currentTime)) * 1000,
+    0,
+  );
+  const startedAtMs = Number(ofType('startup')[0]?.currentTime ?? 0) * 1000;
+  const playedMs = record.playedSeconds * 1000 - startedAtMs - playedInRebuffersMs;
+  const rebufferMs = record.rebuffers.reduce((sum, r) => sum + r.durationMs, 0);
+  return {
+    startupMs: record.startupMs,
+    playedMs,
+    playedInRebuffersMs,
+    rebufferMs,
+    slowPlayMs: record.slowPlayMs,
+    unaccountedMs: record.sessionMs - record.startupMs - playedMs - rebufferMs - record.slowPlayMs,
+  };
+}
+
 /**
  * A browser session in player-sim's terms. Bytes are not measured in the browser: they stay 0 and out of the figures.
  */

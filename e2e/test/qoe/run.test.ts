@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import {
   launchChromium,
   runE2e,
+  sessionAccount,
   symmetricLink,
   type E2eRunResult,
   type LinkSpec,
@@ -175,7 +176,6 @@ describe('trickle e2e harness through the lab', { skip }, () => {
         assert.equal(session!.endReason, 'ended');
         assert.ok(session!.rebuffers.length >= 1, 'the gap outlasts the buffer');
         const [first] = session!.rebuffers;
-        const totalRebufferMs = session!.rebuffers.reduce((sum, r) => sum + r.durationMs, 0);
         // The buffer at the gap's start is at most the target and a segment (2 s) more: it cannot bridge more than
         // that.
         const expectedMs = gapMs - bufferSeconds * 1000;
@@ -194,36 +194,25 @@ describe('trickle e2e harness through the lab', { skip }, () => {
         // rebuffer (the element says `waiting` with ~50 ms still to show) is counted once. What is
         // left is the watchdog's resolution, one 100 ms interval either way at each rebuffer's edges;
         // a stop the harness missed (time standing still outside a rebuffer) is left over whole.
-        const starts = session!.events.filter((event) => event.type === 'rebuffer-start');
-        // A rebuffer open at the end of the media is closed by 'ended'.
-        const ends = session!.events.filter((event) => event.type === 'rebuffer-end' || event.type === 'ended');
-        assert.equal(starts.length, session!.rebuffers.length);
-        const playedInRebuffersMs = starts.reduce(
-          (sum, start, index) => sum + (Number(ends[index]?.currentTime) - Number(start.currentTime)) * 1000,
-          0,
-        );
-        // Play starts where the first frame is (a few ms in).
-        const startedAtMs = Number(session!.events.find((event) => event.type === 'startup')?.currentTime) * 1000;
-        const unaccountedMs =
-          session!.sessionMs -
-          session!.startupMs! -
-          (session!.playedSeconds * 1000 - startedAtMs - playedInRebuffersMs) -
-          totalRebufferMs -
-          session!.slowPlayMs;
+        const account = sessionAccount(session!)!;
         console.log(
           `# ${player}: rebuffers ${session!.rebuffers.map((r) => Math.round(r.durationMs)).join(', ')} ` +
-            `ms for a ${gapMs} ms gap and a ${bufferSeconds} s buffer (${Math.round(playedInRebuffersMs)} ms ` +
-            `played in them); played slow ${session!.slowPlayMs} ms; ${Math.round(unaccountedMs)} ms unaccounted`,
+            `ms for a ${gapMs} ms gap and a ${bufferSeconds} s buffer (${Math.round(account.playedInRebuffersMs)} ms ` +
+            `played in them); played slow ${account.slowPlayMs} ms; ${Math.round(account.unaccountedMs)} ms unaccounted`,
         );
         assert.ok(
-          Math.abs(unaccountedMs) < 300,
-          `session ${Math.round(session!.sessionMs)} ms = startup ${session!.startupMs} + ` +
-            `played ${session!.playedSeconds * 1000} - ${Math.round(playedInRebuffersMs)} + rebuffering ` +
-            `${Math.round(totalRebufferMs)} + slow play ${session!.slowPlayMs} + ${Math.round(unaccountedMs)} unaccounted`,
+          Math.abs(account.unaccountedMs) < 300,
+          `session ${Math.round(session!.sessionMs)} ms = startup ${account.startupMs} + played ` +
+            `${Math.round(account.playedMs)} + rebuffering ${Math.round(account.rebufferMs)} + slow play ` +
+            `${account.slowPlayMs} + ${Math.round(account.unaccountedMs)} unaccounted`,
         );
         // currentTime stood still through each rebuffer: read at its start and end by the page. The
         // watchdog confirms only stops of 500 ms or more, so it vouches for the long ones alone
         // (hls.js at times has a second rebuffer under 500 ms while its buffer refills).
+        const starts = session!.events.filter((event) => event.type === 'rebuffer-start');
+        // A rebuffer open at the end of the media is closed by 'ended'.
+        const ends = session!.events.filter((event) => event.type === 'rebuffer-end' || event.type === 'ended');
+        assert.equal(starts.length, session!.rebuffers.length);
         session!.rebuffers.forEach((rebuffer, index) => {
           const advancedSec = Number(ends[index]?.currentTime ?? Number.NaN) - Number(starts[index]?.currentTime);
           assert.ok(

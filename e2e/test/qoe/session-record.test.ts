@@ -1,7 +1,7 @@
 /** Session records and QoE figures from player snapshots: pure, no browser. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { aggregateSessions, sessionRecord, type PlayerSnapshot } from '../../src/index.js';
+import { aggregateSessions, sessionAccount, sessionRecord, type PlayerSnapshot } from '../../src/index.js';
 
 function snapshot(overrides: Partial<PlayerSnapshot>): PlayerSnapshot {
   return {
@@ -48,6 +48,48 @@ describe('session records', () => {
     assert.deepEqual(
       record.rebuffers.map((r) => r.durationMs),
       [2000, 6000],
+    );
+  });
+
+  it("accounts for a session's wall time: startup, play, rebuffering, slow play and what is left", () => {
+    // First frame at 0.04 s of media; a 2 s rebuffer at media 10.0 s, the element showing 50 ms more inside it; 20 s
+    // played in all; 300 ms of slow play; 24.4 s of wall time: 1000 + 19 910 + 2000 + 300 = 23 210, 1190 unaccounted.
+    const record = sessionRecord({
+      index: 0,
+      snapshot: snapshot({
+        playedSeconds: 20,
+        slowPlayMs: 300,
+        rebuffers: [{ startMs: 11_000, durationMs: 2000, confirmedByWatchdog: true, bufferAheadSec: 0.05 }],
+      }),
+      events: [
+        { atMs: 1000, type: 'startup', currentTime: 0.04 },
+        { atMs: 11_000, type: 'rebuffer-start', currentTime: 10 },
+        { atMs: 13_000, type: 'rebuffer-end', currentTime: 10.05 },
+      ],
+      sessionMs: 24_400,
+      endReason: 'duration',
+      attempts: 1,
+    });
+    const account = sessionAccount(record)!;
+    assert.equal(account.startupMs, 1000);
+    assert.ok(Math.abs(account.playedInRebuffersMs - 50) < 1e-6);
+    assert.ok(Math.abs(account.playedMs - 19_910) < 1e-6);
+    assert.equal(account.rebufferMs, 2000);
+    assert.equal(account.slowPlayMs, 300);
+    assert.ok(Math.abs(account.unaccountedMs - 1190) < 1e-6);
+    assert.equal(
+      sessionAccount(
+        sessionRecord({
+          ...record,
+          snapshot: snapshot({ startupMs: null }),
+          events: [],
+          sessionMs: 5000,
+          endReason: 'error',
+          attempts: 1,
+          index: 0,
+        }),
+      ),
+      null,
     );
   });
 
