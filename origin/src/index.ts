@@ -13,16 +13,7 @@ export {
   type OriginConfigInput,
   type ConfigSources,
 } from './config/config.js';
-export {
-  catchUpsOf,
-  cwndClampOf,
-  kernelPhaseOf,
-  throttledWriteBlocksOf,
-  type FlowRecord,
-  type PhaseRecord,
-  type ThrottlingRecord,
-} from './delivery/flow-record.js';
-export type { EnforcerRecord, KernelPhaseRecord } from './delivery/enforcers/enforcer.js';
+export * from './flow-records.js';
 export { buildPolicies, deliveryNeedsClamp, type Policy } from './delivery/delivery-engine.js';
 export * from './rules.js';
 export { OriginError, isOriginError, originErrorCodes, errorBody, statusOf, type OriginErrorCode } from './errors.js';

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { defaultChromiumPath } from '../../src/index.js';
+import { defaultChromiumPath } from '../../src/chromium.js';
 
 export interface Needs {
   readonly root?: boolean;
