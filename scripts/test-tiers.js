@@ -5,7 +5,9 @@
 //   quick    unit tests and tests over loopback sockets: also `npm run test:quick`; two at a time
 //   full     the same phase, but not quick: a browser, root's cgroups and BPF, a compiler
 //   docker   the demo stack under a real Docker engine: image builds and containers that judge no
-//            timing, in a lane of its own beside the two above (its build is mostly downloads)
+//            timing, in a lane of its own beside the two above (its build is mostly downloads); when it
+//            is done, the lane takes quick files from the back of the other pool (a machine whose
+//            two lanes of tests outlast the stack ends the phase sooner; the load stays three)
 // Phase 2, paired: two lanes side by side, one file at a time in each
 //   lab      what times flows or RTTs through emulated paths (the lab's delay line, namespace
 //            paths with TBF, the BPF clamp) or judges timers: never beside another such test
@@ -71,7 +73,8 @@ const byTier = {
 
 /**
  * Each phase's pools: files of the listed tiers, `width` at a time; the pools of a phase run side by side (an `early`
- * one from before the media fixtures are made).
+ * one from before the media fixtures are made; one that `helps` then takes files of that tier from the back of the
+ * phase's pool that holds them, once the fixtures are made).
  */
 export const phases = [
   // The Docker stack needs neither the media fixtures nor another test: it starts while they are made.
@@ -79,7 +82,7 @@ export const phases = [
     name: 'concurrent',
     pools: [
       { tiers: ['full', 'quick'], width: 2 },
-      { tiers: ['docker'], width: 1, early: true },
+      { tiers: ['docker'], width: 1, early: true, helps: { tier: 'quick' } },
     ],
   },
   {

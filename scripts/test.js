@@ -88,33 +88,56 @@ async function run(file) {
   );
 }
 
-async function pool(list, width) {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(width, list.length) }, async () => {
-    while (next < list.length) await run(list[next++]);
+/** A pool's files, taken from the front by its own workers and, by a pool that helps it, from the back. */
+function queueOf(list) {
+  return { list, front: 0, back: list.length };
+}
+
+/**
+ * Runs a queue's files `width` at a time; then, given `help` ({ queue, tier, ready }), once `ready` has resolved, that
+ * other queue's files of `tier` from its back (its own workers keep taking from the front) until none is left there.
+ */
+async function pool(queue, width, help) {
+  const workers = Array.from({ length: Math.min(width, queue.back - queue.front) || 1 }, async () => {
+    while (queue.front < queue.back) await run(queue.list[queue.front++]);
+    if (help === undefined) return;
+    await help.ready;
+    const other = help.queue;
+    while (other.front < other.back && other.list[other.back - 1].tier === help.tier)
+      await run(other.list[--other.back]);
   });
   await Promise.all(workers);
 }
 
 console.log(`tests: ${files.length} files${quick ? ' (quick tier)' : ''}`);
+// Every pool's queue, made up front: a pool that finishes early (`helps`) takes the tail of another in its phase.
+const queues = new Map(phases.flatMap((phase) => phase.pools).map((p) => [p, queueOf(poolOrder(p, files))]));
+let fixturesMade;
+const fixturesReady = new Promise((resolve) => {
+  fixturesMade = resolve;
+});
+const runPool = (phasePools, p) => {
+  const helped = p.helps && phasePools.find((other) => other !== p && other.tiers.includes(p.helps.tier));
+  const help = helped && { queue: queues.get(helped), tier: p.helps.tier, ready: fixturesReady };
+  return pool(queues.get(p), p.width, help);
+};
 const started = new Map();
-for (const p of phases.flatMap((phase) => phase.pools).filter((p) => p.early))
-  started.set(p, pool(poolOrder(p, files), p.width));
+for (const { pools } of phases) for (const p of pools.filter((p) => p.early)) started.set(p, runPool(pools, p));
 await phase('media fixtures', makeFixtures);
+fixturesMade();
 for (const { name, pools } of phases) {
-  const lists = pools.map((p) => ({ ...p, source: p, files: poolOrder(p, files) })).filter((p) => p.files.length > 0);
+  const lists = pools.filter((p) => queues.get(p).list.length > 0);
   if (lists.length === 0) continue;
   const label = lists
     .map(
       (p) =>
-        `${p.files.length} ${p.tiers.join('+')}` +
+        `${queues.get(p).list.length} ${p.tiers.join('+')}` +
         `${p.width > 1 ? `, ${p.width} at a time` : ''}` +
-        `${p.early ? ', from before the fixtures' : ''}`,
+        `${p.early ? ', from before the fixtures' : ''}` +
+        `${p.helps ? `, then ${p.helps.tier} files` : ''}`,
     )
     .join(' | ');
-  await phase(`${name} phase (${label})`, () =>
-    Promise.all(lists.map((p) => started.get(p.source) ?? pool(p.files, p.width))),
-  );
+  await phase(`${name} phase (${label})`, () => Promise.all(lists.map((p) => started.get(p) ?? runPool(pools, p))));
 }
 
 const total = (key) => results.reduce((sum, r) => sum + r[key], 0);

@@ -7,7 +7,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface Engine {
   /** Whether this test started the daemon (and so stops it). */
@@ -119,4 +119,23 @@ export async function startEngine(stateDir: string): Promise<Engine> {
       if (existsSync('/sys/class/net/docker0')) host('ip', ['link', 'del', 'docker0']);
     },
   };
+}
+
+/**
+ * A directory holding a `docker` whose `build` runs BuildKit (DOCKER_BUILDKIT=1), for Compose v1 to call (it runs the
+ * first `docker` on PATH): the PATH's own when it can (a client with buildx, or one with BuildKit built in), else
+ * another client on this machine that can (here the Docker CLI on PATH is a newer one without buildx, and Debian's
+ * docker.io ships its own with BuildKit built in). Null: none can, and images build with the legacy builder. BuildKit
+ * builds the stages a target needs, those that do not depend on each other side by side, and a stage several targets
+ * share once, as Compose v2 does by default.
+ */
+export function buildKitDockerDir(): string | null {
+  const onPath = host('sh', ['-c', 'command -v docker']).stdout.trim();
+  const candidates = [...new Set([onPath, '/usr/bin/docker'].filter((path) => path !== '' && existsSync(path)))];
+  const env = { ...process.env, DOCKER_BUILDKIT: '1' };
+  const usable = candidates.find((cli) => {
+    const help = quiet(cli, ['build', '--help'], { env, timeoutMs: hostCommandTimeoutMs });
+    return help.ok && help.stdout.includes('--progress');
+  });
+  return usable === undefined ? null : dirname(usable);
 }

@@ -18,7 +18,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cwndClampOf, type FlowRecord } from '@trickle/origin';
 import { parse as parseYaml } from 'yaml';
-import { engineAnswers, installEngine, missingTools, quiet, startEngine, type Engine } from './docker-engine.js';
+import {
+  buildKitDockerDir,
+  engineAnswers,
+  installEngine,
+  missingTools,
+  quiet,
+  startEngine,
+  type Engine,
+} from './docker-engine.js';
 import { addressOf, readCompose, repoRoot } from './compose-file.js';
 
 const root = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -57,12 +65,18 @@ function streamed(
   return new Promise((resolve) => {
     const child = spawn(command, args, { env, cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: string[] = [];
+    // BuildKit repeats a step's header before each chunk of its output: a step is said once.
+    const said = new Set<string>();
     const take = (chunk: Buffer) => {
       for (const line of chunk.toString().split('\n')) {
         if (line.trim() === '') continue;
         lines.push(line);
         if (lines.length > 60) lines.shift();
-        if (progress.test(line)) say(line.trim().slice(0, 160));
+        const shown = line.trim().slice(0, 160);
+        if (progress.test(line) && !said.has(shown)) {
+          said.add(shown);
+          say(shown);
+        }
       }
     };
     child.stdout.on('data', take);
@@ -148,11 +162,13 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
     if (!quiet('docker', ['image', 'inspect', officialBase]).ok && !quiet('docker', ['pull', '-q', officialBase]).ok) {
       base = localBase;
       if (!quiet('docker', ['image', 'inspect', localBase]).ok) {
-        say(`no registry answers for ${officialBase}: making ${localBase} with scripts/docker-base`);
+        say(
+          `no registry answers for ${officialBase}: ${localBase} from scripts/docker-base (setup kept its root filesystem)`,
+        );
         started = Date.now();
         const made = await streamed(join(repoRoot, 'scripts', 'docker-base'), [], process.env, /^docker-base:/);
         assert.ok(made.ok, `scripts/docker-base failed:\n${made.tail}`);
-        say(`base image made in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+        say(`base image ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       }
     }
     env = {
@@ -167,24 +183,39 @@ describe('the demo stack under a real Docker engine', { skip: reason ?? false, t
       TRICKLE_GRAFANA_PORT: '13000',
     };
     started = Date.now();
-    // The origin first: it builds the stage the router and player share (compiling and the demo);
-    // then those two and Prometheus side by side (their own steps are mostly package downloads).
-    const progress = /^(Step \d+\/\d+ : (FROM|RUN)|Successfully tagged|Building \w+$)/;
-    const builtOrigin = await streamed(
-      'docker-compose',
-      ['-p', project, '--profile', 'metrics', 'build', 'origin'],
-      env,
-      progress,
+    // With BuildKit (as Compose v2 builds), every image at once: the build stage they share is built once, beside the
+    // player's Chromium and Prometheus' packages. With the legacy builder, the origin first (it builds the stage the
+    // others share; built side by side, each would build it again), then the others side by side.
+    const buildKitDir = buildKitDockerDir();
+    const buildEnv =
+      buildKitDir === null
+        ? env
+        : {
+            ...env,
+            DOCKER_BUILDKIT: '1',
+            COMPOSE_DOCKER_CLI_BUILD: '1',
+            PATH: `${buildKitDir}:${process.env.PATH ?? ''}`,
+          };
+    say(
+      buildKitDir === null
+        ? 'building with the legacy builder (no BuildKit here)'
+        : `building with BuildKit (${buildKitDir}/docker)`,
     );
-    assert.ok(builtOrigin.ok, `docker-compose build origin failed:\n${builtOrigin.tail}`);
-    say(`origin image built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-    const built = await streamed(
-      'docker-compose',
-      ['-p', project, '--profile', 'metrics', 'build', '--parallel', 'router', 'player', 'prometheus'],
-      env,
-      progress,
-    );
-    assert.ok(built.ok, `docker-compose build failed:\n${built.tail}`);
+    const progress =
+      /^(Step \d+\/\d+ : (FROM|RUN)|Successfully tagged|Building \w+$|#\d+ \[[\w-]+ +\d+\/\d+\] (FROM|RUN)|#\d+ naming to)/;
+    const build = (services: readonly string[]) =>
+      streamed(
+        'docker-compose',
+        ['-p', project, '--profile', 'metrics', 'build', '--parallel', ...services],
+        buildEnv,
+        progress,
+      );
+    const images = ['origin', 'router', 'player', 'prometheus'];
+    const batches = buildKitDir === null ? [images.slice(0, 1), images.slice(1)] : [images];
+    for (const batch of batches) {
+      const built = await build(batch);
+      assert.ok(built.ok, `docker-compose build ${batch.join(' ')} failed:\n${built.tail}`);
+    }
     say(`images built on ${base} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
     for (const line of quiet('docker', ['images', '--format', '{{.Repository}}:{{.Tag}} {{.Size}}', 'trickle-demo/*'])
       .stdout.trim()
