@@ -44,7 +44,7 @@ import { ByteTimeMap, readProgressiveLayout, resolveConfig, vbrBlocksOf, type Vb
 import { BenchError } from './errors.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
 import type { IdleClientPlan, IdleClientResult } from './idle-client.js';
-import { writeResults } from './results-file.js';
+import { resultsFileName, writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
 import { machineBusySeconds, requireNginx, startNginx } from './nginx-server.js';
 import { ethernetLoopbackAddress, ethernetLoopbackMssBytes, withEthernetLoopback } from './ethernet-loopback.js';
@@ -681,6 +681,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       policies: string;
       cpuProf?: string;
     }>();
+  resultsFileName(options.results);
   const runs = Number(options.runs);
   const seconds = Number(options.seconds);
   const window = { warmupSec: Number(options.warmup), seconds };

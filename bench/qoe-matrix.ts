@@ -28,7 +28,7 @@ import {
   examples,
 } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
-import { writeResults } from './results-file.js';
+import { resultsFileName, writeResults } from './results-file.js';
 
 const list = (value: string) =>
   value
@@ -99,6 +99,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       reportOnly?: boolean;
       results: string;
     }>();
+  resultsFileName(options.results);
   requireLabPrivileges();
   const players = list(options.players);
   for (const player of players)
