@@ -98,7 +98,9 @@ function queueOf(list) {
  * other queue's files of `tier` from its back (its own workers keep taking from the front) until none is left there.
  */
 async function pool(queue, width, help) {
-  const workers = Array.from({ length: Math.min(width, queue.back - queue.front) || 1 }, async () => {
+  // A pool with no files of its own runs no worker, so helps no one: its lane (the Docker stack's, in a quick or
+  // filtered run) never existed, and a helper would add a third process beside the two.
+  const workers = Array.from({ length: Math.min(width, queue.back - queue.front) }, async () => {
     while (queue.front < queue.back) await run(queue.list[queue.front++]);
     if (help === undefined) return;
     await help.ready;
