@@ -47,6 +47,7 @@ import type { IdleClientPlan, IdleClientResult } from './idle-client.js';
 import { resultsFileName, writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
 import { machineBusySeconds, requireNginx, startNginx } from './nginx-server.js';
+import { listenOverflows } from './kernel-counters.js';
 import { ethernetLoopbackAddress, ethernetLoopbackMssBytes, withEthernetLoopback } from './ethernet-loopback.js';
 import { loopback, startTrickleServer, type ServerPlace } from './trickle-server.js';
 
@@ -210,6 +211,8 @@ interface Measured {
   readonly mapSettledMs: number;
   /** Responses the origin wrote through Node because too few descriptors were free for sendfile's (trickle's servers). */
   readonly descriptorFallbacks: number | undefined;
+  /** Handshakes dropped for a full accept queue in the server's namespace over the run (undefined: not readable). */
+  readonly listenOverflows: number | undefined;
 }
 
 interface RunningServer {
@@ -307,6 +310,7 @@ async function measure(
   };
   const command = [...regime.clientWrap, process.execPath, flowClient, JSON.stringify(plan)];
   const rssBeforeBytes = residentBytes(server.pid);
+  const overflowsBefore = listenOverflows(server.pid);
   let rssWindowBytes = Number.NaN;
   let cpuStart = 0;
   let cpu = 0;
@@ -333,6 +337,7 @@ async function measure(
   }
   if (result === undefined)
     throw new BenchError('BENCH_ERR_SERVER', `the flow client ended without its result (${server.url})`);
+  const overflowsAfter = listenOverflows(server.pid);
   // the flows' teardown settles before the map is read and the next server starts
   const settled = await settledMapEntries(server);
   const mapEntriesLeft = settled.entries;
@@ -360,6 +365,8 @@ async function measure(
     mapEntriesLeft,
     mapSettledMs: settled.afterMs,
     descriptorFallbacks,
+    listenOverflows:
+      overflowsBefore === undefined || overflowsAfter === undefined ? undefined : overflowsAfter - overflowsBefore,
   };
 }
 
@@ -511,6 +518,7 @@ async function runRegime(
           (result.descriptorFallbacks
             ? `, ${result.descriptorFallbacks} responses written by Node (descriptors)`
             : '') +
+          (result.listenOverflows ? `, ${result.listenOverflows} handshakes dropped (accept queue full)` : '') +
           (result.failedFlows > 0
             ? `, ${result.failedFlows} failed flows (${Object.entries(result.failures)
                 .map(([reason, count]) => `${reason}: ${count}`)
@@ -551,6 +559,7 @@ async function runRegime(
     const failed = results.reduce((sum, m) => sum + m.failedFlows, 0);
     const entriesLeft = results.map((m) => m.mapEntriesLeft).filter((value) => value !== undefined);
     const fallbacks = results.map((m) => m.descriptorFallbacks).filter((value) => value !== undefined);
+    const overflows = results.map((m) => m.listenOverflows).filter((value) => value !== undefined);
     const pathCpu = results.map((m) => m.pathCpuPercent).filter((value) => value !== undefined);
     const pathText =
       pathCpu.length === 0
@@ -568,7 +577,8 @@ async function runRegime(
       `| ${machineRatioText} ` +
       `| ${(average(results.map((m) => m.rssPerFlowBytes)) / 1024).toFixed(1)} ` +
       `| ${entriesLeft.length === 0 ? '' : Math.max(...entriesLeft)} ` +
-      `| ${fallbacks.length === 0 ? '' : Math.max(...fallbacks)} |`
+      `| ${fallbacks.length === 0 ? '' : Math.max(...fallbacks)} ` +
+      `| ${overflows.length === 0 ? '' : Math.max(...overflows)} |`
     );
   });
 }
@@ -911,7 +921,11 @@ export async function main(argv: readonly string[]): Promise<void> {
         `whichever context runs when it is due: a block written into an open window is sent ` +
         `in the writer's own system call (application pacing), bytes an ACK releases go out ` +
         `in the softirq of whatever ran then (nginx, the cwnd clamp, kernel pacing), so the ` +
-        `server's CPU alone can move the same work out of sight. Goals (issue 19): trickle ` +
+        `server's CPU alone can move the same work out of sight. Handshakes dropped: the ` +
+        `kernel's TcpExt ListenOverflows in the server's network namespace over its run (the ` +
+        `flows open at once; a dropped handshake waits seconds for SYN and SYN-ACK retries, and ` +
+        `some are reset: the origin listens with a backlog of 4096, Node's default is 511, nginx's 511). ` +
+        `Goals (issue 19): trickle ` +
         `and pacing <= 1.0 x nginx, app-pacing <= 2 x, app-pacing-16k <= 3 x; every flow ` +
         `within +-3 %.`,
       '',
@@ -919,8 +933,8 @@ export async function main(argv: readonly string[]): Promise<void> {
         'program (mean) | CPU % per Gbit/s | x nginx | rate error % | flows within +-3 % | ' +
         'failed flows (all runs) | delay line CPU (mean) | machine CPU (mean) | machine per ' +
         'Gbit/s x nginx | memory per flow (kB) | map entries left (most of any run) | responses written by Node ' +
-        'for want of descriptors (most of any run) |',
-      '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+        'for want of descriptors (most of any run) | handshakes dropped, accept queue full (most of any run) |',
+      '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...rows,
       '',
       ...(idleRows.length === 0

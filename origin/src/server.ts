@@ -1,5 +1,6 @@
 /** Runs the origin: listen, report where, and drain on SIGTERM/SIGINT within the grace period. */
 import { access } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import type https from 'node:https';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -40,6 +41,16 @@ export async function checkDemoMedia(mediaRoot: string): Promise<void> {
         `subdirectory per asset; package a file with "npx trickle package <input> --out ` +
         `<dir>/<asset>").`,
     );
+  }
+}
+
+/** net.core.somaxconn, the kernel's cap on a listen backlog (undefined where it cannot be read: not Linux). */
+function somaxconn(): number | undefined {
+  try {
+    const value = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8').trim());
+    return Number.isInteger(value) && value > 0 ? value : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -89,7 +100,14 @@ export async function startOrigin(
         `"unsupported"`,
     );
   app.addHook('onClose', async () => clamp.close());
-  const address = await app.listen({ port: config.port, host: config.host });
+  const address = await app.listen({ port: config.port, host: config.host, backlog: config.listenBacklog });
+  const backlogCap = somaxconn();
+  if (backlogCap !== undefined && backlogCap < config.listenBacklog)
+    app.log.warn(
+      { listenBacklog: config.listenBacklog, somaxconn: backlogCap },
+      `listen backlog ${config.listenBacklog} is capped at ${backlogCap} by net.core.somaxconn: viewers ` +
+        `arriving at once beyond it wait for SYN retries (sysctl -w net.core.somaxconn=${config.listenBacklog})`,
+    );
   const admin =
     config.admin === undefined
       ? undefined

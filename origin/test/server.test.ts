@@ -1,6 +1,7 @@
 /** The origin as a process: SIGTERM drains in-flight responses, and the grace period bounds it. */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { get, type IncomingMessage } from 'node:http';
 import { rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -85,5 +86,26 @@ describe('trickle serve process', () => {
     assert.ok(elapsedMs >= 400 && elapsedMs < 5000, `exited after ${elapsedMs} ms`);
     const { bytes, error } = await drain(response);
     assert.ok(error !== undefined || bytes < sizeBytes, 'the unfinished response was cut, not reported complete');
+  });
+
+  it("listens with the configured backlog (capped by net.core.somaxconn), not Node's 511", async () => {
+    const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
+    for (const [env, wanted] of [
+      [{}, 4096],
+      [{ TRICKLE_LISTEN_BACKLOG: '1234' }, 1234],
+    ] as const) {
+      const { child, url, exited } = await startServe(root, env);
+      try {
+        const port = new URL(url).port;
+        // ss shows a listening socket's backlog as its Send-Q.
+        const ss = spawnSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' });
+        assert.equal(ss.status, 0, `ss failed (iproute2 is needed): ${ss.stderr}`);
+        const backlog = Number(ss.stdout.trim().split(/\s+/)[2]);
+        assert.equal(backlog, Math.min(wanted, somaxconn), ss.stdout);
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    }
   });
 });

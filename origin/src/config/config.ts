@@ -26,6 +26,12 @@ export const originConfigSchema = z.strictObject({
   media: z.string().min(1).default('media'),
   port: z.number().int().min(0).max(65535).default(8080),
   host: z.string().min(1).default('127.0.0.1'),
+  /**
+   * Connections the kernel holds for the origin to accept (listen(2)'s backlog; Linux caps it at
+   * net.core.somaxconn). Node's 511 overflows when thousands of viewers arrive at once: the
+   * handshakes that do not fit wait seconds for SYN and SYN-ACK retries, and some are reset.
+   */
+  listenBacklog: z.number().int().min(1).max(65535).default(4096),
   logLevel: z.enum(logLevels).default('info'),
   /** Access-Control-Allow-Origin: `*`, one origin, or a list of origins. */
   corsAllowOrigin: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).default('*'),
