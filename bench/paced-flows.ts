@@ -22,7 +22,7 @@
  * Beside the CPU: each server's resident memory per flow (its growth from before the flows opened to the
  * window's end) and, for trickle's servers, the sock_ops map's entries once every flow has closed.
  * `npx trickle bench pacing [--regimes lab,loopback,viewers --flows 100 --loopback-flows 500 --viewers 10000
- * --seconds 20 --warmup 40]` or `npm run bench:paced`; writes bench/results/paced-flows.md.
+ * --seconds 20 --warmup 60]` or `npm run bench:paced`; writes bench/results/paced-flows.md.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
@@ -48,6 +48,7 @@ import { resultsFileName, writeResults } from './results-file.js';
 import { runIfMain } from './entry.js';
 import { machineBusySeconds, requireNginx, startNginx } from './nginx-server.js';
 import { listenOverflows } from './kernel-counters.js';
+import { metricTotal } from './prometheus-text.js';
 import { ethernetLoopbackAddress, ethernetLoopbackMssBytes, withEthernetLoopback } from './ethernet-loopback.js';
 import { loopback, startTrickleServer, type ServerPlace } from './trickle-server.js';
 
@@ -174,6 +175,13 @@ export function pacedSeconds(
   return seconds;
 }
 
+/**
+ * Seconds every flow runs before the window, by regime: past V8's heap-shrinking collections of a
+ * new origin's first ~35 s, and, with 10,000 viewers, past the major collection of the heap their
+ * responses hold (30-43 s after they open, ~2 s of CPU: inside a window at 40 s in some runs).
+ */
+const defaultWarmupSec = { lab: 40, loopback: 40, viewers: 60 } as const;
+
 interface Regime {
   readonly name: 'lab' | 'loopback' | 'viewers';
   readonly flows: number;
@@ -213,6 +221,8 @@ interface Measured {
   readonly descriptorFallbacks: number | undefined;
   /** Handshakes dropped for a full accept queue in the server's namespace over the run (undefined: not readable). */
   readonly listenOverflows: number | undefined;
+  /** The origin's V8 garbage-collection pauses within the window (its main thread), ms (trickle's servers). */
+  readonly gcPauseMs: number | undefined;
 }
 
 interface RunningServer {
@@ -222,6 +232,8 @@ interface RunningServer {
   mapEntries?(): Promise<number | undefined>;
   /** Responses written through Node for want of descriptors so far (trickle_socket_errors_total, openFileSend EMFILE). */
   descriptorFallbacks?(): Promise<number>;
+  /** V8's garbage-collection pauses so far, seconds (prom-client's nodejs_gc_duration_seconds). */
+  gcPauseSeconds?(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -320,6 +332,8 @@ async function measure(
   let pathCpu: number | undefined;
   let machineStart = 0;
   let machine = 0;
+  let gcStartSec: number | undefined;
+  let gcPauseMs: number | undefined;
   let result: FlowClientResult | undefined;
   for await (const message of clientMessages<{ window?: string } & Partial<FlowClientResult>>(command)) {
     if (message.window === 'start') {
@@ -327,12 +341,15 @@ async function measure(
       if (countBpf) bpfStartNs = bpfRunTimeNs();
       if (regime.pathPid !== undefined) pathCpuStart = processCpuSeconds(regime.pathPid);
       machineStart = machineBusySeconds();
+      gcStartSec = await server.gcPauseSeconds?.();
     } else if (message.window === 'end') {
       cpu = processCpuSeconds(server.pid) - cpuStart;
       if (countBpf) bpfNs = bpfRunTimeNs() - bpfStartNs;
       if (regime.pathPid !== undefined) pathCpu = processCpuSeconds(regime.pathPid) - pathCpuStart;
       machine = machineBusySeconds() - machineStart;
       rssWindowBytes = residentBytes(server.pid);
+      const gcEndSec = await server.gcPauseSeconds?.();
+      if (gcStartSec !== undefined && gcEndSec !== undefined) gcPauseMs = (gcEndSec - gcStartSec) * 1000;
     } else result = message as FlowClientResult;
   }
   if (result === undefined)
@@ -367,6 +384,7 @@ async function measure(
     descriptorFallbacks,
     listenOverflows:
       overflowsBefore === undefined || overflowsAfter === undefined ? undefined : overflowsAfter - overflowsBefore,
+    gcPauseMs,
   };
 }
 
@@ -416,10 +434,12 @@ function trickleRun(policy: string, cpuProfileDir: string | undefined): ServerRu
         },
         descriptorFallbacks: async () => {
           const metrics = await (await fetch(`${server.url}/metrics`)).text();
-          const line =
-            /^trickle_socket_errors_total\{[^}]*operation="openFileSend"[^}]*code="EMFILE"[^}]*\} (\d+)/m.exec(metrics);
-          return Number(line?.[1] ?? 0);
+          return (
+            metricTotal(metrics, 'trickle_socket_errors_total', { operation: 'openFileSend', code: 'EMFILE' }) || 0
+          );
         },
+        gcPauseSeconds: async () =>
+          metricTotal(await (await fetch(`${server.url}/metrics`)).text(), 'nodejs_gc_duration_seconds_sum'),
       };
     },
   };
@@ -519,6 +539,7 @@ async function runRegime(
             ? `, ${result.descriptorFallbacks} responses written by Node (descriptors)`
             : '') +
           (result.listenOverflows ? `, ${result.listenOverflows} handshakes dropped (accept queue full)` : '') +
+          (result.gcPauseMs === undefined ? '' : `, GC pauses ${result.gcPauseMs.toFixed(0)} ms in the window`) +
           (result.failedFlows > 0
             ? `, ${result.failedFlows} failed flows (${Object.entries(result.failures)
                 .map(([reason, count]) => `${reason}: ${count}`)
@@ -560,6 +581,7 @@ async function runRegime(
     const entriesLeft = results.map((m) => m.mapEntriesLeft).filter((value) => value !== undefined);
     const fallbacks = results.map((m) => m.descriptorFallbacks).filter((value) => value !== undefined);
     const overflows = results.map((m) => m.listenOverflows).filter((value) => value !== undefined);
+    const gcPauses = results.map((m) => m.gcPauseMs).filter((value) => value !== undefined);
     const pathCpu = results.map((m) => m.pathCpuPercent).filter((value) => value !== undefined);
     const pathText =
       pathCpu.length === 0
@@ -578,7 +600,8 @@ async function runRegime(
       `| ${(average(results.map((m) => m.rssPerFlowBytes)) / 1024).toFixed(1)} ` +
       `| ${entriesLeft.length === 0 ? '' : Math.max(...entriesLeft)} ` +
       `| ${fallbacks.length === 0 ? '' : Math.max(...fallbacks)} ` +
-      `| ${overflows.length === 0 ? '' : Math.max(...overflows)} |`
+      `| ${overflows.length === 0 ? '' : Math.max(...overflows)} ` +
+      `| ${gcPauses.length === 0 ? '' : gcPauses.map((ms) => ms.toFixed(0)).join(', ')} |`
     );
   });
 }
@@ -657,9 +680,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--seconds <n>', 'measurement window per run', '20')
     .option(
       '--warmup <s>',
-      "seconds every flow runs before the window (past the servers' startup: V8 shrinks a " +
-        "new origin's heap with a few full GCs in its first ~35 s)",
-      '40',
+      "seconds every flow runs before the window, past the servers' startup: V8 shrinks a new " +
+        "origin's heap with full GCs in its first ~35 s, and collects the heap 10,000 viewers' " +
+        'responses hold 30-43 s after they open (default: 40, the viewers regime 60)',
     )
     .option('--runs <n>', 'runs of every server per regime (interleaved; ratios get an interval from 3)', '3')
     .option('--policies <list>', 'trickle policies to run', 'trickle,pacing,app-pacing,app-pacing-16k')
@@ -686,7 +709,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       results: string;
       rttMs: string;
       seconds: string;
-      warmup: string;
+      warmup?: string;
       runs: string;
       policies: string;
       cpuProf?: string;
@@ -694,7 +717,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   resultsFileName(options.results);
   const runs = Number(options.runs);
   const seconds = Number(options.seconds);
-  const window = { warmupSec: Number(options.warmup), seconds };
+  const windowOf = (regime: Regime['name']) => ({
+    warmupSec: options.warmup === undefined ? defaultWarmupSec[regime] : Number(options.warmup),
+    seconds,
+  });
   const rttMs = Number(options.rttMs);
   const regimeNames = options.regimes.split(',');
   requireNginx();
@@ -790,7 +816,7 @@ export async function main(argv: readonly string[]): Promise<void> {
               ...(lab.state.pids.delayline === undefined ? {} : { pathPid: lab.state.pids.delayline }),
             },
             servers,
-            window,
+            windowOf('lab'),
             runs,
             progress,
           )),
@@ -813,7 +839,7 @@ export async function main(argv: readonly string[]): Promise<void> {
             blocks,
           },
           servers,
-          window,
+          windowOf('loopback'),
           runs,
           progress,
         )),
@@ -833,7 +859,7 @@ export async function main(argv: readonly string[]): Promise<void> {
           blocks,
           maxConnections: fileLimit.files - serverSpareFiles,
         };
-        rows.push(...(await runRegime(viewers, viewersServers, window, runs, progress)));
+        rows.push(...(await runRegime(viewers, viewersServers, windowOf('viewers'), runs, progress)));
         idleRows.push(...(await runIdle(viewers, idleServers, idleConnections, Number(options.idleSeconds), progress)));
       });
     }
@@ -853,11 +879,11 @@ export async function main(argv: readonly string[]): Promise<void> {
           ? `--viewers ${options.viewers} --idle-connections ${options.idleConnections} ` +
             `--idle-seconds ${options.idleSeconds} `
           : '') +
-        `--rtt-ms ${rttMs} --seconds ${seconds} --warmup ${window.warmupSec} --runs ${runs} ` +
+        `--rtt-ms ${rttMs} --seconds ${seconds} ${options.warmup === undefined ? '' : `--warmup ${options.warmup} `}--runs ${runs} ` +
         `--policies ${options.policies}` +
         `${options.results === 'paced-flows.md' ? '' : ` --results ${options.results}`}\` (root). One server process at a time (trickle ` +
         `serve: one Node process; nginx one worker, master_process off), the client a ` +
-        `separate Node process; flows opened at once, run ${window.warmupSec} s before the ` +
+        `separate Node process; flows opened at once, run ${regimeNames.map((name) => `${windowOf(name as Regime['name']).warmupSec} s (${name})`).join(', ')} before the ` +
         `window (a new origin's first ~35 s hold V8's memory-reducer GCs, full collections ` +
         `that shrink the heap grown at startup: see the hand note below), then ${seconds} s ` +
         `measured; ${runs} runs of each server per regime, interleaved. Startup 0 s: every ` +
@@ -925,6 +951,10 @@ export async function main(argv: readonly string[]): Promise<void> {
         `kernel's TcpExt ListenOverflows in the server's network namespace over its run (the ` +
         `flows open at once; a dropped handshake waits seconds for SYN and SYN-ACK retries, and ` +
         `some are reset: the origin listens with a backlog of 4096, Node's default is 511, nginx's 511). ` +
+        `V8 GC pauses: the origin's garbage-collection pauses on its main thread within each run's window ` +
+        `(prom-client's nodejs_gc_duration_seconds); a major collection of the heap that 10,000 responses ` +
+        `hold (~2 s of CPU with its concurrent marking, ~30-45 s after the flows open) lands inside the ` +
+        `window in some runs and before it in others, and the server's CPU with it. ` +
         `Goals (issue 19): trickle ` +
         `and pacing <= 1.0 x nginx, app-pacing <= 2 x, app-pacing-16k <= 3 x; every flow ` +
         `within +-3 %.`,
@@ -933,8 +963,8 @@ export async function main(argv: readonly string[]): Promise<void> {
         'program (mean) | CPU % per Gbit/s | x nginx | rate error % | flows within +-3 % | ' +
         'failed flows (all runs) | delay line CPU (mean) | machine CPU (mean) | machine per ' +
         'Gbit/s x nginx | memory per flow (kB) | map entries left (most of any run) | responses written by Node ' +
-        'for want of descriptors (most of any run) | handshakes dropped, accept queue full (most of any run) |',
-      '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+        'for want of descriptors (most of any run) | handshakes dropped, accept queue full (most of any run) | V8 GC pauses in the window, ms (each run) |',
+      '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...rows,
       '',
       ...(idleRows.length === 0

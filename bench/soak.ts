@@ -26,6 +26,7 @@ import {
 } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
+import { metricTotal } from './prometheus-text.js';
 
 interface Sample {
   readonly minute: number;
@@ -42,27 +43,15 @@ interface Sample {
 
 const eventLoopResolutionMs = 10;
 
-function metric(text: string, name: string): number {
-  let total = 0;
-  let found = false;
-  for (const line of text.split('\n')) {
-    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) {
-      total += Number(line.slice(line.lastIndexOf(' ') + 1));
-      found = true;
-    }
-  }
-  return found ? total : Number.NaN;
-}
-
 async function sampleOrigin(lab: Lab, url: string): Promise<Omit<Sample, 'minute' | 'sessions' | 'playerErrors'>> {
   const text = await lab.output('player', ['curl', '-sf', '--max-time', '5', url]);
   return {
-    rssMB: metric(text, 'process_resident_memory_bytes') / 1e6,
-    loopDelayP99Ms: Math.max(0, metric(text, 'nodejs_eventloop_lag_p99_seconds') * 1000 - eventLoopResolutionMs),
-    loopDelayMaxMs: Math.max(0, metric(text, 'nodejs_eventloop_lag_max_seconds') * 1000 - eventLoopResolutionMs),
-    openFds: metric(text, 'process_open_fds'),
-    activePacedFlows: metric(text, 'trickle_active_paced_flows'),
-    socketErrors: metric(text, 'trickle_socket_errors_total') || 0,
+    rssMB: metricTotal(text, 'process_resident_memory_bytes') / 1e6,
+    loopDelayP99Ms: Math.max(0, metricTotal(text, 'nodejs_eventloop_lag_p99_seconds') * 1000 - eventLoopResolutionMs),
+    loopDelayMaxMs: Math.max(0, metricTotal(text, 'nodejs_eventloop_lag_max_seconds') * 1000 - eventLoopResolutionMs),
+    openFds: metricTotal(text, 'process_open_fds'),
+    activePacedFlows: metricTotal(text, 'trickle_active_paced_flows'),
+    socketErrors: metricTotal(text, 'trickle_socket_errors_total') || 0,
   };
 }
 
