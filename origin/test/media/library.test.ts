@@ -39,7 +39,25 @@ describe('MediaLibrary.getFile', () => {
     const files = await Promise.all(Array.from({ length: 50 }, () => library.getFile('clip', 'seg-1.m4s')));
     assert.equal(new Set(files).size, 1);
     assert.equal(files[0]?.body?.length, 4096);
-    assert.deepEqual(library.cacheStats(), { entries: 1, bytes: 4096 + 256 });
+    assert.deepEqual(library.cacheStats(), { entries: 1, bytes: 4096 + 256, indexChecks: 0 });
+  });
+
+  it('checks an index that fell due once for all the requests that find it due together', async () => {
+    await mkdir(join(root, 'show'), { recursive: true });
+    await writeFile(join(root, 'show', 'manifest.mpd'), 'not an MPD');
+    const library = await openLibrary();
+    const first = await library.indexState('show');
+    assert.equal(first?.status, 'broken');
+    assert.equal(library.cacheStats().indexChecks, 1);
+    const within = await Promise.all(Array.from({ length: 20 }, () => library.indexState('show')));
+    assert.equal(library.cacheStats().indexChecks, 1, 'trusted within revalidateMs');
+    nowMs += 1001;
+    const due = await Promise.all(Array.from({ length: 50 }, () => library.indexState('show')));
+    assert.equal(library.cacheStats().indexChecks, 2);
+    assert.equal(new Set([first, ...within, ...due]).size, 1, 'the manifest is unchanged: the index is kept');
+    nowMs += 1001;
+    await library.indexState('show');
+    assert.equal(library.cacheStats().indexChecks, 3, 'a later due check is made again');
   });
 
   it('serves a new version once the revalidation time has passed', async () => {
