@@ -473,16 +473,26 @@ const nginxRun: ServerRun = {
   },
 };
 
-/** Sets kernel.bpf_stats_enabled for the run (the program's run time), and puts it back after. */
-async function withBpfStats<T>(run: () => Promise<T>): Promise<T> {
-  const before = spawnSync('sysctl', ['-n', 'kernel.bpf_stats_enabled']).stdout?.toString().trim();
-  const set = (value: string) => spawnSync('sysctl', ['-q', '-w', `kernel.bpf_stats_enabled=${value}`]);
-  if (before !== undefined && before !== '') set('1');
+/** Sets a sysctl for the run and puts the value it had back after; no value: left as it is. */
+async function withSysctl<T>(name: string, value: string | undefined, run: () => Promise<T>): Promise<T> {
+  const before = spawnSync('sysctl', ['-n', name]).stdout?.toString().trim();
+  const set = (to: string) => spawnSync('sysctl', ['-q', '-w', `${name}=${to}`]).status === 0;
+  if (value === undefined || before === undefined || before === '' || before === value) return run();
+  if (!set(value)) throw new BenchError('BENCH_ERR_USAGE', `sysctl -w ${name}=${value} was refused`);
   try {
     return await run();
   } finally {
-    if (before !== undefined && before !== '') set(before);
+    set(before);
   }
+}
+
+/** The congestion control new sockets get (every server's, unless it sets its own), and which ones the kernel has. */
+function congestionControls(): { current: string; available: readonly string[] } {
+  const read = (name: string) => spawnSync('sysctl', ['-n', name]).stdout?.toString().trim() ?? '';
+  return {
+    current: read('net.ipv4.tcp_congestion_control'),
+    available: read('net.ipv4.tcp_available_congestion_control').split(/\s+/).filter(Boolean),
+  };
 }
 
 /** The delay line is one thread: at this share of a core it, not the server, sets the flows' pace. */
@@ -687,6 +697,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--runs <n>', 'runs of every server per regime (interleaved; ratios get an interval from 3)', '3')
     .option('--policies <list>', 'trickle policies to run', 'trickle,pacing,app-pacing,app-pacing-16k')
     .option(
+      '--congestion-control <name>',
+      "every server's TCP congestion control (net.ipv4.tcp_congestion_control for the run, put back after; " +
+        "default: the machine's): under BBR the kernel paces at the lower of the rate asked and BBR's own pacing rate, under cubic at the rate asked",
+    )
+    .option(
       '--cpu-prof <dir>',
       'write a V8 CPU profile of every trickle server run under <dir>/<regime>-<policy>/ (open in Chrome DevTools)',
     )
@@ -712,6 +727,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       warmup?: string;
       runs: string;
       policies: string;
+      congestionControl?: string;
       cpuProf?: string;
     }>();
   resultsFileName(options.results);
@@ -729,6 +745,17 @@ export async function main(argv: readonly string[]): Promise<void> {
       'BENCH_ERR_MISSING_TOOL',
       "bpftool not found: `apt-get install bpftool` (the sock_ops program's run time)",
     );
+  const machineCongestionControl = congestionControls();
+  if (
+    options.congestionControl !== undefined &&
+    !machineCongestionControl.available.includes(options.congestionControl)
+  )
+    throw new BenchError(
+      'BENCH_ERR_USAGE',
+      `--congestion-control ${options.congestionControl}: this kernel has ${machineCongestionControl.available.join(', ')} ` +
+        `(another needs its module: modprobe tcp_${options.congestionControl})`,
+    );
+  const congestionControl = options.congestionControl ?? machineCongestionControl.current;
   const policies = options.policies.split(',');
   const unknown = policies.filter((policy) => policy !== 'trickle' && policyHeadroom[policy] === undefined);
   if (unknown.length > 0)
@@ -776,94 +803,98 @@ export async function main(argv: readonly string[]): Promise<void> {
   };
   const rows: string[] = [];
   const idleRows: string[] = [];
-  await withBpfStats(async () => {
-    if (regimeNames.includes('lab')) {
-      // The link is not the bottleneck (1 Gbit/s, 2 x BDP): the servers' pacing is what is measured.
-      const lab: Lab = await labUp('bpace', symmetricLink({ rateBps: 1e9, rttMs, bufferBdp: 2 }));
-      try {
-        const origin = lab.namespace('origin');
-        const place: ServerPlace = {
-          host: lab.address('origin'),
-          port: 8080,
-          wrap: ['ip', 'netns', 'exec', origin],
-          answers: async (url) =>
-            spawnSync('ip', [
-              'netns',
-              'exec',
-              origin,
-              'curl',
-              '-sf',
-              '-o',
-              '/dev/null',
-              '--range',
-              '0-0',
-              '--max-time',
-              '5',
-              url,
-            ]).status === 0,
-        };
+  await withSysctl('net.ipv4.tcp_congestion_control', options.congestionControl, () =>
+    withSysctl('kernel.bpf_stats_enabled', '1', async () => {
+      if (regimeNames.includes('lab')) {
+        // The link is not the bottleneck (1 Gbit/s, 2 x BDP): the servers' pacing is what is measured.
+        const lab: Lab = await labUp('bpace', symmetricLink({ rateBps: 1e9, rttMs, bufferBdp: 2 }));
+        try {
+          const origin = lab.namespace('origin');
+          const place: ServerPlace = {
+            host: lab.address('origin'),
+            port: 8080,
+            wrap: ['ip', 'netns', 'exec', origin],
+            answers: async (url) =>
+              spawnSync('ip', [
+                'netns',
+                'exec',
+                origin,
+                'curl',
+                '-sf',
+                '-o',
+                '/dev/null',
+                '--range',
+                '0-0',
+                '--max-time',
+                '5',
+                url,
+              ]).status === 0,
+          };
+          rows.push(
+            ...(await runRegime(
+              {
+                name: 'lab',
+                flows: Number(options.flows),
+                assets: labAssets,
+                place,
+                clientWrap: ['ip', 'netns', 'exec', lab.namespace('player')],
+                rttMs,
+                mssBytes: 1448,
+                blocks,
+                ...(lab.state.pids.delayline === undefined ? {} : { pathPid: lab.state.pids.delayline }),
+              },
+              servers,
+              windowOf('lab'),
+              runs,
+              progress,
+            )),
+          );
+        } finally {
+          await labDown('bpace');
+        }
+      }
+      if (regimeNames.includes('loopback'))
         rows.push(
           ...(await runRegime(
             {
-              name: 'lab',
-              flows: Number(options.flows),
-              assets: labAssets,
-              place,
-              clientWrap: ['ip', 'netns', 'exec', lab.namespace('player')],
-              rttMs,
-              mssBytes: 1448,
+              name: 'loopback',
+              flows: Number(options.loopbackFlows),
+              assets: loopbackAssets,
+              place: loopback,
+              clientWrap: [],
+              rttMs: 0.05,
+              mssBytes: 65483,
               blocks,
-              ...(lab.state.pids.delayline === undefined ? {} : { pathPid: lab.state.pids.delayline }),
             },
             servers,
-            windowOf('lab'),
+            windowOf('loopback'),
             runs,
             progress,
           )),
         );
-      } finally {
-        await labDown('bpace');
-      }
-    }
-    if (regimeNames.includes('loopback'))
-      rows.push(
-        ...(await runRegime(
-          {
-            name: 'loopback',
-            flows: Number(options.loopbackFlows),
-            assets: loopbackAssets,
-            place: loopback,
-            clientWrap: [],
+      if (regimeNames.includes('viewers')) {
+        // Every process gets its hard file limit as its soft one (prlimit execs, so the pid is the server's).
+        const limited = ['prlimit', `--nofile=${fileLimit.files}:${fileLimit.files}`];
+        await withEthernetLoopback(async (place) => {
+          const viewers: Regime = {
+            name: 'viewers',
+            flows: Number(options.viewers),
+            assets: viewersAssets,
+            place: { ...place, wrap: limited },
+            clientWrap: limited,
             rttMs: 0.05,
-            mssBytes: 65483,
+            mssBytes: ethernetLoopbackMssBytes,
             blocks,
-          },
-          servers,
-          windowOf('loopback'),
-          runs,
-          progress,
-        )),
-      );
-    if (regimeNames.includes('viewers')) {
-      // Every process gets its hard file limit as its soft one (prlimit execs, so the pid is the server's).
-      const limited = ['prlimit', `--nofile=${fileLimit.files}:${fileLimit.files}`];
-      await withEthernetLoopback(async (place) => {
-        const viewers: Regime = {
-          name: 'viewers',
-          flows: Number(options.viewers),
-          assets: viewersAssets,
-          place: { ...place, wrap: limited },
-          clientWrap: limited,
-          rttMs: 0.05,
-          mssBytes: ethernetLoopbackMssBytes,
-          blocks,
-          maxConnections: fileLimit.files - serverSpareFiles,
-        };
-        rows.push(...(await runRegime(viewers, viewersServers, windowOf('viewers'), runs, progress)));
-        idleRows.push(...(await runIdle(viewers, idleServers, idleConnections, Number(options.idleSeconds), progress)));
-      });
-    }
-  });
+            maxConnections: fileLimit.files - serverSpareFiles,
+          };
+          rows.push(...(await runRegime(viewers, viewersServers, windowOf('viewers'), runs, progress)));
+          idleRows.push(
+            ...(await runIdle(viewers, idleServers, idleConnections, Number(options.idleSeconds), progress)),
+          );
+        });
+      }
+    }),
+  );
   const cpus = availableParallelism();
   const rates = labAssets
     .filter((asset) => existsSync(assetFile(asset)))
@@ -881,7 +912,10 @@ export async function main(argv: readonly string[]): Promise<void> {
           : '') +
         `--rtt-ms ${rttMs} --seconds ${seconds} ${options.warmup === undefined ? '' : `--warmup ${options.warmup} `}--runs ${runs} ` +
         `--policies ${options.policies}` +
-        `${options.results === 'paced-flows.md' ? '' : ` --results ${options.results}`}\` (root). One server process at a time (trickle ` +
+        `${options.congestionControl === undefined ? '' : ` --congestion-control ${options.congestionControl}`}` +
+        `${options.results === 'paced-flows.md' ? '' : ` --results ${options.results}`}\` (root). ` +
+        `Congestion control ${congestionControl} for every server (${options.congestionControl === undefined ? "the machine's default" : `net.ipv4.tcp_congestion_control for the run; the machine's default ${machineCongestionControl.current}`}). ` +
+        `One server process at a time (trickle ` +
         `serve: one Node process; nginx one worker, master_process off), the client a ` +
         `separate Node process; flows opened at once, run ${regimeNames.map((name) => `${windowOf(name as Regime['name']).warmupSec} s (${name})`).join(', ')} before the ` +
         `window (a new origin's first ~35 s hold V8's memory-reducer GCs, full collections ` +
