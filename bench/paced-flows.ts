@@ -473,11 +473,16 @@ const nginxRun: ServerRun = {
   },
 };
 
+/** A sysctl's value; '' where it cannot be read. */
+function readSysctl(name: string): string {
+  return spawnSync('sysctl', ['-n', name]).stdout?.toString().trim() ?? '';
+}
+
 /** Sets a sysctl for the run and puts the value it had back after; no value: left as it is. */
 async function withSysctl<T>(name: string, value: string | undefined, run: () => Promise<T>): Promise<T> {
-  const before = spawnSync('sysctl', ['-n', name]).stdout?.toString().trim();
+  const before = readSysctl(name);
   const set = (to: string) => spawnSync('sysctl', ['-q', '-w', `${name}=${to}`]).status === 0;
-  if (value === undefined || before === undefined || before === '' || before === value) return run();
+  if (value === undefined || before === '' || before === value) return run();
   if (!set(value)) throw new BenchError('BENCH_ERR_USAGE', `sysctl -w ${name}=${value} was refused`);
   try {
     return await run();
@@ -488,10 +493,9 @@ async function withSysctl<T>(name: string, value: string | undefined, run: () =>
 
 /** The congestion control new sockets get (every server's, unless it sets its own), and which ones the kernel has. */
 function congestionControls(): { current: string; available: readonly string[] } {
-  const read = (name: string) => spawnSync('sysctl', ['-n', name]).stdout?.toString().trim() ?? '';
   return {
-    current: read('net.ipv4.tcp_congestion_control'),
-    available: read('net.ipv4.tcp_available_congestion_control').split(/\s+/).filter(Boolean),
+    current: readSysctl('net.ipv4.tcp_congestion_control'),
+    available: readSysctl('net.ipv4.tcp_available_congestion_control').split(/\s+/).filter(Boolean),
   };
 }
 
