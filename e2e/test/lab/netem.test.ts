@@ -3,7 +3,8 @@
  * else inside a guest kernel that has it (`scripts/netem-vm`: Debian's kernel under qemu TCG, the
  * host's userland and this checkout shared), where this same file runs again. Two profiles (idle
  * RTT within 2 ms of the configured RTT plus the path's own, 3 ms from 100 ms where ping prints whole ms,
- * bulk goodput within 3% of the rate, down to 10% below it in the guest, whose emulated sender is CPU-bound),
+ * 3 ms more in the guest, whose emulated timers fire late,
+ * bulk goodput within 3% of the rate, down to 25% below it in the guest, whose emulated sender is CPU-bound),
  * random loss (the kernel's own, unseeded) within its binomial interval, a trace's rate step seen
  * at the player within a second, and one response from `trickle serve` to curl under the trickle
  * policy (which clamp backend ran is said; with bpf the clamp must have been applied). In the
@@ -68,16 +69,22 @@ if (skip === false && (inGuest || netemHere.available)) {
     // is judged by its RTT. Where netem runs in this kernel both lines judge both.
     for (const profile of ['dsl-6mbit', 'slow-1mbit']) {
       const judgesGoodput = !inGuest || profile === 'dsl-6mbit';
-      it(`${profile}: idle RTT within 2 ms${judgesGoodput ? ', bulk goodput at the rate' : ''}`, async () => {
-        const link = profileLink(profile);
+      const link = profileLink(profile);
+      const configuredRttMs = link.down.delayMs + link.up.delayMs;
+      // ping prints whole milliseconds from 100 ms on: a path that long is read to 1 ms less finely. In the guest
+      // netem's two delay timers (one each way) fire late, the emulated machine's lateness, not netem's: over the
+      // path's own RTT (measured without timers) a 300 ms RTT read 2.2-3.1 ms long in 4 CI runs on this machine
+      // kind (Intel hosts; 0.5 on AMD ones), 1.8-3.3 ms in 12 tickless boots on loopback, 0.5-1.7 in 8 boots with
+      // the periodic tick netem-vm now keeps. 3 ms more in the guest: a bound of 6 ms there at 300 ms, 2.7 ms over
+      // the longest reading; it still fails a delay lost on one direction (150 ms) or read in the wrong unit.
+      const guestTimerLatenessMs = inGuest ? 3 : 0;
+      const boundMs = 2 + (configuredRttMs >= 100 ? 1 : 0) + guestTimerLatenessMs;
+      it(`${profile}: idle RTT within ${boundMs} ms${judgesGoodput ? ', bulk goodput at the rate' : ''}`, async () => {
         const lab = await labUp(name, link, { backend: 'netem' });
         assert.equal(lab.state.backend, 'netem');
         const rttMs = (await measureIdleRtt(lab)).medianMs;
-        const configuredRttMs = link.down.delayMs + link.up.delayMs;
         // What netem adds to the path, against what was configured.
         const errorMs = rttMs - pathRttMs - configuredRttMs;
-        // ping prints whole milliseconds from 100 ms on: a path that long is read to 1 ms less finely.
-        const boundMs = 2 + (configuredRttMs >= 100 ? 1 : 0);
         const rttLine =
           `# netem on ${where}, ${profile}: RTT configured ${configuredRttMs} ms, measured ${rttMs.toFixed(2)} ms ` +
           `(the path's own ${pathRttMs.toFixed(2)} ms, netem's error ${errorMs.toFixed(2)} ms)`;
