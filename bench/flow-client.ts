@@ -3,10 +3,12 @@
  * beside a loopback server): opens every flow at once, lets them settle, then counts each flow's
  * bytes over the window. Lines on stdout: `{"window":"start"}` and `{"window":"end"}` when counting
  * starts and stops (the parent reads the server's CPU then), and a last line with every flow's bytes
- * and where in its file the window began (a paced flow's aim there is the media's, block by block).
+ * and where in its file the window began (a paced flow's aim there is the media's, block by block),
+ * and each flow's span of whole bursts in the window (burst-span.ts).
  * `node flow-client.js '<json: { flows: [{ url, count }], settleSec, seconds }>'`
  */
 import { Agent, request, type ClientRequest } from 'node:http';
+import { BurstSpanMeter, type BurstSpan } from './burst-span.js';
 
 export interface FlowClientPlan {
   readonly flows: readonly { readonly url: string; readonly count: number }[];
@@ -20,6 +22,8 @@ export interface FlowClientResult {
   readonly bytesByUrl: Record<string, number[]>;
   /** Bytes each flow had received before the window (its offset in the file then), by url, same order. */
   readonly offsetsByUrl: Record<string, number[]>;
+  /** Each flow's whole bursts in the window, by url, same order: null where fewer than two bursts began in it. */
+  readonly burstSpansByUrl: Record<string, (BurstSpan | null)[]>;
   readonly failedFlows: number;
   /** Why flows failed: an error code (ECONNRESET, ...) or `status <n>`, with how many. */
   readonly failures: Record<string, number>;
@@ -39,18 +43,23 @@ async function run(plan: FlowClientPlan): Promise<void> {
   };
   const bytesByUrl: Record<string, number[]> = {};
   const offsetsByUrl: Record<string, number[]> = {};
+  const burstMetersByUrl: Record<string, BurstSpanMeter[]> = {};
   const requests: ClientRequest[] = [];
   for (const { url, count } of plan.flows) {
     bytesByUrl[url] ??= [];
     offsetsByUrl[url] ??= [];
+    burstMetersByUrl[url] ??= [];
     const counters = bytesByUrl[url];
     const offsets = offsetsByUrl[url];
     for (let i = 0; i < count; i++) {
       const index = counters.push(0) - 1;
       offsets.push(0);
+      const bursts = new BurstSpanMeter();
+      burstMetersByUrl[url].push(bursts);
       const req = request(url, { agent }, (res) => {
         if (res.statusCode !== 200) fail(`status ${res.statusCode}`);
         res.on('data', (chunk: Buffer) => {
+          bursts.chunk(performance.now(), offsets[index]! + counters[index]!, counting);
           if (counting) counters[index]! += chunk.length;
           else if (!ended) offsets[index]! += chunk.length;
         });
@@ -74,7 +83,10 @@ async function run(plan: FlowClientPlan): Promise<void> {
   process.stdout.write(`${JSON.stringify({ window: 'end' })}\n`);
   for (const req of requests) req.destroy();
   agent.destroy();
-  const result: FlowClientResult = { elapsedSec, bytesByUrl, offsetsByUrl, failedFlows, failures };
+  const burstSpansByUrl = Object.fromEntries(
+    Object.entries(burstMetersByUrl).map(([url, meters]) => [url, meters.map((meter) => meter.span())]),
+  );
+  const result: FlowClientResult = { elapsedSec, bytesByUrl, offsetsByUrl, burstSpansByUrl, failedFlows, failures };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 

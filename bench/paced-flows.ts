@@ -42,6 +42,7 @@ import {
 import { quantileSorted } from '@trickle/player-sim';
 import { ByteTimeMap, readProgressiveLayout, resolveConfig, vbrBlocksOf, type VbrBlocks } from '@trickle/origin';
 import { BenchError } from './errors.js';
+import { undoOnInterrupt } from './interrupt.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
 import type { IdleClientPlan, IdleClientResult } from './idle-client.js';
 import { resultsFileName, writeResults } from './results-file.js';
@@ -204,6 +205,9 @@ interface Measured {
   readonly deliveredBps: number;
   /** Each flow's rate over its aim (1 = on target). */
   readonly ratios: readonly number[];
+  /** The flows judged over whole bursts: each one's mean burst (bytes) and the seconds from one burst to the next. */
+  readonly burstBytes: readonly number[];
+  readonly burstPeriodsSec: readonly number[];
   readonly failedFlows: number;
   /** Why flows failed, with how many. */
   readonly failures: Record<string, number>;
@@ -299,6 +303,10 @@ async function clampHealth(originUrl: string): Promise<{ backend?: string; entri
 /** Runs a bench client (`command`) and yields each JSON line it writes on stdout. */
 async function* clientMessages<T>(command: readonly string[]): AsyncGenerator<T> {
   const client = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+  client.once(
+    'exit',
+    undoOnInterrupt('the flow client', () => void client.kill('SIGTERM')),
+  );
   for await (const line of createInterface({ input: client.stdout! })) yield JSON.parse(line) as T;
 }
 
@@ -361,12 +369,21 @@ async function measure(
   const descriptorFallbacks = await server.descriptorFallbacks?.();
   let bytes = 0;
   const ratios: number[] = [];
+  const burstBytes: number[] = [];
+  const burstPeriodsSec: number[] = [];
   for (const asset of regime.assets) {
     const offsets = result.offsetsByUrl[urlOf(asset)] ?? [];
+    const spans = result.burstSpansByUrl[urlOf(asset)] ?? [];
     (result.bytesByUrl[urlOf(asset)] ?? []).forEach((flowBytes, i) => {
       bytes += flowBytes;
-      // rate over aim = the seconds the aim gives the flow's bytes over the seconds they took (0 for none)
-      ratios.push(aimSeconds(asset, offsets[i]!, offsets[i]! + flowBytes) / result.elapsedSec);
+      // rate over aim = the seconds the aim gives the flow's bytes over the seconds they took (0 for none): over
+      // its whole bursts where they span half the window or more (see flow-client.ts), else over the window
+      const span = spans[i];
+      if (span !== null && span !== undefined && span.seconds >= window.seconds / 2) {
+        ratios.push(aimSeconds(asset, span.fromByte, span.toByte) / span.seconds);
+        burstBytes.push((span.toByte - span.fromByte) / (span.bursts - 1));
+        burstPeriodsSec.push(span.seconds / (span.bursts - 1));
+      } else ratios.push(aimSeconds(asset, offsets[i]!, offsets[i]! + flowBytes) / result.elapsedSec);
     });
   }
   return {
@@ -374,6 +391,8 @@ async function measure(
     bpfPercent: countBpf ? (bpfNs / 1e9 / result.elapsedSec) * 100 : undefined,
     deliveredBps: (bytes * 8) / result.elapsedSec,
     ratios,
+    burstBytes,
+    burstPeriodsSec,
     failedFlows: result.failedFlows,
     failures: result.failures,
     pathCpuPercent: pathCpu === undefined ? undefined : (pathCpu / result.elapsedSec) * 100,
@@ -484,10 +503,14 @@ async function withSysctl<T>(name: string, value: string | undefined, run: () =>
   const set = (to: string) => spawnSync('sysctl', ['-q', '-w', `${name}=${to}`]).status === 0;
   if (value === undefined || before === '' || before === value) return run();
   if (!set(value)) throw new BenchError('BENCH_ERR_USAGE', `sysctl -w ${name}=${value} was refused`);
+  const forget = undoOnInterrupt(`${name}=${before}`, () => {
+    set(before);
+  });
   try {
     return await run();
   } finally {
     set(before);
+    forget();
   }
 }
 
@@ -541,7 +564,8 @@ async function runRegime(
           `delivered ${(result.deliveredBps / 1e6).toFixed(1)} Mbit/s, rate over ` +
           `aim ${quantileSorted(sorted, 0.5).toFixed(3)} ` +
           `(${quantileSorted(sorted, 0.05).toFixed(3)} ` +
-          `.. ${quantileSorted(sorted, 0.95).toFixed(3)})` +
+          `.. ${quantileSorted(sorted, 0.95).toFixed(3)}; ${result.burstBytes.length} of ` +
+          `${result.ratios.length} over whole bursts)` +
           (result.pathCpuPercent === undefined ? '' : `, delay line ${result.pathCpuPercent.toFixed(0)} % of a core`) +
           ', ' +
           `machine ${result.machinePercent.toFixed(0)} %, ` +
@@ -579,6 +603,15 @@ async function runRegime(
       : `${versusNginx.value.toFixed(2)} (${versusNginx.low.toFixed(2)} .. ${versusNginx.high.toFixed(2)})`;
   };
   const average = (values: readonly number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+  const burstsText = (results: readonly Measured[], flows: number) => {
+    const bytes = results.flatMap((m) => m.burstBytes).sort((a, b) => a - b);
+    const periods = results.flatMap((m) => m.burstPeriodsSec).sort((a, b) => a - b);
+    if (bytes.length === 0) return `0 of ${flows}`;
+    return (
+      `${((bytes.length / flows) * 100).toFixed(0)} %: ${(quantileSorted(bytes, 0.5) / 1000).toFixed(1)} kB ` +
+      `every ${quantileSorted(periods, 0.5).toFixed(2)} s`
+    );
+  };
   return servers.map((server) => {
     const results = measured.get(server)!;
     const ratios = results.flatMap((m) => m.ratios);
@@ -608,7 +641,7 @@ async function runRegime(
       `| ${meanCost(results).toFixed(1)} | ${ratioText} ` +
       `| ${pct(quantileSorted(sorted, 0.5))} (${pct(quantileSorted(sorted, 0.05))} ` +
       `.. ${pct(quantileSorted(sorted, 0.95))}) ` +
-      `| ${((within / Math.max(1, ratios.length)) * 100).toFixed(0)} % | ${failed} ` +
+      `| ${((within / Math.max(1, ratios.length)) * 100).toFixed(0)} % | ${burstsText(results, ratios.length)} | ${failed} ` +
       `| ${pathText} | ${average(results.map((m) => m.machinePercent)).toFixed(0)} % ` +
       `| ${machineRatioText} ` +
       `| ${(average(results.map((m) => m.rssPerFlowBytes)) / 1024).toFixed(1)} ` +
@@ -812,6 +845,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       if (regimeNames.includes('lab')) {
         // The link is not the bottleneck (1 Gbit/s, 2 x BDP): the servers' pacing is what is measured.
         const lab: Lab = await labUp('bpace', symmetricLink({ rateBps: 1e9, rttMs, bufferBdp: 2 }));
+        const forgetLab = undoOnInterrupt('the lab bpace', () => labDown('bpace'));
         try {
           const origin = lab.namespace('origin');
           const place: ServerPlace = {
@@ -855,6 +889,7 @@ export async function main(argv: readonly string[]): Promise<void> {
           );
         } finally {
           await labDown('bpace');
+          forgetLab();
         }
       }
       if (regimeNames.includes('loopback'))
@@ -974,8 +1009,13 @@ export async function main(argv: readonly string[]): Promise<void> {
         `Cost = (server CPU % + the sock_ops program's run time, for trickle) / delivered ` +
         `Gbit/s, mean over the runs; "x nginx" is that mean over nginx's in the same regime, ` +
         `with a 95 % bootstrap interval over the runs (from ${minimumRunsForInterval} runs; ` +
-        `fewer: "too few"). Rate error: each flow's rate over the window against its aim, ` +
-        `median (5th .. 95th percentile), and the share of flows within +-3 %. Delay line: ` +
+        `fewer: "too few"). Rate error: each flow's rate against its aim, median (5th .. 95th ` +
+        `percentile), and the share of flows within +-3 %; a flow's rate is taken over its whole ` +
+        `bursts, from the first burst that began in the window to the last (a burst: bytes after a ` +
+        `pause of 50 ms), where they span half the window or more, else over the window: flows ` +
+        `opened together and paced in bursts stay in phase, and a window holding n or n + 1 of ` +
+        `every flow's bursts reads every flow off by the same fraction of a burst (at the floor ` +
+        `a clamped flow sends its 10 packets about every 1.2 s: 11 % of a 12 s window). Delay line: ` +
         `its process's CPU over the window (lab; one thread): at ${pathLimitedPercent} % of ` +
         `a core or more in any run the row is marked path-limited, the emulated path and not ` +
         `the server setting the flows' pace. Machine CPU: the whole machine's busy time over ` +
@@ -999,10 +1039,11 @@ export async function main(argv: readonly string[]): Promise<void> {
       '',
       '| regime | flows | server | delivered Mbit/s (mean) | server CPU (mean) | sock_ops ' +
         'program (mean) | CPU % per Gbit/s | x nginx | rate error % | flows within +-3 % | ' +
+        'judged over whole bursts: flows, burst and period (medians) | ' +
         'failed flows (all runs) | delay line CPU (mean) | machine CPU (mean) | machine per ' +
         'Gbit/s x nginx | memory per flow (kB) | map entries left (most of any run) | responses written by Node ' +
         'for want of descriptors (most of any run) | handshakes dropped, accept queue full (most of any run) | V8 GC pauses in the window, ms (each run) |',
-      '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...rows,
       '',
       ...(idleRows.length === 0

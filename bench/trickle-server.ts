@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { BenchError } from './errors.js';
+import { undoOnInterrupt } from './interrupt.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -83,6 +84,10 @@ export async function spawnAt(
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, ...options.env },
   });
+  child.once(
+    'exit',
+    undoOnInterrupt(`the process ${full.join(' ').slice(0, 100)}`, () => void child.kill('SIGTERM')),
+  );
   return { child, port };
 }
 
