@@ -43,6 +43,7 @@ import { quantileSorted } from '@trickle/player-sim';
 import { ByteTimeMap, readProgressiveLayout, resolveConfig, vbrBlocksOf, type VbrBlocks } from '@trickle/origin';
 import { BenchError } from './errors.js';
 import { undoOnInterrupt } from './interrupt.js';
+import { burstGapMs, periodRegularity, sizeRegularity } from './burst-span.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
 import type { IdleClientPlan, IdleClientResult } from './idle-client.js';
 import { resultsFileName, writeResults } from './results-file.js';
@@ -377,7 +378,7 @@ async function measure(
     (result.bytesByUrl[urlOf(asset)] ?? []).forEach((flowBytes, i) => {
       bytes += flowBytes;
       // rate over aim = the seconds the aim gives the flow's bytes over the seconds they took (0 for none): over
-      // its whole bursts where they span half the window or more (see flow-client.ts), else over the window
+      // its whole bursts where they are regular and span half the window or more (burst-span.ts), else over the window
       const span = spans[i];
       if (span !== null && span !== undefined && span.seconds >= window.seconds / 2) {
         ratios.push(aimSeconds(asset, span.fromByte, span.toByte) / span.seconds);
@@ -1012,7 +1013,8 @@ export async function main(argv: readonly string[]): Promise<void> {
         `fewer: "too few"). Rate error: each flow's rate against its aim, median (5th .. 95th ` +
         `percentile), and the share of flows within +-3 %; a flow's rate is taken over its whole ` +
         `bursts, from the first burst that began in the window to the last (a burst: bytes after a ` +
-        `pause of 50 ms), where they span half the window or more, else over the window: flows ` +
+        `pause of ${burstGapMs} ms), where they are regular (sizes within ${sizeRegularity} x of each other, ` +
+        `periods within ${periodRegularity} x) and span half the window or more, else over the window: flows ` +
         `opened together and paced in bursts stay in phase, and a window holding n or n + 1 of ` +
         `every flow's bursts reads every flow off by the same fraction of a burst (at the floor ` +
         `a clamped flow sends its 10 packets about every 1.2 s: 11 % of a 12 s window). Delay line: ` +
