@@ -8,7 +8,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { BenchError } from './errors.js';
-import { undoOnInterrupt } from './interrupt.js';
+import { undoneAfter } from './interrupt.js';
 import type { ServerPlace } from './trickle-server.js';
 
 /** The address: not 127.0.0.1, so nothing else on the machine goes through the route. */
@@ -33,13 +33,12 @@ export async function withEthernetLoopback<T>(body: (place: ServerPlace) => Prom
       'BENCH_ERR_NETWORK',
       `cannot route ${ethernetLoopbackAddress} with MTU 1500 (needs root): ${added.message}`,
     );
-  const forget = undoOnInterrupt(`the route of ${ethernetLoopbackAddress}`, () => void route('del'));
-  try {
-    return await body({ host: ethernetLoopbackAddress, wrap: [] });
-  } finally {
-    forget();
+  const removeRoute = () => {
     const removed = route('del');
     if (!removed.ok)
       process.stderr.write(`bench: the route of ${ethernetLoopbackAddress} was not removed: ${removed.message}\n`);
-  }
+  };
+  return undoneAfter(`the route of ${ethernetLoopbackAddress}`, removeRoute, () =>
+    body({ host: ethernetLoopbackAddress, wrap: [] }),
+  );
 }

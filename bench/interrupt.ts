@@ -6,6 +6,8 @@
  * BPF statistics on, a route to 127.0.0.8 and an origin still serving.
  */
 
+import type { ChildProcess } from 'node:child_process';
+
 type Undo = () => void | Promise<void>;
 
 const undos = new Set<{ readonly what: string; readonly undo: Undo }>();
@@ -34,4 +36,23 @@ export function undoOnInterrupt(what: string, undo: Undo): () => void {
   return () => {
     undos.delete(entry);
   };
+}
+
+/** Runs `body`, then `undo` (what it puts back: `what`), which also runs if the process is interrupted meanwhile. */
+export async function undoneAfter<T>(what: string, undo: Undo, body: () => Promise<T>): Promise<T> {
+  const forget = undoOnInterrupt(what, undo);
+  try {
+    return await body();
+  } finally {
+    forget();
+    await undo();
+  }
+}
+
+/** Stops `child` (SIGTERM) if the process is interrupted before the child exits. */
+export function stopOnInterrupt(child: ChildProcess, what: string): void {
+  child.once(
+    'exit',
+    undoOnInterrupt(what, () => void child.kill('SIGTERM')),
+  );
 }

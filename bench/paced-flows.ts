@@ -42,7 +42,7 @@ import {
 import { quantileSorted } from '@trickle/player-sim';
 import { ByteTimeMap, readProgressiveLayout, resolveConfig, vbrBlocksOf, type VbrBlocks } from '@trickle/origin';
 import { BenchError } from './errors.js';
-import { undoOnInterrupt } from './interrupt.js';
+import { stopOnInterrupt, undoneAfter } from './interrupt.js';
 import { burstGapMs, periodRegularity, sizeRegularity } from './burst-span.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
 import type { IdleClientPlan, IdleClientResult } from './idle-client.js';
@@ -52,7 +52,7 @@ import { machineBusySeconds, requireNginx, startNginx } from './nginx-server.js'
 import { listenOverflows } from './kernel-counters.js';
 import { metricTotal } from './prometheus-text.js';
 import { ethernetLoopbackAddress, ethernetLoopbackMssBytes, withEthernetLoopback } from './ethernet-loopback.js';
-import { loopback, startTrickleServer, type ServerPlace } from './trickle-server.js';
+import { loopback, readAt, startTrickleServer, type ServerPlace } from './trickle-server.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const mediaRoot = join(root, '.cache', 'bench-media');
@@ -294,8 +294,11 @@ async function settledMapEntries(server: RunningServer): Promise<{ entries: numb
 }
 
 /** The clamp backend an origin runs and its map's entries now, from its /healthz. */
-async function clampHealth(originUrl: string): Promise<{ backend?: string; entries?: number } | undefined> {
-  const health = (await (await fetch(`${originUrl}/healthz`)).json()) as {
+async function clampHealth(
+  place: ServerPlace,
+  originUrl: string,
+): Promise<{ backend?: string; entries?: number } | undefined> {
+  const health = JSON.parse(await readAt(place, `${originUrl}/healthz`)) as {
     delivery?: { clamp?: { backend?: string; entries?: number } };
   };
   return health.delivery?.clamp;
@@ -304,10 +307,7 @@ async function clampHealth(originUrl: string): Promise<{ backend?: string; entri
 /** Runs a bench client (`command`) and yields each JSON line it writes on stdout. */
 async function* clientMessages<T>(command: readonly string[]): AsyncGenerator<T> {
   const client = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
-  client.once(
-    'exit',
-    undoOnInterrupt('the flow client', () => void client.kill('SIGTERM')),
-  );
+  stopOnInterrupt(client, 'the flow client');
   for await (const line of createInterface({ input: client.stdout! })) yield JSON.parse(line) as T;
 }
 
@@ -440,7 +440,7 @@ function trickleRun(policy: string, cpuProfileDir: string | undefined): ServerRu
         cpuProfileDir === undefined ? undefined : join(cpuProfileDir, `${regime.name}-${policy}`),
       );
       if (policy === 'trickle') {
-        const clamp = regime.name === 'loopback' ? await clampHealth(server.url) : undefined;
+        const clamp = regime.name === 'loopback' ? await clampHealth(regime.place, server.url) : undefined;
         if (clamp !== undefined && clamp.backend !== 'bpf')
           process.stderr.write(`warning: trickle runs with the ${clamp.backend} clamp backend (not root?)\n`);
       }
@@ -449,17 +449,17 @@ function trickleRun(policy: string, cpuProfileDir: string | undefined): ServerRu
         pid: server.child.pid!,
         stop: () => server.stop(),
         mapEntries: async () => {
-          const clamp = await clampHealth(server.url);
+          const clamp = await clampHealth(regime.place, server.url);
           return clamp?.backend === 'bpf' ? clamp.entries : undefined;
         },
         descriptorFallbacks: async () => {
-          const metrics = await (await fetch(`${server.url}/metrics`)).text();
+          const metrics = await readAt(regime.place, `${server.url}/metrics`);
           return (
             metricTotal(metrics, 'trickle_socket_errors_total', { operation: 'openFileSend', code: 'EMFILE' }) || 0
           );
         },
         gcPauseSeconds: async () =>
-          metricTotal(await (await fetch(`${server.url}/metrics`)).text(), 'nodejs_gc_duration_seconds_sum'),
+          metricTotal(await readAt(regime.place, `${server.url}/metrics`), 'nodejs_gc_duration_seconds_sum'),
       };
     },
   };
@@ -504,15 +504,13 @@ async function withSysctl<T>(name: string, value: string | undefined, run: () =>
   const set = (to: string) => spawnSync('sysctl', ['-q', '-w', `${name}=${to}`]).status === 0;
   if (value === undefined || before === '' || before === value) return run();
   if (!set(value)) throw new BenchError('BENCH_ERR_USAGE', `sysctl -w ${name}=${value} was refused`);
-  const forget = undoOnInterrupt(`${name}=${before}`, () => {
-    set(before);
-  });
-  try {
-    return await run();
-  } finally {
-    set(before);
-    forget();
-  }
+  return undoneAfter(
+    `${name}=${before}`,
+    () => {
+      set(before);
+    },
+    run,
+  );
 }
 
 /** The congestion control new sockets get (every server's, unless it sets its own), and which ones the kernel has. */
@@ -846,52 +844,56 @@ export async function main(argv: readonly string[]): Promise<void> {
       if (regimeNames.includes('lab')) {
         // The link is not the bottleneck (1 Gbit/s, 2 x BDP): the servers' pacing is what is measured.
         const lab: Lab = await labUp('bpace', symmetricLink({ rateBps: 1e9, rttMs, bufferBdp: 2 }));
-        const forgetLab = undoOnInterrupt('the lab bpace', () => labDown('bpace'));
-        try {
-          const origin = lab.namespace('origin');
-          const place: ServerPlace = {
-            host: lab.address('origin'),
-            port: 8080,
-            wrap: ['ip', 'netns', 'exec', origin],
-            answers: async (url) =>
-              spawnSync('ip', [
-                'netns',
-                'exec',
-                origin,
-                'curl',
-                '-sf',
-                '-o',
-                '/dev/null',
-                '--range',
-                '0-0',
-                '--max-time',
-                '5',
-                url,
-              ]).status === 0,
-          };
-          rows.push(
-            ...(await runRegime(
-              {
-                name: 'lab',
-                flows: Number(options.flows),
-                assets: labAssets,
-                place,
-                clientWrap: ['ip', 'netns', 'exec', lab.namespace('player')],
-                rttMs,
-                mssBytes: 1448,
-                blocks,
-                ...(lab.state.pids.delayline === undefined ? {} : { pathPid: lab.state.pids.delayline }),
-              },
-              servers,
-              windowOf('lab'),
-              runs,
-              progress,
-            )),
-          );
-        } finally {
-          await labDown('bpace');
-          forgetLab();
-        }
+        await undoneAfter(
+          'the lab bpace',
+          () => labDown('bpace'),
+          async () => {
+            const origin = lab.namespace('origin');
+            const place: ServerPlace = {
+              host: lab.address('origin'),
+              port: 8080,
+              wrap: ['ip', 'netns', 'exec', origin],
+              answers: async (url) =>
+                spawnSync('ip', [
+                  'netns',
+                  'exec',
+                  origin,
+                  'curl',
+                  '-sf',
+                  '-o',
+                  '/dev/null',
+                  '--range',
+                  '0-0',
+                  '--max-time',
+                  '5',
+                  url,
+                ]).status === 0,
+              read: async (url) =>
+                spawnSync('ip', ['netns', 'exec', origin, 'curl', '-sf', '--max-time', '5', url], {
+                  encoding: 'utf8',
+                }).stdout,
+            };
+            rows.push(
+              ...(await runRegime(
+                {
+                  name: 'lab',
+                  flows: Number(options.flows),
+                  assets: labAssets,
+                  place,
+                  clientWrap: ['ip', 'netns', 'exec', lab.namespace('player')],
+                  rttMs,
+                  mssBytes: 1448,
+                  blocks,
+                  ...(lab.state.pids.delayline === undefined ? {} : { pathPid: lab.state.pids.delayline }),
+                },
+                servers,
+                windowOf('lab'),
+                runs,
+                progress,
+              )),
+            );
+          },
+        );
       }
       if (regimeNames.includes('loopback'))
         rows.push(

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { BenchError } from './errors.js';
-import { undoOnInterrupt } from './interrupt.js';
+import { stopOnInterrupt } from './interrupt.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -26,6 +26,14 @@ export interface ServerPlace {
   readonly port?: number;
   /** Whether `url` answers 2xx yet; from this process when absent. */
   readonly answers?: (url: string) => Promise<boolean>;
+  /** The body of `url` (a server's /healthz, /metrics), from where the server can be reached; this process's fetch when absent. */
+  readonly read?: (url: string) => Promise<string>;
+}
+
+/** The body of `url` at `place`. */
+export async function readAt(place: ServerPlace, url: string): Promise<string> {
+  if (place.read !== undefined) return place.read(url);
+  return (await fetch(url)).text();
 }
 
 export const loopback: ServerPlace = { host: '127.0.0.1', wrap: [] };
@@ -84,10 +92,7 @@ export async function spawnAt(
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, ...options.env },
   });
-  child.once(
-    'exit',
-    undoOnInterrupt(`the process ${full.join(' ').slice(0, 100)}`, () => void child.kill('SIGTERM')),
-  );
+  stopOnInterrupt(child, `the process ${full.join(' ').slice(0, 100)}`);
   return { child, port };
 }
 

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { undoneAfter } from '../../bench/interrupt.js';
 
 const interruptModule = resolve(import.meta.dirname, '..', '..', 'bench', 'interrupt.js');
 
@@ -31,5 +32,28 @@ describe('undoOnInterrupt', () => {
     const [code] = (await once(child, 'exit')) as [number | null];
     assert.equal(code, 130);
     assert.equal(readFileSync(log, 'utf8'), 'third\nsecond\n');
+  });
+
+  it('undoneAfter puts back after its body, also when the body throws', async () => {
+    const undone: string[] = [];
+    assert.equal(
+      await undoneAfter(
+        'a',
+        () => void undone.push('a'),
+        async () => 'result',
+      ),
+      'result',
+    );
+    await assert.rejects(
+      undoneAfter(
+        'b',
+        () => void undone.push('b'),
+        async () => {
+          throw new Error('the run failed');
+        },
+      ),
+      /the run failed/,
+    );
+    assert.deepEqual(undone, ['a', 'b']);
   });
 });
