@@ -31,7 +31,7 @@ class BpfClamp {
   // `clampRtt`: enum trickle_clamp_rtt (the RTT a rate's clamp is computed from).
   void SetTarget(Napi::Env env, uint64_t cookie, uint32_t mode, uint64_t rateBytesPerSec, uint32_t gainMilli,
                  uint32_t minPackets, uint32_t fixedPackets, uint32_t clampRtt);
-  static constexpr size_t kSchedulePieces = 32;
+  static constexpr size_t kSchedulePieces = 64;
   // Hands one response's throttling schedule to the program (TRICKLE_MODE_SCHEDULE, or
   // TRICKLE_MODE_PACE_SCHEDULE: paced, no clamp); keeps what the kernel applied so far (clamp,
   // pacing rate, initial window). `pieces` holds (end, rate, due) triples.

@@ -49,7 +49,9 @@ enum trickle_schedule_state {
 	TRICKLE_SCHEDULE_PACED = 5,
 };
 
-#define TRICKLE_SCHEDULE_PIECES 32
+/* a power of two: indices are masked with TRICKLE_SCHEDULE_PIECES - 1 for the verifier */
+#define TRICKLE_SCHEDULE_PIECE_BITS 6
+#define TRICKLE_SCHEDULE_PIECES	    (1 << TRICKLE_SCHEDULE_PIECE_BITS)
 
 /* Offsets are the response's own (its first byte on the wire is 0); a response is at most 4 GiB. */
 struct trickle_schedule_piece {

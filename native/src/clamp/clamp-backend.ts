@@ -36,7 +36,7 @@ export interface ReleaseOptions {
 }
 
 /** Pieces a kernel schedule holds at most (TRICKLE_SCHEDULE_PIECES in bpf/cwnd_clamp.h). */
-export const schedulePieces = 32;
+export const schedulePieces = 64;
 
 /** One piece of a throttling phase's schedule: the response's bytes up to `endOffsetBytes` at R. */
 export interface SchedulePiece {

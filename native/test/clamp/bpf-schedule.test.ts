@@ -314,4 +314,34 @@ describe('Trickle in the kernel over a 40 ms path', { skip }, () => {
       );
     },
   );
+
+  it("finds each piece of a full schedule in turn (the program's piece lookup over all 64)", async () => {
+    // 64 pieces of 40 kB, each at its own rate (400 to 1,030 kB/s, under the link): the phase passes through them in
+    // ~3 s. Every rate the pacer holds (outside a catch-up, which lifts it) must be one of theirs at gain x R, in
+    // the schedule's order, up to the last, whatever the host's speed.
+    const rates = Array.from({ length: 64 }, (_, i) => 400_000 + i * 10_000);
+    const pieces = rates.map((rateBytesPerSec, i) => ({ sizeBytes: i === 63 ? 100e6 : 40_000, rateBytesPerSec }));
+    const run = await runStream(path, {
+      port: 5207,
+      durationMs: 6000,
+      sampleMs: 50,
+      backend: 'bpf',
+      cgroup,
+      pinDir,
+      steps: [{ atMs: 0, action: 'schedule', limit: 'pacing', gain: 1.25, pieces }],
+    });
+    assert.equal(run.attached, 'bpf', `clamp backend: ${run.attached} (${run.reason})`);
+    const held = run.samples.filter((s) => s.schedule?.state === 'paced' && s.pacingBytesPerSec !== null);
+    const indices = held.map((s) => rates.findIndex((rate) => Math.round(rate * 1.25) === s.pacingBytesPerSec));
+    assert.ok(
+      !indices.includes(-1),
+      `pacing rates not in the schedule: ${held.map((s) => s.pacingBytesPerSec).join(',')}`,
+    );
+    assert.ok(
+      indices.every((index, i) => i === 0 || index >= indices[i - 1]!),
+      `pieces in order: ${indices.join(',')}`,
+    );
+    assert.equal(indices.at(-1), 63, `reaches the last piece: ${indices.join(',')}`);
+    assert.ok(new Set(indices).size >= 16, `passes through the pieces: ${indices.join(',')}`);
+  });
 });

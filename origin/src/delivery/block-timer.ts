@@ -8,6 +8,8 @@
  * on the timer's clock (`performance.now()` unless a test injects one).
  */
 
+import { MinHeap } from './min-heap.js';
+
 /** What sleeps: a paced body waiting for its next block's time. */
 export interface Sleeper {
   wake(): void;
@@ -30,7 +32,7 @@ export class BlockTimer {
   /** Sleepers by tick (the tick's time is tick x tickMs). */
   private readonly slots = new Map<number, Sleeper[]>();
   /** The slots' ticks as a min-heap. */
-  private readonly ticks: number[] = [];
+  private readonly ticks = new MinHeap<number>((a, b) => a < b);
   private armed: { readonly tick: number; readonly handle: unknown } | undefined;
   /** Waking a tick's sleepers: the timer is armed once they are done, for the earliest tick left. */
   private firing = false;
@@ -57,7 +59,7 @@ export class BlockTimer {
     if (slot !== undefined) slot.push(sleeper);
     else {
       this.slots.set(tick, [sleeper]);
-      heapPush(this.ticks, tick);
+      this.ticks.push(tick);
     }
     if (!this.firing && (this.armed === undefined || tick < this.armed.tick)) this.arm(tick);
     return tick;
@@ -94,8 +96,8 @@ export class BlockTimer {
     this.firing = true;
     const nowTick = Math.floor(this.host.now() / this.tickMs);
     try {
-      while (this.ticks.length > 0 && this.ticks[0]! <= nowTick) {
-        const tick = heapPop(this.ticks);
+      for (let tick = this.ticks.peek(); tick !== undefined && tick <= nowTick; tick = this.ticks.peek()) {
+        this.ticks.pop();
         const sleepers = this.slots.get(tick);
         if (sleepers === undefined) continue;
         this.slots.delete(tick);
@@ -105,39 +107,9 @@ export class BlockTimer {
     } finally {
       this.firing = false;
       // Slots emptied by cancel leave their ticks behind: skip them to the first that has sleepers.
-      while (this.ticks.length > 0 && !this.slots.has(this.ticks[0]!)) heapPop(this.ticks);
-      const next = this.ticks[0];
+      while (this.ticks.size > 0 && !this.slots.has(this.ticks.peek()!)) this.ticks.pop();
+      const next = this.ticks.peek();
       if (next !== undefined) this.arm(next);
     }
   }
-}
-
-function heapPush(heap: number[], value: number): void {
-  heap.push(value);
-  let index = heap.length - 1;
-  while (index > 0) {
-    const parent = (index - 1) >> 1;
-    if (heap[parent]! <= value) break;
-    heap[index] = heap[parent]!;
-    index = parent;
-  }
-  heap[index] = value;
-}
-
-function heapPop(heap: number[]): number {
-  const top = heap[0]!;
-  const last = heap.pop()!;
-  if (heap.length === 0) return top;
-  let index = 0;
-  for (;;) {
-    const left = 2 * index + 1;
-    if (left >= heap.length) break;
-    const right = left + 1;
-    const child = right < heap.length && heap[right]! < heap[left]! ? right : left;
-    if (heap[child]! >= last) break;
-    heap[index] = heap[child]!;
-    index = child;
-  }
-  heap[index] = last;
-  return top;
 }

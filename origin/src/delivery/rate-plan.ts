@@ -153,6 +153,19 @@ export class MediaClock {
     return toByte > fromByte ? fromSec + ((at - fromByte) / (toByte - fromByte)) * (toSec - fromSec) : fromSec;
   }
 
+  /** The clock's anchors strictly between the two offsets, ascending: between them its rate is uniform. */
+  stepsWithin(startOffset: number, endOffset: number): number[] {
+    const blocks = this.blocks;
+    const steps: number[] = [];
+    for (let k = blocks.blockAt(startOffset); k < blocks.count; k++) {
+      const blockStart = blocks.startBytes[k]!;
+      if (blockStart >= endOffset) break;
+      if (blockStart > startOffset) steps.push(blockStart);
+      for (const [byte] of this.cuts.get(k) ?? []) if (byte > startOffset && byte < endOffset) steps.push(byte);
+    }
+    return steps;
+  }
+
   /** R of the bytes [offset, offset + sizeBytes): their bytes over the media seconds they carry (bytes/s). */
   rateAt(offset: number, sizeBytes: number): number {
     const seconds = this.secondsAt(offset + sizeBytes) - this.secondsAt(offset);

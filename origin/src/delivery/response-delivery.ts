@@ -300,7 +300,7 @@ export class ResponseDelivery implements BlockDriver {
   private handOver(kernel: KernelEnforcement): boolean {
     const { range, plan, connection } = this.spec;
     const throttleOffset = Math.max(range.start, Math.min(plan.startupEndOffset, range.end + 1));
-    const pieces = kernelSchedule(plan, throttleOffset, range.end, this.enforcement.blockBytes, schedulePieces);
+    const pieces = kernelSchedule(plan, throttleOffset, range.end, schedulePieces);
     if (pieces.length === 0 || range.end - range.start + 1 > maxKernelResponseBytes) return false;
     const transport = transportBytes(connection);
     if (transport === undefined) return false;

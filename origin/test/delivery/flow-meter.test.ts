@@ -24,7 +24,11 @@ function meter(limitsInSocket: boolean) {
 const plan: RatePlan = {
   startupEndOffset: 500_000,
   rateAt: (offset) => (offset < 1_000_000 ? 100_000 : 200_000),
-  media: { rateAt: (offset) => (offset < 1_000_000 ? 50_000 : 100_000) },
+  stepsWithin: (start, end) => (start < 1_000_000 && end > 1_000_000 ? [1_000_000] : []),
+  media: {
+    rateAt: (offset) => (offset < 1_000_000 ? 50_000 : 100_000),
+    stepsWithin: (start, end) => (start < 1_000_000 && end > 1_000_000 ? [1_000_000] : []),
+  },
   reason: 'test',
   headers: {},
 };

@@ -182,6 +182,7 @@ export function abrRateRule(options: AbrRateOptions): RateRule {
         return {
           startupEndOffset: response.rangeEnd + 1,
           rateAt: media.rateAt,
+          stepsWithin: media.stepsWithin,
           media,
           reason: `abr: full speed: ${decision.reason}`,
           headers,
@@ -194,6 +195,7 @@ export function abrRateRule(options: AbrRateOptions): RateRule {
       return {
         startupEndOffset: response.rangeStart,
         rateAt: target.rateAt,
+        stepsWithin: target.stepsWithin,
         media,
         reason: `abr: ${decision.reason}`,
         headers,

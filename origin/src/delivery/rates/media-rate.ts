@@ -6,7 +6,7 @@
  * progressive block's bytes over the media seconds they carry (rate-plan.ts: exact per VBR block).
  */
 import { MediaClock, segmentRateBytesPerSec, startupEndByte } from '../rate-plan.js';
-import { constantRate, type MediaResponse, type RatePlan, type RateRule } from './rate-rule.js';
+import { constantRate, type MediaRates, type MediaResponse, type RatePlan, type RateRule } from './rate-rule.js';
 
 export interface MediaRateOptions {
   readonly startupSec: number;
@@ -22,6 +22,7 @@ export function mediaRatePlan(response: MediaResponse, options: MediaRateOptions
     return {
       startupEndOffset: startup ? response.rangeEnd + 1 : response.rangeStart,
       rateAt: media.rateAt,
+      stepsWithin: media.stepsWithin,
       media,
       reason:
         `segment ${segment.number} at ${segment.presentationSec.toFixed(1)} ` +
@@ -43,10 +44,14 @@ export function mediaRatePlan(response: MediaResponse, options: MediaRateOptions
     ),
   );
   const clock = new MediaClock(blocks, [response.rangeStart, startupEnd, response.rangeEnd + 1]);
-  const media = { rateAt: (offset: number, sizeBytes: number) => clock.rateAt(offset, sizeBytes) };
+  const media: MediaRates = {
+    rateAt: (offset, sizeBytes) => clock.rateAt(offset, sizeBytes),
+    stepsWithin: (startOffset, endOffset) => clock.stepsWithin(startOffset, endOffset),
+  };
   return {
     startupEndOffset: startupEnd,
     rateAt: media.rateAt,
+    stepsWithin: media.stepsWithin,
     media,
     reason:
       `progressive from byte ${response.rangeStart}: ${options.startupSec} s of media at ` +

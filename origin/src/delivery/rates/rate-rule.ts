@@ -59,16 +59,23 @@ export interface RateContext {
   readonly nowMs: number;
 }
 
-/** The media's own rate of any run of bytes (bytes/s): what playback consumes. */
+/** A rate by byte offset (bytes/s), uniform between its steps. */
 export interface MediaRates {
   rateAt(offset: number, sizeBytes: number): number;
+  /**
+   * The offsets strictly between `startOffset` and `endOffset` where the rate may change, ascending (none for a
+   * constant rate): where a schedule cut into runs of uniform rate must cut.
+   */
+  stepsWithin(startOffset: number, endOffset: number): readonly number[];
 }
 
-export interface RatePlan {
+/**
+ * `rateAt`: the target rate R (bytes/s) of the bytes [offset, offset + sizeBytes), what enforcers apply their headroom
+ * to; `stepsWithin`: where R may change.
+ */
+export interface RatePlan extends MediaRates {
   /** Absolute byte offset of the file at which the throttling phase begins (past the range: never). */
   readonly startupEndOffset: number;
-  /** Target rate R (bytes/s) of the bytes [offset, offset + sizeBytes): what enforcers apply their headroom to. */
-  rateAt(offset: number, sizeBytes: number): number;
   /** The media's own rate of the same bytes (equal to `rateAt` for the paper's rule). */
   readonly media: MediaRates;
   /** Why the plan is what it is (records and logs). */
@@ -84,5 +91,5 @@ export interface RateRule {
 
 /** A constant rate over a segment (or a part of one). */
 export function constantRate(bytesPerSec: number): MediaRates {
-  return { rateAt: () => bytesPerSec };
+  return { rateAt: () => bytesPerSec, stepsWithin: () => [] };
 }

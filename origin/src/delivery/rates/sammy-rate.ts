@@ -108,6 +108,7 @@ export function sammyRateRule(options: SammyRateOptions): RateRule {
         return {
           startupEndOffset: response.rangeEnd + 1,
           rateAt: media.rateAt,
+          stepsWithin: media.stepsWithin,
           media,
           reason: `sammy: ${decision.reason}`,
           headers: { 'server-timing': `rate;desc=${quoted(`full speed: ${decision.reason}`)}` },
@@ -118,6 +119,7 @@ export function sammyRateRule(options: SammyRateOptions): RateRule {
       return {
         startupEndOffset: response.rangeStart,
         rateAt: pace.rateAt,
+        stepsWithin: pace.stepsWithin,
         media,
         reason: `sammy: ${decision.reason}`,
         headers: { 'server-timing': `rate;desc=${quoted(`${kbps} kbit/s: ${decision.reason}`)}` },

@@ -11,6 +11,7 @@ export function unthrottledRule(options: MediaRateOptions): RateRule {
       return {
         startupEndOffset: response.rangeEnd + 1,
         rateAt: media.rateAt,
+        stepsWithin: media.stepsWithin,
         media,
         reason: 'no throttling phase',
         headers: {},
