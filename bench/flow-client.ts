@@ -1,13 +1,16 @@
 /**
  * The paced-flow benchmark's client, run as its own process (in the lab's player namespace, or
- * beside a loopback server): opens every flow at once, lets them settle, then counts each flow's
- * bytes over the window. Lines on stdout: `{"window":"start"}` and `{"window":"end"}` when counting
+ * beside a loopback server): opens every flow (1,000 at a time, a batch once the one before is answered), lets them settle, then counts each flow's
+ * bytes over the window. Lines on stdout: `{"opened":true}` once its flows are open (it then waits for a line on
+ * stdin before it lets them settle), `{"window":"start"}` and `{"window":"end"}` when counting
  * starts and stops (the parent reads the server's CPU then), and a last line with every flow's bytes
  * and where in its file the window began (a paced flow's aim there is the media's, block by block),
  * and each flow's span of whole bursts in the window (burst-span.ts).
  * `node flow-client.js '<json: { flows: [{ url, count }], settleSec, seconds }>'`
  */
+import { once } from 'node:events';
 import { Agent, request, type ClientRequest } from 'node:http';
+import { createInterface } from 'node:readline';
 import { BurstSpanMeter, type BurstSpan } from './burst-span.js';
 
 export interface FlowClientPlan {
@@ -31,6 +34,9 @@ export interface FlowClientResult {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A batch's flows answered, or a server that has not answered them within 10 s (its flows then count as they go). */
+const answeredOrLate = (batch: readonly Promise<void>[]) => Promise.race([Promise.all(batch), sleep(10_000)]);
+
 async function run(plan: FlowClientPlan): Promise<void> {
   const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
   let counting = false;
@@ -45,6 +51,12 @@ async function run(plan: FlowClientPlan): Promise<void> {
   const offsetsByUrl: Record<string, number[]> = {};
   const burstMetersByUrl: Record<string, BurstSpanMeter[]> = {};
   const requests: ClientRequest[] = [];
+  // Flows open in batches, each once the one before has its response headers: a connection that has connected may
+  // still wait in the server's accept queue (a backlog of 4,096 at most here), and two clients opening 5,000 each
+  // at once, or in batches of 1,000 that waited only to connect, had 4,000-7,500 handshakes dropped and retried up
+  // to 63 s later, inside the window.
+  const openBatch = 1000;
+  let batch: Promise<void>[] = [];
   for (const { url, count } of plan.flows) {
     bytesByUrl[url] ??= [];
     offsetsByUrl[url] ??= [];
@@ -56,7 +68,10 @@ async function run(plan: FlowClientPlan): Promise<void> {
       offsets.push(0);
       const bursts = new BurstSpanMeter();
       burstMetersByUrl[url].push(bursts);
+      let answered: () => void = () => undefined;
+      batch.push(new Promise((resolve) => (answered = resolve)));
       const req = request(url, { agent }, (res) => {
+        answered();
         if (res.statusCode !== 200) fail(`status ${res.statusCode}`);
         res.on('data', (chunk: Buffer) => {
           bursts.chunk(performance.now(), offsets[index]! + counters[index]!, counting);
@@ -66,12 +81,25 @@ async function run(plan: FlowClientPlan): Promise<void> {
         res.on('error', () => undefined);
       });
       req.on('error', (error: NodeJS.ErrnoException) => {
+        answered();
         if (!ended) fail(error.code ?? error.message);
       });
       req.end();
       requests.push(req);
+      if (batch.length === openBatch) {
+        await answeredOrLate(batch);
+        batch = [];
+      }
     }
   }
+  await answeredOrLate(batch);
+  // Every client's flows open before any settles: the parent says go once all have, so their windows coincide (the
+  // server's CPU is read over them, and a window that holds another client's opening counts its handshakes too).
+  process.stdout.write(`${JSON.stringify({ opened: true })}\n`);
+  const lines = createInterface({ input: process.stdin });
+  await once(lines, 'line');
+  lines.close();
+  process.stdin.destroy();
   await sleep(plan.settleSec * 1000);
   counting = true;
   const startMs = performance.now();

@@ -24,7 +24,7 @@
  * `npx trickle bench pacing [--regimes lab,loopback,viewers --flows 100 --loopback-flows 500 --viewers 10000
  * --seconds 20 --warmup 60]` or `npm run bench:paced`; writes bench/results/paced-flows.md.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -190,6 +190,8 @@ interface Regime {
   readonly assets: readonly Asset[];
   readonly place: ServerPlace;
   readonly clientWrap: readonly string[];
+  /** Flow clients the flows are split over (processes). */
+  readonly clientProcesses: number;
   readonly rttMs: number;
   readonly mssBytes: number;
   /** Each asset's VBR blocks, by name (the paced policies' aims). */
@@ -304,14 +306,39 @@ async function clampHealth(
   return health.delivery?.clamp;
 }
 
-/** Runs a bench client (`command`) and yields each JSON line it writes on stdout. */
-async function* clientMessages<T>(command: readonly string[]): AsyncGenerator<T> {
-  const client = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
+/** Runs a bench client (`command`) and yields each JSON line it writes on stdout; `started` gets the process. */
+async function* clientMessages<T>(
+  command: readonly string[],
+  started: (client: ChildProcess) => void = () => undefined,
+): AsyncGenerator<T> {
+  const client = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
   stopOnInterrupt(client, 'the flow client');
+  started(client);
   for await (const line of createInterface({ input: client.stdout! })) yield JSON.parse(line) as T;
 }
 
-/** Runs the flow client (in the regime's player place), reading the server's CPU at the window's edges. */
+/**
+ * Each asset's flows split into `processes` near-equal shares, in flow order: one flow client per share. A client
+ * reading 10,000 sockets reads their bursts late enough that most fail burst-span.ts's period test.
+ */
+export function clientShares(
+  flowsByAsset: readonly { readonly url: string; readonly count: number }[],
+  processes: number,
+): { url: string; count: number }[][] {
+  return Array.from({ length: processes }, (_, p) =>
+    flowsByAsset
+      .map(({ url, count }) => ({
+        url,
+        count: Math.floor(((p + 1) * count) / processes) - Math.floor((p * count) / processes),
+      }))
+      .filter((share) => share.count > 0),
+  ).filter((shares) => shares.length > 0);
+}
+
+/**
+ * Runs the flow clients (in the regime's player place; the viewers regime's flows over several), reading the server's
+ * CPU when the first client's window starts and when the last one's ends.
+ */
 async function measure(
   regime: Regime,
   server: RunningServer,
@@ -321,15 +348,13 @@ async function measure(
 ): Promise<Measured> {
   const urlOf = (asset: Asset) => `${server.url}/${asset.name}/progressive.mp4`;
   const perAsset = Math.floor(regime.flows / regime.assets.length);
-  const plan: FlowClientPlan = {
-    flows: regime.assets.map((asset, i) => ({
+  const shares = clientShares(
+    regime.assets.map((asset, i) => ({
       url: urlOf(asset),
       count: i === 0 ? regime.flows - perAsset * (regime.assets.length - 1) : perAsset,
     })),
-    settleSec: window.warmupSec,
-    seconds: window.seconds,
-  };
-  const command = [...regime.clientWrap, process.execPath, flowClient, JSON.stringify(plan)];
+    regime.clientProcesses,
+  );
   const rssBeforeBytes = residentBytes(server.pid);
   const overflowsBefore = listenOverflows(server.pid);
   let rssWindowBytes = Number.NaN;
@@ -343,61 +368,88 @@ async function measure(
   let machine = 0;
   let gcStartSec: number | undefined;
   let gcPauseMs: number | undefined;
-  let result: FlowClientResult | undefined;
-  for await (const message of clientMessages<{ window?: string } & Partial<FlowClientResult>>(command)) {
-    if (message.window === 'start') {
-      cpuStart = processCpuSeconds(server.pid);
-      if (countBpf) bpfStartNs = bpfRunTimeNs();
-      if (regime.pathPid !== undefined) pathCpuStart = processCpuSeconds(regime.pathPid);
-      machineStart = machineBusySeconds();
-      gcStartSec = await server.gcPauseSeconds?.();
-    } else if (message.window === 'end') {
-      cpu = processCpuSeconds(server.pid) - cpuStart;
-      if (countBpf) bpfNs = bpfRunTimeNs() - bpfStartNs;
-      if (regime.pathPid !== undefined) pathCpu = processCpuSeconds(regime.pathPid) - pathCpuStart;
-      machine = machineBusySeconds() - machineStart;
-      rssWindowBytes = residentBytes(server.pid);
-      const gcEndSec = await server.gcPauseSeconds?.();
-      if (gcStartSec !== undefined && gcEndSec !== undefined) gcPauseMs = (gcEndSec - gcStartSec) * 1000;
-    } else result = message as FlowClientResult;
-  }
-  if (result === undefined)
-    throw new BenchError('BENCH_ERR_SERVER', `the flow client ended without its result (${server.url})`);
+  let windowStartMs = 0;
+  let windowSec = 0;
+  let opened = 0;
+  let started = 0;
+  let ended = 0;
+  const clients: ChildProcess[] = [];
+  const runClient = async (flows: FlowClientPlan['flows']) => {
+    const plan: FlowClientPlan = { flows, settleSec: window.warmupSec, seconds: window.seconds };
+    const command = [...regime.clientWrap, process.execPath, flowClient, JSON.stringify(plan)];
+    let result: FlowClientResult | undefined;
+    for await (const message of clientMessages<{ opened?: boolean; window?: string } & Partial<FlowClientResult>>(
+      command,
+      (client) => clients.push(client),
+    )) {
+      if (message.opened === true) {
+        // every client's flows open: all settle and count from now
+        if (++opened === shares.length) for (const client of clients) client.stdin?.write('go\n');
+      } else if (message.window === 'start') {
+        if (started++ > 0) continue;
+        windowStartMs = performance.now();
+        cpuStart = processCpuSeconds(server.pid);
+        if (countBpf) bpfStartNs = bpfRunTimeNs();
+        if (regime.pathPid !== undefined) pathCpuStart = processCpuSeconds(regime.pathPid);
+        machineStart = machineBusySeconds();
+        gcStartSec = await server.gcPauseSeconds?.();
+      } else if (message.window === 'end') {
+        if (++ended < shares.length) continue;
+        windowSec = (performance.now() - windowStartMs) / 1000;
+        cpu = processCpuSeconds(server.pid) - cpuStart;
+        if (countBpf) bpfNs = bpfRunTimeNs() - bpfStartNs;
+        if (regime.pathPid !== undefined) pathCpu = processCpuSeconds(regime.pathPid) - pathCpuStart;
+        machine = machineBusySeconds() - machineStart;
+        rssWindowBytes = residentBytes(server.pid);
+        const gcEndSec = await server.gcPauseSeconds?.();
+        if (gcStartSec !== undefined && gcEndSec !== undefined) gcPauseMs = (gcEndSec - gcStartSec) * 1000;
+      } else result = message as FlowClientResult;
+    }
+    if (result === undefined)
+      throw new BenchError('BENCH_ERR_SERVER', `the flow client ended without its result (${server.url})`);
+    return result;
+  };
+  const perClient = await Promise.all(shares.map(runClient));
   const overflowsAfter = listenOverflows(server.pid);
   // the flows' teardown settles before the map is read and the next server starts
   const settled = await settledMapEntries(server);
   const mapEntriesLeft = settled.entries;
   const descriptorFallbacks = await server.descriptorFallbacks?.();
-  let bytes = 0;
+  let deliveredBps = 0;
   const ratios: number[] = [];
   const burstBytes: number[] = [];
   const burstPeriodsSec: number[] = [];
-  for (const asset of regime.assets) {
-    const offsets = result.offsetsByUrl[urlOf(asset)] ?? [];
-    const spans = result.burstSpansByUrl[urlOf(asset)] ?? [];
-    (result.bytesByUrl[urlOf(asset)] ?? []).forEach((flowBytes, i) => {
-      bytes += flowBytes;
-      // rate over aim = the seconds the aim gives the flow's bytes over the seconds they took (0 for none): over
-      // its whole bursts where they are regular and span half the window or more (burst-span.ts), else over the window
-      const span = spans[i];
-      if (span !== null && span !== undefined && span.seconds >= window.seconds / 2) {
-        ratios.push(aimSeconds(asset, span.fromByte, span.toByte) / span.seconds);
-        burstBytes.push((span.toByte - span.fromByte) / (span.bursts - 1));
-        burstPeriodsSec.push(span.seconds / (span.bursts - 1));
-      } else ratios.push(aimSeconds(asset, offsets[i]!, offsets[i]! + flowBytes) / result.elapsedSec);
-    });
+  const failures: Record<string, number> = {};
+  for (const result of perClient) {
+    for (const [reason, count] of Object.entries(result.failures)) failures[reason] = (failures[reason] ?? 0) + count;
+    for (const asset of regime.assets) {
+      const offsets = result.offsetsByUrl[urlOf(asset)] ?? [];
+      const spans = result.burstSpansByUrl[urlOf(asset)] ?? [];
+      (result.bytesByUrl[urlOf(asset)] ?? []).forEach((flowBytes, i) => {
+        deliveredBps += (flowBytes * 8) / result.elapsedSec;
+        // rate over aim = the seconds the aim gives the flow's bytes over the seconds they took (0 for none): over
+        // its whole bursts where they are regular and span half the window or more (burst-span.ts), else over its
+        // client's window
+        const span = spans[i];
+        if (span !== null && span !== undefined && span.seconds >= window.seconds / 2) {
+          ratios.push(aimSeconds(asset, span.fromByte, span.toByte) / span.seconds);
+          burstBytes.push((span.toByte - span.fromByte) / (span.bursts - 1));
+          burstPeriodsSec.push(span.seconds / (span.bursts - 1));
+        } else ratios.push(aimSeconds(asset, offsets[i]!, offsets[i]! + flowBytes) / result.elapsedSec);
+      });
+    }
   }
   return {
-    cpuPercent: (cpu / result.elapsedSec) * 100,
-    bpfPercent: countBpf ? (bpfNs / 1e9 / result.elapsedSec) * 100 : undefined,
-    deliveredBps: (bytes * 8) / result.elapsedSec,
+    cpuPercent: (cpu / windowSec) * 100,
+    bpfPercent: countBpf ? (bpfNs / 1e9 / windowSec) * 100 : undefined,
+    deliveredBps,
     ratios,
     burstBytes,
     burstPeriodsSec,
-    failedFlows: result.failedFlows,
-    failures: result.failures,
-    pathCpuPercent: pathCpu === undefined ? undefined : (pathCpu / result.elapsedSec) * 100,
-    machinePercent: (machine / result.elapsedSec) * 100,
+    failedFlows: perClient.reduce((sum, result) => sum + result.failedFlows, 0),
+    failures,
+    pathCpuPercent: pathCpu === undefined ? undefined : (pathCpu / windowSec) * 100,
+    machinePercent: (machine / windowSec) * 100,
     rssPerFlowBytes: (rssWindowBytes - rssBeforeBytes) / regime.flows,
     mapEntriesLeft,
     mapSettledMs: settled.afterMs,
@@ -719,6 +771,13 @@ export async function main(argv: readonly string[]): Promise<void> {
     )
     .option('--loopback-flows <n>', 'concurrent flows on loopback', '500')
     .option('--viewers <n>', 'concurrent 0.1 Mbit/s flows in the viewers regime (trickle, pacing and nginx)', '10000')
+    .option(
+      '--viewers-clients <n>',
+      "flow clients the viewers regime's flows are split over: one reading 10,000 sockets reads bursts late (the " +
+        'rate error then falls back to the window), two read them whole, but under pacing the origin then showed ' +
+        'bursts of kernel time (paced-viewers-schedule-cubic-2clients.md): CPU figures only from one',
+      '1',
+    )
     .option('--idle-connections <n>', 'idle keep-alive connections the viewers regime holds per server', '50000')
     .option('--idle-seconds <s>', 'how long they are held (below both servers keep-alive timeouts)', '30')
     .option('--results <name>', 'results file name in bench/results', 'paced-flows.md')
@@ -755,6 +814,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       flows: string;
       loopbackFlows: string;
       viewers: string;
+      viewersClients: string;
       idleConnections: string;
       idleSeconds: string;
       results: string;
@@ -881,6 +941,7 @@ export async function main(argv: readonly string[]): Promise<void> {
                   assets: labAssets,
                   place,
                   clientWrap: ['ip', 'netns', 'exec', lab.namespace('player')],
+                  clientProcesses: 1,
                   rttMs,
                   mssBytes: 1448,
                   blocks,
@@ -904,6 +965,7 @@ export async function main(argv: readonly string[]): Promise<void> {
               assets: loopbackAssets,
               place: loopback,
               clientWrap: [],
+              clientProcesses: 1,
               rttMs: 0.05,
               mssBytes: 65483,
               blocks,
@@ -924,6 +986,7 @@ export async function main(argv: readonly string[]): Promise<void> {
             assets: viewersAssets,
             place: { ...place, wrap: limited },
             clientWrap: limited,
+            clientProcesses: Number(options.viewersClients),
             rttMs: 0.05,
             mssBytes: ethernetLoopbackMssBytes,
             blocks,
@@ -949,7 +1012,8 @@ export async function main(argv: readonly string[]): Promise<void> {
       `Command: \`npx trickle bench pacing --regimes ${options.regimes} ` +
         `--flows ${options.flows} --loopback-flows ${options.loopbackFlows} ` +
         (regimeNames.includes('viewers')
-          ? `--viewers ${options.viewers} --idle-connections ${options.idleConnections} ` +
+          ? `--viewers ${options.viewers} --viewers-clients ${options.viewersClients} ` +
+            `--idle-connections ${options.idleConnections} ` +
             `--idle-seconds ${options.idleSeconds} `
           : '') +
         `--rtt-ms ${rttMs} --seconds ${seconds} ${options.warmup === undefined ? '' : `--warmup ${options.warmup} `}--runs ${runs} ` +
@@ -958,8 +1022,8 @@ export async function main(argv: readonly string[]): Promise<void> {
         `${options.results === 'paced-flows.md' ? '' : ` --results ${options.results}`}\` (root). ` +
         `Congestion control ${congestionControl} for every server (${options.congestionControl === undefined ? "the machine's default" : `net.ipv4.tcp_congestion_control for the run; the machine's default ${machineCongestionControl.current}`}). ` +
         `One server process at a time (trickle ` +
-        `serve: one Node process; nginx one worker, master_process off), the client a ` +
-        `separate Node process; flows opened at once, run ${regimeNames.map((name) => `${windowOf(name as Regime['name']).warmupSec} s (${name})`).join(', ')} before the ` +
+        `serve: one Node process; nginx one worker, master_process off), the client ` +
+        `separate Node processes (one per regime, ${options.viewersClients} for viewers; the server's CPU read from the first one's window start to the last one's end); flows opened at once (each client 1,000 at a time, a batch once the one before has its response headers, so handshakes do not overflow the accept queue; every client's flows open before any settles), run ${regimeNames.map((name) => `${windowOf(name as Regime['name']).warmupSec} s (${name})`).join(', ')} before the ` +
         `window (a new origin's first ~35 s hold V8's memory-reducer GCs, full collections ` +
         `that shrink the heap grown at startup: see the hand note below), then ${seconds} s ` +
         `measured; ${runs} runs of each server per regime, interleaved. Startup 0 s: every ` +
@@ -988,7 +1052,8 @@ export async function main(argv: readonly string[]): Promise<void> {
               'kernel paces a 0.1 Mbit/s flow one segment per 5 s), every trickle flow at its floor (aim R); ' +
               `${options.viewers} flows of a ` +
               `${mediaSeconds} s MP4 at ${((meanRateBytesPerSec(viewersAssets[0]!) * 8) / 1e6).toFixed(2)} Mbit/s ` +
-              '(a lowest rung, so the 2 cores are not the limit), trickle and pacing in the kernel against nginx, every ' +
+              '(a lowest rung, so the 2 cores are not the limit), trickle and pacing in the kernel against nginx, read ' +
+              `by ${options.viewersClients} client processes (one reading 10,000 sockets read bursts late), every ` +
               `process with a limit of ${fileLimit.files} files (nginx with open_file_cache, so its flows share the ` +
               `file's descriptor). Then each server (the origin under trickle, nginx) holds ${idleConnections} idle ` +
               `keep-alive connections for ${options.idleSeconds} s (each asked one HEAD; opened 400 at a time, ` +
@@ -1031,7 +1096,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         `in the softirq of whatever ran then (nginx, the cwnd clamp, kernel pacing), so the ` +
         `server's CPU alone can move the same work out of sight. Handshakes dropped: the ` +
         `kernel's TcpExt ListenOverflows in the server's network namespace over its run (the ` +
-        `flows open at once; a dropped handshake waits seconds for SYN and SYN-ACK retries, and ` +
+        `flows open at once, 1,000 at a time per client; a dropped handshake waits seconds for SYN and SYN-ACK retries, and ` +
         `some are reset: the origin listens with a backlog of 4096, Node's default is 511, nginx's 511). ` +
         `V8 GC pauses: the origin's garbage-collection pauses on its main thread within each run's window ` +
         `(prom-client's nodejs_gc_duration_seconds); a major collection of the heap that 10,000 responses ` +

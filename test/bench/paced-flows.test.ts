@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ByteTimeMap, vbrBlocksOf, type ProgressiveLayout } from '@trickle/origin';
-import { pacedSeconds } from '../../bench/paced-flows.js';
+import { clientShares, pacedSeconds } from '../../bench/paced-flows.js';
 
 const moovBytes = 1000;
 const sampleSizes = [100_000, 100_000, 400_000, 400_000];
@@ -63,5 +63,32 @@ describe('pacedSeconds', () => {
     const aboveFloorFrom = 300_000;
     const seconds = pacedSeconds(blocks, 0, file.fileSizeBytes, (rate) => (rate > aboveFloorFrom ? 1.2 : 1));
     assert.ok(Math.abs(seconds - (2 + 2 / 1.2)) < 1e-9);
+  });
+});
+
+describe("the flow clients' shares", () => {
+  it("splits every asset's flows over the processes, near-equal and in order, none lost", () => {
+    const flows = [
+      { url: 'a', count: 10_000 },
+      { url: 'b', count: 3 },
+    ];
+    const shares = clientShares(flows, 3);
+    assert.deepEqual(shares, [
+      [
+        { url: 'a', count: 3333 },
+        { url: 'b', count: 1 },
+      ],
+      [
+        { url: 'a', count: 3333 },
+        { url: 'b', count: 1 },
+      ],
+      [
+        { url: 'a', count: 3334 },
+        { url: 'b', count: 1 },
+      ],
+    ]);
+    assert.deepEqual(clientShares(flows, 1), [flows]);
+    // More processes than flows: no empty client.
+    assert.deepEqual(clientShares([{ url: 'a', count: 2 }], 4), [[{ url: 'a', count: 1 }], [{ url: 'a', count: 1 }]]);
   });
 });
