@@ -313,6 +313,8 @@ async function* clientMessages<T>(
 ): AsyncGenerator<T> {
   const client = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
   stopOnInterrupt(client, 'the flow client');
+  // a client that ended early fails its run by its missing result, not by a write to its closed stdin
+  client.stdin?.on('error', () => undefined);
   started(client);
   for await (const line of createInterface({ input: client.stdout! })) yield JSON.parse(line) as T;
 }
