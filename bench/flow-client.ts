@@ -1,11 +1,11 @@
 /**
- * The paced-flow benchmark's client, run as its own process (in the lab's player namespace, or
- * beside a loopback server): opens every flow (1,000 at a time, a batch once the one before is answered), lets them settle, then counts each flow's
- * bytes over the window. Lines on stdout: `{"opened":true}` once its flows are open (it then waits for a line on
- * stdin before it lets them settle), `{"window":"start"}` and `{"window":"end"}` when counting
- * starts and stops (the parent reads the server's CPU then), and a last line with every flow's bytes
- * and where in its file the window began (a paced flow's aim there is the media's, block by block),
- * and each flow's span of whole bursts in the window (burst-span.ts).
+ * The paced-flow benchmark's client, run as its own process (in the lab's player namespace, or beside a loopback
+ * server): opens every flow (1,000 at a time, a batch once the one before is answered), lets them settle, then counts
+ * each flow's bytes over the window. Lines on stdout: `{"opened":true}` once its flows are open (it then waits for a
+ * line on stdin before it lets them settle), `{"window":"start"}` and `{"window":"end"}` when counting starts and
+ * stops (the parent reads the server's CPU then), and a last line with every flow's bytes and where in its file the
+ * window began (a paced flow's aim there is the media's, block by block), and each flow's span of whole bursts in the
+ * window (burst-span.ts).
  * `node flow-client.js '<json: { flows: [{ url, count }], settleSec, seconds }>'`
  */
 import { once } from 'node:events';

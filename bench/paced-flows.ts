@@ -312,7 +312,7 @@ async function* clientMessages<T>(
   started: (client: ChildProcess) => void = () => undefined,
 ): AsyncGenerator<T> {
   const client = spawn(command[0]!, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
-  stopOnInterrupt(client, 'the flow client');
+  stopOnInterrupt(client, `the client ${command.join(' ').slice(0, 100)}`);
   // a client that ended early fails its run by its missing result, not by a write to its closed stdin
   client.stdin?.on('error', () => undefined);
   started(client);
@@ -911,29 +911,17 @@ export async function main(argv: readonly string[]): Promise<void> {
           () => labDown('bpace'),
           async () => {
             const origin = lab.namespace('origin');
+            // the lab's addresses answer only inside its namespaces
+            const curlInOrigin = (args: readonly string[]) =>
+              spawnSync('ip', ['netns', 'exec', origin, 'curl', '-sf', '--max-time', '5', ...args], {
+                encoding: 'utf8',
+              });
             const place: ServerPlace = {
               host: lab.address('origin'),
               port: 8080,
               wrap: ['ip', 'netns', 'exec', origin],
-              answers: async (url) =>
-                spawnSync('ip', [
-                  'netns',
-                  'exec',
-                  origin,
-                  'curl',
-                  '-sf',
-                  '-o',
-                  '/dev/null',
-                  '--range',
-                  '0-0',
-                  '--max-time',
-                  '5',
-                  url,
-                ]).status === 0,
-              read: async (url) =>
-                spawnSync('ip', ['netns', 'exec', origin, 'curl', '-sf', '--max-time', '5', url], {
-                  encoding: 'utf8',
-                }).stdout,
+              answers: async (url) => curlInOrigin(['-o', '/dev/null', '--range', '0-0', url]).status === 0,
+              read: async (url) => curlInOrigin([url]).stdout,
             };
             rows.push(
               ...(await runRegime(
@@ -1025,7 +1013,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         `Congestion control ${congestionControl} for every server (${options.congestionControl === undefined ? "the machine's default" : `net.ipv4.tcp_congestion_control for the run; the machine's default ${machineCongestionControl.current}`}). ` +
         `One server process at a time (trickle ` +
         `serve: one Node process; nginx one worker, master_process off), the client ` +
-        `separate Node processes (one per regime, ${options.viewersClients} for viewers; the server's CPU read from the first one's window start to the last one's end); flows opened at once (each client 1,000 at a time, a batch once the one before has its response headers, so handshakes do not overflow the accept queue; every client's flows open before any settles), run ${regimeNames.map((name) => `${windowOf(name as Regime['name']).warmupSec} s (${name})`).join(', ')} before the ` +
+        `separate Node processes (one per regime, ${options.viewersClients} for viewers; the server's CPU read from the first one's window start to the last one's end); flows opened together (each client 1,000 at a time, a batch once the one before has its response headers, so handshakes do not overflow the accept queue; every client's flows open before any settles), run ${regimeNames.map((name) => `${windowOf(name as Regime['name']).warmupSec} s (${name})`).join(', ')} before the ` +
         `window (a new origin's first ~35 s hold V8's memory-reducer GCs, full collections ` +
         `that shrink the heap grown at startup: see the hand note below), then ${seconds} s ` +
         `measured; ${runs} runs of each server per regime, interleaved. Startup 0 s: every ` +
@@ -1098,7 +1086,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         `in the softirq of whatever ran then (nginx, the cwnd clamp, kernel pacing), so the ` +
         `server's CPU alone can move the same work out of sight. Handshakes dropped: the ` +
         `kernel's TcpExt ListenOverflows in the server's network namespace over its run (the ` +
-        `flows open at once, 1,000 at a time per client; a dropped handshake waits seconds for SYN and SYN-ACK retries, and ` +
+        `flows open together, each client's 1,000 at a time; a dropped handshake waits seconds for SYN and SYN-ACK retries, and ` +
         `some are reset: the origin listens with a backlog of 4096, Node's default is 511, nginx's 511). ` +
         `V8 GC pauses: the origin's garbage-collection pauses on its main thread within each run's window ` +
         `(prom-client's nodejs_gc_duration_seconds); a major collection of the heap that 10,000 responses ` +

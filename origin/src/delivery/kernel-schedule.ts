@@ -6,9 +6,10 @@
  * from the plan's time at any step inside it. A merged piece keeps its runs' total time, so the schedule's
  * time is the plan's to the microsecond at every piece edge (the invariant of the exact per-block rates);
  * between edges it strays by at most the largest merge's cost. Measured over every 12 s window of the plan's
- * time (startup 0): the demo's 120 s file (60 blocks) and the 300 s one (150 blocks, merged to 64 pieces)
- * exactly (each block its own piece) and within +-0.9 % of the per-block time; cut at 64 kB and merged in equal numbers of cuts, as
- * before, their 1.5-1.7 MB pieces averaged scenes of 3 x different rates: -36 .. +125 % and -32 .. +89 %. Pure.
+ * time (startup 0): the demo's 120 s file (60 blocks) exactly (each block its own piece), the 300 s one (150
+ * blocks, merged to 64 pieces) within +-0.9 % of the per-block time; cut at 64 kB and merged in equal numbers
+ * of cuts, as before, their 1.5-1.7 MB pieces averaged scenes of 3 x different rates: -36 .. +125 % and
+ * -32 .. +89 %. Pure.
  */
 import { MinHeap } from './min-heap.js';
 import type { RatePlan } from './rates/rate-rule.js';

@@ -181,8 +181,7 @@ export function abrRateRule(options: AbrRateOptions): RateRule {
         headers['server-timing'] = `rate;desc=${quoted(`full speed: ${decision.reason}`)}`;
         return {
           startupEndOffset: response.rangeEnd + 1,
-          rateAt: media.rateAt,
-          stepsWithin: media.stepsWithin,
+          ...media,
           media,
           reason: `abr: full speed: ${decision.reason}`,
           headers,
@@ -194,8 +193,7 @@ export function abrRateRule(options: AbrRateOptions): RateRule {
       const target = constantRate(decision.rateBps / 8);
       return {
         startupEndOffset: response.rangeStart,
-        rateAt: target.rateAt,
-        stepsWithin: target.stepsWithin,
+        ...target,
         media,
         reason: `abr: ${decision.reason}`,
         headers,

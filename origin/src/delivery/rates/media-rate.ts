@@ -21,8 +21,7 @@ export function mediaRatePlan(response: MediaResponse, options: MediaRateOptions
     const media = constantRate(rateBytesPerSec);
     return {
       startupEndOffset: startup ? response.rangeEnd + 1 : response.rangeStart,
-      rateAt: media.rateAt,
-      stepsWithin: media.stepsWithin,
+      ...media,
       media,
       reason:
         `segment ${segment.number} at ${segment.presentationSec.toFixed(1)} ` +
@@ -50,8 +49,7 @@ export function mediaRatePlan(response: MediaResponse, options: MediaRateOptions
   };
   return {
     startupEndOffset: startupEnd,
-    rateAt: media.rateAt,
-    stepsWithin: media.stepsWithin,
+    ...media,
     media,
     reason:
       `progressive from byte ${response.rangeStart}: ${options.startupSec} s of media at ` +

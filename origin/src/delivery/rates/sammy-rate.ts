@@ -107,8 +107,7 @@ export function sammyRateRule(options: SammyRateOptions): RateRule {
       if (decision.initial) {
         return {
           startupEndOffset: response.rangeEnd + 1,
-          rateAt: media.rateAt,
-          stepsWithin: media.stepsWithin,
+          ...media,
           media,
           reason: `sammy: ${decision.reason}`,
           headers: { 'server-timing': `rate;desc=${quoted(`full speed: ${decision.reason}`)}` },
@@ -118,8 +117,7 @@ export function sammyRateRule(options: SammyRateOptions): RateRule {
       const pace = constantRate(decision.rateBps / 8);
       return {
         startupEndOffset: response.rangeStart,
-        rateAt: pace.rateAt,
-        stepsWithin: pace.stepsWithin,
+        ...pace,
         media,
         reason: `sammy: ${decision.reason}`,
         headers: { 'server-timing': `rate;desc=${quoted(`${kbps} kbit/s: ${decision.reason}`)}` },

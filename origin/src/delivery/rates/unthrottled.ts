@@ -10,8 +10,7 @@ export function unthrottledRule(options: MediaRateOptions): RateRule {
       const media = mediaRatePlan(response, options).media;
       return {
         startupEndOffset: response.rangeEnd + 1,
-        rateAt: media.rateAt,
-        stepsWithin: media.stepsWithin,
+        ...media,
         media,
         reason: 'no throttling phase',
         headers: {},
