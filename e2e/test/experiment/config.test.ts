@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { E2eError } from '../../src/errors.js';
 import { linkOf, loadExperimentConfig, parseExperimentConfig } from '../../src/experiment/config.js';
 import { planRuns, populationOfRun } from '../../src/experiment/run.js';
-import { writeFile, mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 
 const experiments = join(import.meta.dirname, '..', '..', '..', '..', 'experiments');
@@ -47,6 +47,16 @@ describe('experiment config', () => {
     assert.ok(runs.length * (ab.sessionSeconds + ab.load.startSpreadSeconds + 3) < 30 * 60);
     const smoke = await loadExperimentConfig(join(experiments, 'smoke.yaml'));
     assert.ok(planRuns(smoke).length * (smoke.sessionSeconds + smoke.load.startSpreadSeconds + 10) < 5 * 60);
+    // Every file there loads (a renamed policy or group fails here, not an hour into a run).
+    const files = (await readdir(experiments)).filter((name) => name.endsWith('.yaml'));
+    assert.ok(files.length >= 5, files.join(', '));
+    for (const file of files) assert.ok(planRuns(await loadExperimentConfig(join(experiments, file))).length > 0, file);
+    const slow = await loadExperimentConfig(join(experiments, 'abr-slow-links.yaml'));
+    assert.deepEqual(
+      slow.groups.map((g) => g.policy),
+      ['app-pacing', 'trickle-abr', 'trickle-abr-srtt', 'bulk', 'sammy'],
+    );
+    assert.equal(planRuns(slow).length, 12, 'eight dc2-like runs and four dc1-like');
   });
 
   it('fills defaults, converts units, and freezes the result', () => {

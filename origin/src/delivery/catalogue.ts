@@ -2,9 +2,10 @@
  * The delivery policies: each one a named pair of a rate rule (what rate: rates/) and an enforcer
  * (how it is enforced: enforcers/), one line each. The paper's groups are `app-pacing` (its
  * baseline), `app-pacing-16k` (shrunk-block) and `trickle`; `trickle-abr` is Trickle's cwnd clamp
- * with a rate adaptive players can live with, the default for segments (progressive files get
- * the paper's rate under it). `trickle-min-rtt` is the paper's pair with the clamp computed from
- * the path's minimum RTT. `sammy` is the strongest published pacer, Netflix's, as a baseline.
+ * (from the path's minimum RTT) with a rate adaptive players can live with, the default for
+ * segments (progressive files get the paper's rate under it). `trickle-min-rtt` is the paper's
+ * pair with the clamp from the minimum RTT, `trickle-abr-srtt` the ABR-aware pair with the paper's
+ * srtt. `sammy` is the strongest published pacer, Netflix's, as a baseline.
  */
 export const rateRuleNames = ['unthrottled', 'media', 'abr', 'sammy'] as const;
 export type RateRuleName = (typeof rateRuleNames)[number];
@@ -58,8 +59,15 @@ export const policyCatalogue = {
   },
   'trickle-abr': {
     rate: 'abr',
+    enforcer: 'cwnd-clamp-min-rtt',
+    description: "the ABR-aware rate (CMCD when sent) under Trickle's cwnd clamp from the path's minimum RTT",
+  },
+  'trickle-abr-srtt': {
+    rate: 'abr',
     enforcer: 'cwnd-clamp',
-    description: "the ABR-aware rate (CMCD when sent) under Trickle's cwnd clamp",
+    description:
+      'trickle-abr with the clamp from srtt (before 2026-11-29): on a link slower than the aim the clamp grows ' +
+      "with the queue, so a segment's slow start runs into a deep buffer's tail",
   },
   sammy: {
     rate: 'sammy',

@@ -104,7 +104,7 @@ export const deliverySchema = z.strictObject({
   appPacing16k: z
     .strictObject({ headroom: headroom.default(1.25), blockBytes: blockBytes.default(16_384) })
     .prefault({}),
-  /** The cwnd-clamp enforcer (trickle, trickle-abr): Algorithm 1. */
+  /** The cwnd-clamp enforcers (trickle, trickle-min-rtt, trickle-abr): Algorithm 1. */
   trickle: z
     .strictObject({
       /** Clamp headroom over R (the paper: 1.2; 1.05 worked as well). */

@@ -97,7 +97,8 @@ describe('the policy catalogue', () => {
       'trickle-min-rtt': ['media', 'cwnd-clamp-min-rtt', 1.2, true],
       pacing: ['media', 'kernel-pacing', 1.25, true],
       cmcd: ['abr', 'kernel-pacing', 1.25, true],
-      'trickle-abr': ['abr', 'cwnd-clamp', 1.2, true],
+      'trickle-abr': ['abr', 'cwnd-clamp-min-rtt', 1.2, true],
+      'trickle-abr-srtt': ['abr', 'cwnd-clamp', 1.2, true],
       sammy: ['sammy', 'kernel-pacing', 1, true],
     });
     assert.deepEqual(Object.keys(policyCatalogue), Object.keys(table));
