@@ -8,6 +8,7 @@
 import type { Socket } from 'node:net';
 import type { SocketControl, TcpInfo } from '@trickle/native';
 import type { AbGroupConfig } from './delivery-config.js';
+import { nextPathHold, type PathHold, type PathOptions, type PhaseOutcome } from './path-evidence.js';
 
 /**
  * How the wait for a response's last acknowledgement ended: every byte acknowledged, the next
@@ -40,6 +41,8 @@ export interface ConnectionPort {
   socketError(operation: string, error: unknown): void;
   /** Responses waiting for their last acknowledgements (for /healthz and shutdown). */
   countDraining(delta: 1 | -1): void;
+  /** When a segment's paced phase says the path held it back (the ABR-aware rate's `pathHold`). */
+  readonly pathHold: PathOptions;
 }
 
 /** Data bytes the kernel has taken on this connection: sent (less retransmissions, counted again) plus not yet sent. */
@@ -96,6 +99,8 @@ export class Connection {
   private idleReading: { readonly info: TcpInfo; readonly bytesWritten: number } | undefined;
   /** The smoothed RTT of the last reading, µs: when to poll a response whose first reading waits. */
   private lastRttUs: number | undefined;
+  /** Whether the path held this connection's last paced segment back (see path-evidence.ts). */
+  private pathHoldState: PathHold | undefined;
   readonly congestionControl: string | undefined;
 
   constructor(
@@ -158,6 +163,16 @@ export class Connection {
       }
       this.settleCurrent?.('close');
     });
+  }
+
+  /** Whether the path held this connection's last paced segment back: what the next segment's rate may aim at. */
+  get pathHold(): PathHold | undefined {
+    return this.pathHoldState;
+  }
+
+  /** A completed segment's paced phase: what it says about the path. */
+  segmentPaced(outcome: PhaseOutcome): void {
+    this.pathHoldState = nextPathHold(this.pathHoldState, outcome, this.port.pathHold);
   }
 
   /** TCP_INFO now; a failure is logged once, counted, and gives undefined. */

@@ -166,6 +166,22 @@ export const deliverySchema = z.strictObject({
       fullBufferMs: z.number().int().positive().default(30_000),
       /** Below this buffer (CMCD bl, or the origin's lower bound without CMCD) a segment goes at full speed. */
       lowBufferMs: z.number().int().min(0).default(5_000),
+      /**
+       * A connection whose last paced segment reached less than `limitedBelow` of its aim was held back by the path:
+       * its next aims no higher than `headroom` x the goodput it got, until one reaches `recoveredAbove` of its aim
+       * (path-evidence.ts). Segments whose paced phase carried under `minPhaseBytes` leave the evidence as is.
+       */
+      pathHold: z
+        .strictObject({
+          headroom: headroom.default(1.25),
+          limitedBelow: z.number().gt(0).max(1).default(0.7),
+          recoveredAbove: z.number().gt(0).max(1).default(0.9),
+          minPhaseBytes: z.number().int().min(0).default(32_768),
+        })
+        .refine((hold) => hold.limitedBelow <= hold.recoveredAbove, {
+          message: 'limitedBelow must not exceed recoveredAbove',
+        })
+        .prefault({}),
     })
     .prefault({}),
   /**

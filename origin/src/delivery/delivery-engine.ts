@@ -123,6 +123,7 @@ export class DeliveryEngine {
       countDraining: (delta) => {
         this.draining += delta;
       },
+      pathHold: options.delivery.abr.pathHold,
     };
   }
 
@@ -177,7 +178,7 @@ export class DeliveryEngine {
             { number: segment.number, startSec: segment.presentationSec, durationSec: segment.durationSec },
             nowMs,
           );
-    const plan = policy.rate.plan({ response: media, viewer, nowMs });
+    const plan = policy.rate.plan({ response: media, viewer, path: connection.pathHold, nowMs });
     new ResponseDelivery(this.services, {
       connection,
       reply,

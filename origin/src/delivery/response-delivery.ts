@@ -466,6 +466,13 @@ export class ResponseDelivery implements BlockDriver {
     if (this.kernel !== undefined) this.meter.kernelPhaseStarted(this.kernel.phaseStart());
     const report = this.kernel?.report() ?? this.enforcement.report();
     const record = buildFlowRecord(response, this.meter.facts(), report, ending);
+    const throttled = record.throttling;
+    if (record.completed && record.role === 'segment' && throttled?.goodputBps != null && record.targetRateBps !== null)
+      spec.connection.segmentPaced({
+        aimBps: record.targetRateBps.mean,
+        goodputBps: throttled.goodputBps,
+        bytes: throttled.bytes,
+      });
     services.metrics.record(record);
     services.flowLog.add(record);
   }

@@ -77,6 +77,10 @@ describe('config', () => {
       loadConfig({ env: { TRICKLE_CACHE__SIZE: '1' } }),
       configError(/unknown key "cache.size".*allowed: maxBytes, maxFileBytes, revalidateMs/),
     );
+    await assert.rejects(
+      loadConfig({ env: { TRICKLE_DELIVERY__ABR__PATH_HOLD__LIMITED_BELOW: '0.95' } }),
+      configError(/limitedBelow must not exceed recoveredAbove/),
+    );
   });
 
   it('reports unreadable and malformed config files', async () => {

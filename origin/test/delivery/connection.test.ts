@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { SocketControl, TcpInfo } from '@trickle/native';
 import { Connection, type ConnectionPort, type DrainOutcome, type TcpSnapshot } from '../../src/delivery/connection.js';
+import { defaultDeliveryConfig } from '../../src/delivery/delivery-config.js';
 
 class ScriptedSocket extends EventEmitter {
   bytesWritten = 0;
@@ -50,6 +51,7 @@ function setup(options: { drainTimeoutMs?: number; initialWindowPackets?: number
     countDraining: (delta) => {
       draining += delta;
     },
+    pathHold: defaultDeliveryConfig.abr.pathHold,
   };
   const connection = new Connection(
     socket as unknown as Socket,

@@ -5,7 +5,10 @@
  * player sends CMCD and the origin's viewer run otherwise), and its enforcer's effect on throughput caps the
  * transfer: a token bucket or kernel pacing at headroom x the rate; the cwnd clamp at gain x the
  * rate, or at the rate itself when the clamp sits at its floor and writes are throttled. Below
- * the cap the link decides, which is catch-up under every enforcer.
+ * the cap the link decides, which is catch-up under every enforcer. The ABR-aware rule's hold on a
+ * path slower than its aim (path-evidence.ts) is left out: it lowers an aim the link could not
+ * carry to 1.25 x what the link gave, and the model's link, which has no queue to overflow, gives
+ * the same throughput under either.
  */
 import {
   abrDecision,

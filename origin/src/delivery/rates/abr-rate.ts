@@ -18,10 +18,14 @@
  * rung visible: dash.js sends rtp = 5 x br x d / bl, below br itself once its buffer passes
  * 10 segments, which would pin its estimate under its own rung. A CMCD `mtp` below the next rung
  * means the player's estimate cannot reach it: such a segment goes at full speed (if the path is
- * what holds it back, that costs nothing). Progressive files have no ladder: the paper's media rate.
+ * what holds it back, that costs nothing). When the path held the connection's last paced segment
+ * back (it reached less than 0.7 of its aim, see path-evidence.ts), the aim is held to 1.25 x the
+ * goodput the path gave, never below the segment's own rate: the flow still fills the link, and its
+ * clamp no longer queues past a slow link's buffer. Progressive files have no ladder: the paper's media rate.
  */
 import { CmsdObjectType, CmsdStreamType, encodeCmsdDynamic, encodeCmsdStatic } from '@svta/common-media-library/cmsd';
 import { SfItem } from '@svta/common-media-library/structuredfield';
+import type { PathHold } from '../path-evidence.js';
 import type { ViewerRunState } from '../viewer-runs.js';
 import { mediaRatePlan } from './media-rate.js';
 import { constantRate, type RateRule, type SegmentFacts } from './rate-rule.js';
@@ -54,6 +58,7 @@ export interface AbrInput {
     Partial<Pick<SegmentFacts, 'kind'>>;
   readonly cmcd: AbrCmcd | undefined;
   readonly viewer: ViewerRunState | undefined;
+  readonly path?: PathHold | undefined;
 }
 
 export type AbrDecision =
@@ -156,6 +161,15 @@ export function abrDecision(input: AbrInput, options: AbrRateOptions): AbrDecisi
         'kbit/s (players that estimate from every request see audio too)';
     }
   }
+  // Last: a path that held the previous segment back would hold this one too, and an aim above it only queues.
+  const path = input.path;
+  const heldBps = path === undefined ? rateBps : Math.max(path.holdBps, segment.bitrateBps);
+  if (path !== undefined && heldBps < rateBps) {
+    rateBps = heldBps;
+    reason +=
+      `, held to ${Math.round(heldBps / 1000)} kbit/s: the connection's last segment got ` +
+      `${Math.round(path.goodputBps / 1000)} of its ${Math.round(path.aimBps / 1000)} kbit/s (the path's limit)`;
+  }
   return { fullSpeed: false, rateBps, reason };
 }
 
@@ -166,11 +180,11 @@ function quoted(text: string): string {
 export function abrRateRule(options: AbrRateOptions): RateRule {
   return {
     name: 'abr',
-    plan: ({ response, viewer }) => {
+    plan: ({ response, viewer, path }) => {
       const segment = response.segment;
       if (segment === undefined) return mediaRatePlan(response, options);
       const media = constantRate(segment.sizeBytes / segment.durationSec);
-      const decision = abrDecision({ segment, cmcd: response.cmcd, viewer }, options);
+      const decision = abrDecision({ segment, cmcd: response.cmcd, viewer, path }, options);
       const headers: Record<string, string> = {
         'cmsd-static': encodeCmsdStatic({
           ot: segment.kind === 'audio' ? CmsdObjectType.AUDIO : CmsdObjectType.VIDEO,

@@ -7,6 +7,7 @@
  * Pure: no sockets, no clocks (the time comes in the context).
  */
 import type { Cmcd } from '@svta/common-media-library/cmcd';
+import type { PathHold } from '../path-evidence.js';
 import type { VbrBlocks } from '../rate-plan.js';
 import type { ViewerRunState } from '../viewer-runs.js';
 
@@ -56,6 +57,8 @@ export interface RateContext {
   readonly response: MediaResponse;
   /** Segments: this viewer's run of consecutive segments so far (see viewer-runs.ts). */
   readonly viewer: ViewerRunState | undefined;
+  /** Segments: whether the path held this connection's last paced segment back (see path-evidence.ts). */
+  readonly path?: PathHold | undefined;
   readonly nowMs: number;
 }
 

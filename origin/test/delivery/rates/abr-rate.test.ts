@@ -75,6 +75,30 @@ describe('the ABR-aware rate rule', () => {
     },
   );
 
+  it("holds the aim to the path's evidence, never below the segment's own rate, and says so", () => {
+    // The connection's last segment got 700 kbit/s of a 2.8 Mbit/s aim: this one aims at 1.25 x 700.
+    const path = { holdBps: 875e3, goodputBps: 700e3, aimBps: 2.8e6 };
+    const held = abrDecision({ segment, cmcd: { bl: 30_000 }, viewer: undefined, path }, options);
+    assert.equal(rateOf(held), 875e3);
+    assert.match(held.reason, /held to 875 kbit\/s: the connection's last segment got 700 of its 2800 kbit\/s/);
+    // Below the segment's own rate the hold stops there (the paper's R: the media must still arrive in time).
+    assert.equal(
+      rateOf(
+        abrDecision({ segment, cmcd: { bl: 30_000 }, viewer: undefined, path: { ...path, holdBps: 300e3 } }, options),
+      ),
+      600e3,
+    );
+    // A hold above the aim changes nothing (a player that stepped down aims lower than the path gave).
+    const above = abrDecision(
+      { segment, cmcd: { bl: 30_000 }, viewer: undefined, path: { ...path, holdBps: 5e6 } },
+      options,
+    );
+    assert.equal(rateOf(above), 2 * 1.4e6);
+    assert.doesNotMatch(above.reason, /held/);
+    // Full speed stays full speed: startup is not the path's business.
+    assert.equal(abrDecision({ segment, cmcd: { su: true }, viewer: undefined, path }, options).fullSpeed, true);
+  });
+
   it('goes at full speed when the client says it is starting up or its buffer is low', () => {
     assert.equal(abrDecision({ segment, cmcd: { su: true, bl: 20_000 }, viewer: undefined }, options).fullSpeed, true);
     assert.equal(abrDecision({ segment, cmcd: { bl: 3_000 }, viewer: undefined }, options).fullSpeed, true);
