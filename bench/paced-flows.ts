@@ -836,6 +836,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     seconds,
   });
   const rttMs = Number(options.rttMs);
+  const viewersClients = Number(options.viewersClients);
+  if (!Number.isInteger(viewersClients) || viewersClients < 1)
+    throw new BenchError(
+      'BENCH_ERR_USAGE',
+      `--viewers-clients takes a whole number from 1, not ${options.viewersClients}`,
+    );
   const regimeNames = options.regimes.split(',');
   requireNginx();
   if (spawnSync('bpftool', ['version']).status !== 0)
@@ -976,7 +982,7 @@ export async function main(argv: readonly string[]): Promise<void> {
             assets: viewersAssets,
             place: { ...place, wrap: limited },
             clientWrap: limited,
-            clientProcesses: Number(options.viewersClients),
+            clientProcesses: viewersClients,
             rttMs: 0.05,
             mssBytes: ethernetLoopbackMssBytes,
             blocks,

@@ -163,12 +163,14 @@ export function abrDecision(input: AbrInput, options: AbrRateOptions): AbrDecisi
   }
   // Last: a path that held the previous segment back would hold this one too, and an aim above it only queues.
   const path = input.path;
-  const heldBps = path === undefined ? rateBps : Math.max(path.holdBps, segment.bitrateBps);
-  if (path !== undefined && heldBps < rateBps) {
-    rateBps = heldBps;
-    reason +=
-      `, held to ${Math.round(heldBps / 1000)} kbit/s: the connection's last segment got ` +
-      `${Math.round(path.goodputBps / 1000)} of its ${Math.round(path.aimBps / 1000)} kbit/s (the path's limit)`;
+  if (path !== undefined) {
+    const heldBps = Math.max(path.holdBps, segment.bitrateBps);
+    if (heldBps < rateBps) {
+      rateBps = heldBps;
+      reason +=
+        `, held to ${Math.round(heldBps / 1000)} kbit/s: the connection's last segment got ` +
+        `${Math.round(path.goodputBps / 1000)} of its ${Math.round(path.aimBps / 1000)} kbit/s (the path's limit)`;
+    }
   }
   return { fullSpeed: false, rateBps, reason };
 }
