@@ -8,7 +8,14 @@
 import type { Socket } from 'node:net';
 import type { SocketControl, TcpInfo } from '@trickle/native';
 import type { AbGroupConfig } from './delivery-config.js';
-import { nextPathHold, type PathHold, type PathOptions, type PhaseOutcome } from './path-evidence.js';
+import {
+  nextPathHold,
+  pathAfterFullSpeed,
+  type FullSpeedOutcome,
+  type PathHold,
+  type PathOptions,
+  type PhaseOutcome,
+} from './path-evidence.js';
 
 /**
  * How the wait for a response's last acknowledgement ended: every byte acknowledged, the next
@@ -165,7 +172,7 @@ export class Connection {
     });
   }
 
-  /** Whether the path held this connection's last paced segment back: what the next segment's rate may aim at. */
+  /** Whether the path held this connection's last segment back: what the next segment's rate may aim at. */
   get pathHold(): PathHold | undefined {
     return this.pathHoldState;
   }
@@ -173,6 +180,11 @@ export class Connection {
   /** A completed segment's paced phase: what it says about the path. */
   segmentPaced(outcome: PhaseOutcome): void {
     this.pathHoldState = nextPathHold(this.pathHoldState, outcome, this.port.pathHold);
+  }
+
+  /** A completed segment sent whole at full speed: what it says about the link. */
+  segmentAtFullSpeed(outcome: FullSpeedOutcome): void {
+    this.pathHoldState = pathAfterFullSpeed(this.pathHoldState, outcome, this.port.pathHold);
   }
 
   /** TCP_INFO now; a failure is logged once, counted, and gives undefined. */

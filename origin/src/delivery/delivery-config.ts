@@ -169,7 +169,9 @@ export const deliverySchema = z.strictObject({
       /**
        * A connection whose last paced segment reached less than `limitedBelow` of its aim was held back by the path:
        * its next aims no higher than `headroom` x the goodput it got, until one reaches `recoveredAbove` of its aim
-       * (path-evidence.ts). Segments whose paced phase carried under `minPhaseBytes` leave the evidence as is.
+       * (path-evidence.ts). Segments whose paced phase carried under `minPhaseBytes` leave the evidence as is. A
+       * segment sent whole at full speed without a loss that took `fullSpeedExtraRtts` base RTTs longer than slow
+       * start alone holds the next at `headroom` x the link rate its duration shows.
        */
       pathHold: z
         .strictObject({
@@ -177,6 +179,7 @@ export const deliverySchema = z.strictObject({
           limitedBelow: z.number().gt(0).max(1).default(0.7),
           recoveredAbove: z.number().gt(0).max(1).default(0.9),
           minPhaseBytes: z.number().int().min(0).default(32_768),
+          fullSpeedExtraRtts: z.number().min(0).default(1),
         })
         .refine((hold) => hold.limitedBelow <= hold.recoveredAbove, {
           message: 'limitedBelow must not exceed recoveredAbove',

@@ -18,6 +18,7 @@ import { kernelSchedule } from './kernel-schedule.js';
 import { FlowMeter, minimumGoodputWindowMs } from './flow-meter.js';
 import { streamBytesTaken, type Connection, type TcpSnapshot } from './connection.js';
 import { buildFlowRecord, type ResponseFacts } from './flow-record.js';
+import { linuxInitialWindowPackets } from './path-evidence.js';
 import type { FlowLog } from './flow-log.js';
 import type { DeliveryMetrics } from './metrics.js';
 import type { BlockTimer } from './block-timer.js';
@@ -473,6 +474,19 @@ export class ResponseDelivery implements BlockDriver {
         goodputBps: throttled.goodputBps,
         bytes: throttled.bytes,
       });
+    else if (record.completed && record.drained && record.role === 'segment' && throttled === null) {
+      const { minRttUs, startup } = record;
+      const mssBytes = ending.end.info?.mss;
+      if (minRttUs !== null && mssBytes !== undefined && startup.retransmittedSegments !== null)
+        spec.connection.segmentAtFullSpeed({
+          bytes: startup.bytes,
+          durationMs: startup.durationMs,
+          retransmittedSegments: startup.retransmittedSegments,
+          minRttUs,
+          mssBytes,
+          initialWindowPackets: response.initialWindow?.packets ?? linuxInitialWindowPackets,
+        });
+    }
     services.metrics.record(record);
     services.flowLog.add(record);
   }

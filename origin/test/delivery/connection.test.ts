@@ -289,4 +289,24 @@ describe('Connection', () => {
     assert.equal(c.calls.setInitialWindow, 1);
     assert.deepEqual(c.connection.initialWindow(), { packets: 4, status: 'applied' });
   });
+
+  it("keeps what the connection's segments say about its path: full speed first, then the paced ones", () => {
+    const c = setup();
+    const hold = () => c.connection.pathHold;
+    assert.equal(hold(), undefined);
+    // A startup segment: 100 kB in 1.2265 s over a 50 ms base RTT, no loss: a 680 kbit/s link.
+    c.connection.segmentAtFullSpeed({
+      bytes: 100_000,
+      durationMs: 1226.5,
+      retransmittedSegments: 0,
+      minRttUs: 50_000,
+      mssBytes: 1448,
+      initialWindowPackets: 10,
+    });
+    assert.ok(Math.abs(hold()!.holdBps / (1.25 * 680e3) - 1) < 0.002);
+    assert.equal(hold()?.aimBps, undefined);
+    // The first paced one aimed at the held rate and reached 0.95 of it: the path no longer holds it.
+    c.connection.segmentPaced({ aimBps: 850e3, goodputBps: 815e3, bytes: 100_000 });
+    assert.equal(hold(), undefined);
+  });
 });

@@ -2,14 +2,28 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultDeliveryConfig } from '../../src/delivery/delivery-config.js';
-import { nextPathHold, type PathHold, type PhaseOutcome } from '../../src/delivery/path-evidence.js';
+import {
+  linkRateOfTransfer,
+  nextPathHold,
+  pathAfterFullSpeed,
+  slowStartTransferSec,
+  type FullSpeedOutcome,
+  type PathHold,
+  type PhaseOutcome,
+} from '../../src/delivery/path-evidence.js';
 
 const options = defaultDeliveryConfig.abr.pathHold;
 const outcome = (aimBps: number, goodputBps: number, bytes = 100_000): PhaseOutcome => ({ aimBps, goodputBps, bytes });
 
 describe('path evidence', () => {
   it('has the defaults the ABR-aware rule documents', () => {
-    assert.deepEqual(options, { headroom: 1.25, limitedBelow: 0.7, recoveredAbove: 0.9, minPhaseBytes: 32_768 });
+    assert.deepEqual(options, {
+      headroom: 1.25,
+      limitedBelow: 0.7,
+      recoveredAbove: 0.9,
+      minPhaseBytes: 32_768,
+      fullSpeedExtraRtts: 1,
+    });
   });
 
   it('holds after a segment reached less than 0.7 of its aim, at 1.25 x what it got', () => {
@@ -42,5 +56,62 @@ describe('path evidence', () => {
     assert.equal(nextPathHold(hold, outcome(0, 600e3), options), hold);
     assert.equal(nextPathHold(hold, outcome(2e6, 0), options), hold);
     assert.equal(nextPathHold(hold, outcome(Number.NaN, 600e3), options), hold);
+  });
+
+  // A transfer's facts on a 50 ms base RTT, Linux's initial window of 10 x 1448 bytes.
+  const transfer = (bytes: number, durationMs: number, fields: Partial<FullSpeedOutcome> = {}): FullSpeedOutcome => ({
+    bytes,
+    durationMs,
+    retransmittedSegments: 0,
+    minRttUs: 50_000,
+    mssBytes: 1448,
+    initialWindowPackets: 10,
+    ...fields,
+  });
+
+  it('models a full-speed transfer as slow start from the initial window, then the link', () => {
+    // 100 kB by slow start alone: 14,480 + 28,960 + 57,920 bytes, three round trips.
+    assert.ok(Math.abs(slowStartTransferSec(transfer(100_000, 0), Infinity, 0.05) - 0.15) < 1e-9);
+    // 600 kB over 8 Mbit/s and 100 ms: three rounds of ramp (101,360 bytes), the window then carries the link
+    // (115,840 bytes a round trip against 100,000), 498,640 bytes drain at 8 Mbit/s, the last ack a round trip on.
+    const sec = slowStartTransferSec(transfer(600_000, 0), 8e6, 0.1);
+    assert.ok(Math.abs(sec - (0.3 + (498_640 * 8) / 8e6 + 0.1)) < 1e-9, String(sec));
+    // Its goodput reads two thirds of the link (5.3 Mbit/s); its duration shows the link's rate.
+    const rateBps = linkRateOfTransfer(transfer(600_000, sec * 1000, { minRttUs: 100_000 }), 1);
+    assert.ok(rateBps !== undefined && Math.abs(rateBps / 8e6 - 1) < 0.002, String(rateBps));
+    // 300 kB in 598.6 ms: slow start alone takes five round trips (0.5 s), within one of that: no evidence.
+    assert.equal(linkRateOfTransfer(transfer(300_000, 598.6, { minRttUs: 100_000 }), 1), undefined);
+  });
+
+  it('takes the link from a full-speed segment that shows one, at 1.25 x its rate, and from no other', () => {
+    // 100 kB in 1.2265 s over a 50 ms base RTT: a 680 kbit/s link from the first round trip on.
+    const shown = pathAfterFullSpeed(undefined, transfer(100_000, 1226.5), options);
+    assert.ok(shown !== undefined && Math.abs(shown.goodputBps / 680e3 - 1) < 0.002, JSON.stringify(shown));
+    assert.equal(shown.aimBps, undefined);
+    assert.ok(Math.abs(shown.holdBps / (1.25 * 680e3) - 1) < 0.002);
+    // 41,940 bytes in 378 ms over 152 ms (a 7.5 Mbit/s link in abr-slow3): slow start alone takes 304 ms, the rest
+    // is delayed acks and the request's turn, not the link.
+    assert.equal(pathAfterFullSpeed(undefined, transfer(41_940, 378, { minRttUs: 152_000 }), options), undefined);
+    const paced = nextPathHold(undefined, outcome(2e6, 600e3), options);
+    assert.equal(
+      pathAfterFullSpeed(paced, transfer(100_000, 1226.5, { retransmittedSegments: 2 }), options),
+      paced,
+      'a loss breaks the model: the evidence stays',
+    );
+    assert.equal(pathAfterFullSpeed(paced, transfer(20_000, 1226.5), options), paced, 'few bytes');
+    assert.equal(pathAfterFullSpeed(paced, transfer(100_000, 1226.5, { minRttUs: 0 }), options), paced, 'no RTT');
+    // Newer evidence replaces a paced segment's; of several full-speed segments the most one showed counts (a
+    // concurrent transfer on the same link shows less).
+    assert.ok(Math.abs(pathAfterFullSpeed(paced, transfer(100_000, 1226.5), options)!.goodputBps / 680e3 - 1) < 0.002);
+    const slower = pathAfterFullSpeed(shown, transfer(100_000, 2400), options);
+    assert.equal(slower?.goodputBps, shown.goodputBps);
+  });
+
+  it('lets the first paced segment after full speed confirm or end the hold', () => {
+    const hold = pathAfterFullSpeed(undefined, transfer(100_000, 1226.5), options);
+    // Aimed at the held 850 and got 680 (0.8): still the link's limit.
+    assert.ok(Math.abs(nextPathHold(hold, outcome(850e3, 680e3), options)!.holdBps / 850e3 - 1) < 1e-9);
+    // Got 800 (0.94): the link was faster than the startup showed.
+    assert.equal(nextPathHold(hold, outcome(850e3, 800e3), options), undefined);
   });
 });

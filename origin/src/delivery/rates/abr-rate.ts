@@ -167,9 +167,11 @@ export function abrDecision(input: AbrInput, options: AbrRateOptions): AbrDecisi
     const heldBps = Math.max(path.holdBps, segment.bitrateBps);
     if (heldBps < rateBps) {
       rateBps = heldBps;
-      reason +=
-        `, held to ${Math.round(heldBps / 1000)} kbit/s: the connection's last segment got ` +
-        `${Math.round(path.goodputBps / 1000)} of its ${Math.round(path.aimBps / 1000)} kbit/s (the path's limit)`;
+      const got =
+        path.aimBps === undefined
+          ? `a ${Math.round(path.goodputBps / 1000)} kbit/s link at full speed`
+          : `${Math.round(path.goodputBps / 1000)} of its ${Math.round(path.aimBps / 1000)} kbit/s`;
+      reason += `, held to ${Math.round(heldBps / 1000)} kbit/s: the connection's last segment got ${got} (the path's limit)`;
     }
   }
   return { fullSpeed: false, rateBps, reason };

@@ -95,6 +95,16 @@ describe('the ABR-aware rate rule', () => {
     );
     assert.equal(rateOf(above), 2 * 1.4e6);
     assert.doesNotMatch(above.reason, /held/);
+    // Evidence from a segment sent at full speed says so.
+    const fullSpeed = abrDecision(
+      { segment, cmcd: { bl: 30_000 }, viewer: undefined, path: { ...path, aimBps: undefined } },
+      options,
+    );
+    assert.equal(rateOf(fullSpeed), 875e3);
+    assert.match(
+      fullSpeed.reason,
+      /held to 875 kbit\/s: the connection's last segment got a 700 kbit\/s link at full speed/,
+    );
     // Full speed stays full speed: startup is not the path's business.
     assert.equal(abrDecision({ segment, cmcd: { su: true }, viewer: undefined, path }, options).fullSpeed, true);
   });
