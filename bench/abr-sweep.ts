@@ -28,6 +28,7 @@ import {
   type Trace,
 } from '@trickle/player-sim';
 import { BenchError } from './errors.js';
+import { positiveNumberOption, wholeNumberOption } from './options.js';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
 
@@ -100,10 +101,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     .addHelpText('after', examples('npx trickle bench abr-sweep', 'npx trickle bench abr-sweep --sessions 50 --cmcd'))
     .parse(['node', 'bench', ...argv])
     .opts<{ sessions: string; minutes: string; cmcd?: boolean }>();
-  const sessions = Number(options.sessions);
-  const minutes = Number(options.minutes);
-  if (!Number.isInteger(sessions) || sessions < 1 || !(minutes > 0))
-    throw new BenchError('BENCH_ERR_USAGE', '--sessions takes a whole number from 1, --minutes a positive number');
+  const sessions = wholeNumberOption('--sessions', options.sessions, 1);
+  const minutes = positiveNumberOption('--minutes', options.minutes);
   const manifest = join(root, 'media', 'demo', 'manifest.mpd');
   const content = await loadContent(manifest).catch(() => {
     throw new BenchError('BENCH_ERR_MEDIA', `no demo media at ${manifest}: run \`npx trickle media demo\` first`);

@@ -5,7 +5,7 @@ export const benchErrorCodes = {
   BENCH_ERR_MEDIA: 'the media a benchmark serves is missing',
   BENCH_ERR_NETWORK: 'the network a benchmark runs over could not be set up (a route, a namespace)',
   BENCH_ERR_GUEST: 'the part of a benchmark run inside a guest kernel failed',
-  BENCH_ERR_USAGE: 'a benchmark option names something the benchmark does not know',
+  BENCH_ERR_USAGE: 'a benchmark option is malformed or names something the benchmark does not know',
 } as const;
 
 export type BenchErrorCode = keyof typeof benchErrorCodes;

@@ -16,6 +16,7 @@ import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, statSync, writeF
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { BenchError } from './errors.js';
+import { positiveNumberOption, wholeNumberOption } from './options.js';
 import { runIfMain } from './entry.js';
 import { formatEstimate, mean, meanInterval, processCpuSeconds, examples } from '@trickle/e2e';
 import { requireNginx, startNginx } from './nginx-server.js';
@@ -193,6 +194,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     )
     .parse(['node', 'bench', ...argv])
     .opts<{ seconds: string; connections: string; media: string; rounds: string }>();
+  const seconds = positiveNumberOption('--seconds', options.seconds);
+  const connections = wholeNumberOption('--connections', options.connections, 1);
+  const rounds = wholeNumberOption('--rounds', options.rounds, 1);
   const media = resolve(options.media);
   const asset = join(media, 'demo');
   if (spawnSync('wrk', ['--version']).error !== undefined)
@@ -203,11 +207,6 @@ export async function main(argv: readonly string[]): Promise<void> {
   requireNginx();
   if (!existsSync(join(asset, 'manifest.mpd')))
     throw new BenchError('BENCH_ERR_MEDIA', `no demo asset in ${media}: run \`npx trickle media demo\` first`);
-  const seconds = Number(options.seconds);
-  const connections = Number(options.connections);
-  const rounds = Number(options.rounds);
-  if (!Number.isInteger(rounds) || rounds < 1)
-    throw new BenchError('BENCH_ERR_USAGE', `--rounds takes a whole number from 1, not ${options.rounds}`);
   const progressiveSize = statSync(join(asset, 'progressive.mp4')).size;
   const workloads: Workload[] = [
     { name: 'manifest (MPD)', path: '/media/demo/manifest.mpd', origin: 'defaults', goalRatio: 0.5 },

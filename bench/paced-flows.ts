@@ -42,6 +42,7 @@ import {
 import { quantileSorted } from '@trickle/player-sim';
 import { ByteTimeMap, readProgressiveLayout, resolveConfig, vbrBlocksOf, type VbrBlocks } from '@trickle/origin';
 import { BenchError } from './errors.js';
+import { positiveNumberOption, wholeNumberOption } from './options.js';
 import { stopOnInterrupt, undoneAfter } from './interrupt.js';
 import { burstGapMs, periodRegularity, sizeRegularity } from './burst-span.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
@@ -829,19 +830,18 @@ export async function main(argv: readonly string[]): Promise<void> {
       cpuProf?: string;
     }>();
   resultsFileName(options.results);
-  const runs = Number(options.runs);
-  const seconds = Number(options.seconds);
-  const windowOf = (regime: Regime['name']) => ({
-    warmupSec: options.warmup === undefined ? defaultWarmupSec[regime] : Number(options.warmup),
-    seconds,
-  });
-  const rttMs = Number(options.rttMs);
-  const viewersClients = Number(options.viewersClients);
-  if (!Number.isInteger(viewersClients) || viewersClients < 1)
-    throw new BenchError(
-      'BENCH_ERR_USAGE',
-      `--viewers-clients takes a whole number from 1, not ${options.viewersClients}`,
-    );
+  const runs = wholeNumberOption('--runs', options.runs, 1);
+  const seconds = positiveNumberOption('--seconds', options.seconds);
+  const warmupSec =
+    options.warmup === undefined ? undefined : positiveNumberOption('--warmup', options.warmup, { allowZero: true });
+  const windowOf = (regime: Regime['name']) => ({ warmupSec: warmupSec ?? defaultWarmupSec[regime], seconds });
+  const rttMs = positiveNumberOption('--rtt-ms', options.rttMs, { allowZero: true });
+  const flows = wholeNumberOption('--flows', options.flows, 1);
+  const loopbackFlows = wholeNumberOption('--loopback-flows', options.loopbackFlows, 1);
+  const viewers = wholeNumberOption('--viewers', options.viewers, 1);
+  const viewersClients = wholeNumberOption('--viewers-clients', options.viewersClients, 1);
+  const idleConnectionsAsked = wholeNumberOption('--idle-connections', options.idleConnections, 0);
+  const idleSeconds = positiveNumberOption('--idle-seconds', options.idleSeconds);
   const regimeNames = options.regimes.split(',');
   requireNginx();
   if (spawnSync('bpftool', ['version']).status !== 0)
@@ -885,15 +885,13 @@ export async function main(argv: readonly string[]): Promise<void> {
   );
   const idleServers = [trickleRun('trickle', undefined), nginxRun];
   // With sendfile(2) a flow holds its socket and a duplicate of it; an idle connection its socket.
-  const fileLimit = viewersFileLimit(
-    Math.max(2 * Number(options.viewers), Number(options.idleConnections)) + serverSpareFiles,
-  );
-  const idleConnections = Math.min(Number(options.idleConnections), fileLimit.files - serverSpareFiles);
+  const fileLimit = viewersFileLimit(Math.max(2 * viewers, idleConnectionsAsked) + serverSpareFiles);
+  const idleConnections = Math.min(idleConnectionsAsked, fileLimit.files - serverSpareFiles);
   if (regimeNames.includes('viewers') && fileLimit.reason !== undefined)
     process.stderr.write(
       `warning: ${fileLimit.reason}: ${idleConnections} idle connections instead of ${options.idleConnections}\n`,
     );
-  if (regimeNames.includes('viewers') && Number(options.viewers) > fileLimit.files - serverSpareFiles)
+  if (regimeNames.includes('viewers') && viewers > fileLimit.files - serverSpareFiles)
     throw new BenchError(
       'BENCH_ERR_USAGE',
       `--viewers ${options.viewers}: ${fileLimit.reason ?? 'above the file limit'}; at most ` +
@@ -933,7 +931,7 @@ export async function main(argv: readonly string[]): Promise<void> {
               ...(await runRegime(
                 {
                   name: 'lab',
-                  flows: Number(options.flows),
+                  flows,
                   assets: labAssets,
                   place,
                   clientWrap: ['ip', 'netns', 'exec', lab.namespace('player')],
@@ -957,7 +955,7 @@ export async function main(argv: readonly string[]): Promise<void> {
           ...(await runRegime(
             {
               name: 'loopback',
-              flows: Number(options.loopbackFlows),
+              flows: loopbackFlows,
               assets: loopbackAssets,
               place: loopback,
               clientWrap: [],
@@ -976,9 +974,9 @@ export async function main(argv: readonly string[]): Promise<void> {
         // Every process gets its hard file limit as its soft one (prlimit execs, so the pid is the server's).
         const limited = ['prlimit', `--nofile=${fileLimit.files}:${fileLimit.files}`];
         await withEthernetLoopback(async (place) => {
-          const viewers: Regime = {
+          const viewersRegime: Regime = {
             name: 'viewers',
-            flows: Number(options.viewers),
+            flows: viewers,
             assets: viewersAssets,
             place: { ...place, wrap: limited },
             clientWrap: limited,
@@ -988,10 +986,8 @@ export async function main(argv: readonly string[]): Promise<void> {
             blocks,
             maxConnections: fileLimit.files - serverSpareFiles,
           };
-          rows.push(...(await runRegime(viewers, viewersServers, windowOf('viewers'), runs, progress)));
-          idleRows.push(
-            ...(await runIdle(viewers, idleServers, idleConnections, Number(options.idleSeconds), progress)),
-          );
+          rows.push(...(await runRegime(viewersRegime, viewersServers, windowOf('viewers'), runs, progress)));
+          idleRows.push(...(await runIdle(viewersRegime, idleServers, idleConnections, idleSeconds, progress)));
         });
       }
     }),
@@ -1056,7 +1052,7 @@ export async function main(argv: readonly string[]): Promise<void> {
               'from 127.0.0.1 and past 20,000 from 127.0.0.2, .3). Goals (issue 38): every flow within +-3 % of its aim, ' +
               'no failed flow, no map entry left; ' +
               `${options.idleConnections} idle connections held` +
-              (fileLimit.reason === undefined || idleConnections >= Number(options.idleConnections)
+              (fileLimit.reason === undefined || idleConnections >= idleConnectionsAsked
                 ? '.'
                 : ` (not measurable here: ${fileLimit.reason}; ${idleConnections} instead).`),
           ]

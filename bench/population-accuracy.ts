@@ -22,6 +22,7 @@ import {
   examples,
 } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
+import { positiveNumberOption, wholeNumberOption } from './options.js';
 import { writeResults } from './results-file.js';
 
 interface Flags {
@@ -95,12 +96,13 @@ export async function main(argv: readonly string[]): Promise<void> {
     )
     .parse(['node', 'bench', ...argv])
     .opts<Flags>();
-  const viewers = Number(flags.viewers);
-  const seed = Number(flags.seed);
-  const durationMs = Number(flags.seconds) * 1000;
+  const viewers = wholeNumberOption('--viewers', flags.viewers, 1);
+  const seed = wholeNumberOption('--seed', flags.seed, 0);
+  const durationMs = positiveNumberOption('--seconds', flags.seconds) * 1000;
+  const loads = flags.rounds.split(',').map((rounds) => wholeNumberOption('--rounds', rounds, 1));
   const measured: Measured[] = [];
   for (const distribution of flags.population.split(',')) {
-    for (const rounds of flags.rounds.split(',').map(Number)) {
+    for (const rounds of loads) {
       const population = linkPopulation(drawLinks(distribution, viewers, seed), { source: distribution, seed });
       process.stderr.write(
         `${distribution}: ${viewers} viewers, ${Math.round(viewers / rounds)} loaded at a time ...\n`,

@@ -28,6 +28,7 @@ import {
   examples,
 } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
+import { positiveNumberOption, wholeNumberOption } from './options.js';
 import { resultsFileName, writeResults } from './results-file.js';
 
 const list = (value: string) =>
@@ -116,14 +117,15 @@ export async function main(argv: readonly string[]): Promise<void> {
     policies: list(options.policies).map(parseMatrixPolicy),
     players: players as MatrixPlayer[],
     cmcd: cmcd as ('off' | 'on')[],
-    sessions: Number(options.sessions),
-    sessionSeconds: Number(options.seconds),
-    starts: list(options.starts).map(Number),
+    sessions: wholeNumberOption('--sessions', options.sessions, 1),
+    sessionSeconds: positiveNumberOption('--seconds', options.seconds),
+    starts: list(options.starts).map((start) => positiveNumberOption('--starts', start, { allowZero: true })),
     congestionControl: options.congestionControl,
     probeIntervalMs: 100,
     asset: options.asset,
     media: options.media,
   };
+  const parallel = wholeNumberOption('--parallel', options.parallel, 1);
   const work = resolve(options.work);
   await mkdir(work, { recursive: true });
   const progress = stageProgress();
@@ -131,7 +133,7 @@ export async function main(argv: readonly string[]): Promise<void> {
   const data = await runMatrix({
     ...matrix,
     work,
-    parallel: Number(options.parallel),
+    parallel,
     fresh: options.fresh === true,
     reportOnly: options.reportOnly === true,
     onProgress: (p) => {
@@ -148,7 +150,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     defaultPolicy: defaultDeliveryConfig.policy,
     sessionSeconds: matrix.sessionSeconds,
     commandLine,
-    labsAtOnce: Number(options.parallel),
+    labsAtOnce: parallel,
     cores: availableParallelism(),
   });
   await writeResults(`${options.results}.md`, 'QoE matrix: what pacing costs viewers, and what it saves the network', [

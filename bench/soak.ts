@@ -25,6 +25,7 @@ import {
   examples,
 } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
+import { positiveNumberOption, wholeNumberOption } from './options.js';
 import { writeResults } from './results-file.js';
 import { metricTotal } from './prometheus-text.js';
 
@@ -83,9 +84,11 @@ export async function main(argv: readonly string[]): Promise<void> {
       sampleSeconds: string;
       media: string;
     }>();
+  const minutes = positiveNumberOption('--minutes', options.minutes);
+  const players = wholeNumberOption('--players', options.players, 1);
+  const sessionSeconds = positiveNumberOption('--session-seconds', options.sessionSeconds);
+  const sampleSeconds = positiveNumberOption('--sample-seconds', options.sampleSeconds);
   requireLabPrivileges();
-  const minutes = Number(options.minutes);
-  const players = Number(options.players);
   const durationMs = minutes * 60_000;
   const lab = await labUp('soak', profileLink(options.link));
   const progress = stageProgress();
@@ -103,7 +106,7 @@ export async function main(argv: readonly string[]): Promise<void> {
         manifestUrl: `${originUrl}${assetPath('demo', 'dashjs')}`,
         players,
         durationMs,
-        sessionSeconds: Number(options.sessionSeconds),
+        sessionSeconds,
       };
       const child = lab.spawn(
         'player',
@@ -118,7 +121,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       let finished = false;
       void exited.then(() => (finished = true));
       while (!finished) {
-        await Promise.race([new Promise((r) => setTimeout(r, Number(options.sampleSeconds) * 1000)), exited]);
+        await Promise.race([new Promise((r) => setTimeout(r, sampleSeconds * 1000)), exited]);
         const elapsedMs = performance.now() - startMs;
         samples.push({
           minute: elapsedMs / 60_000,
