@@ -21,7 +21,12 @@
  */
 
 /** Linux's initial congestion window (TCP_INIT_CWND, RFC 6928) where the origin sets none. */
-export const linuxInitialWindowPackets = 10;
+const linuxInitialWindowPackets = 10;
+
+/** The initial window a connection's transfers started from: one the kernel refused, or was never asked, was not. */
+export function initialWindowInUse(asked: { readonly packets: number; readonly status: string } | undefined): number {
+  return asked?.status === 'applied' ? asked.packets : linuxInitialWindowPackets;
+}
 
 export interface PathOptions {
   /** The held aim over the goodput the path gave. */

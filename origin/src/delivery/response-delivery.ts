@@ -18,7 +18,7 @@ import { kernelSchedule } from './kernel-schedule.js';
 import { FlowMeter, minimumGoodputWindowMs } from './flow-meter.js';
 import { streamBytesTaken, type Connection, type TcpSnapshot } from './connection.js';
 import { buildFlowRecord, type ResponseFacts } from './flow-record.js';
-import { linuxInitialWindowPackets } from './path-evidence.js';
+import { initialWindowInUse } from './path-evidence.js';
 import type { FlowLog } from './flow-log.js';
 import type { DeliveryMetrics } from './metrics.js';
 import type { BlockTimer } from './block-timer.js';
@@ -484,7 +484,7 @@ export class ResponseDelivery implements BlockDriver {
           retransmittedSegments: startup.retransmittedSegments,
           minRttUs,
           mssBytes,
-          initialWindowPackets: response.initialWindow?.packets ?? linuxInitialWindowPackets,
+          initialWindowPackets: initialWindowInUse(response.initialWindow),
         });
     }
     services.metrics.record(record);

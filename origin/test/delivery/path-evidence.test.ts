@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defaultDeliveryConfig } from '../../src/delivery/delivery-config.js';
 import {
+  initialWindowInUse,
   linkRateOfTransfer,
   nextPathHold,
   pathAfterFullSpeed,
@@ -113,5 +114,12 @@ describe('path evidence', () => {
     assert.ok(Math.abs(nextPathHold(hold, outcome(850e3, 680e3), options)!.holdBps / 850e3 - 1) < 1e-9);
     // Got 800 (0.94): the link was faster than the startup showed.
     assert.equal(nextPathHold(hold, outcome(850e3, 800e3), options), undefined);
+  });
+
+  it("starts the model from the initial window the kernel applied, Linux's 10 otherwise", () => {
+    assert.equal(initialWindowInUse({ packets: 32, status: 'applied' }), 32);
+    for (const status of ['failed', 'unsupported', 'pending'])
+      assert.equal(initialWindowInUse({ packets: 32, status }), 10, status);
+    assert.equal(initialWindowInUse(undefined), 10);
   });
 });
