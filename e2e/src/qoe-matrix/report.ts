@@ -84,7 +84,7 @@ export function matrixReport(
 ): MatrixReport {
   // A section per link and start (mid-asset starts after the link's own).
   const places = placesOf(data.cells);
-  const goals = goalChecks(data, options.defaultPolicy);
+  const goals = goalChecks(data, options.defaultPolicy, options.labsAtOnce);
   const agree = agreements(data.cells);
   const md: string[] = [
     '',
@@ -114,7 +114,8 @@ export function matrixReport(
           `Labs ran ${options.labsAtOnce} at once on ${options.cores} cores: with labs sharing cores a ` +
             `browser's startup came later under the paced policies than under bulk in every such cell measured ` +
             `(up to 450 ms), and 16 ms apart one lab at a time (bench/results/qoe-startup-probe.md). Read ` +
-            `startup here as the harness's contention; judge it from a run with \`--parallel 1\`.`,
+            `startup here as the harness's contention, and the probe's queueing too (the delay line and the ping ` +
+            `wait behind the browsers); judge both from a run with \`--parallel 1\`.`,
         ]
       : []),
     '',

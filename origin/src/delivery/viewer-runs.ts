@@ -3,8 +3,7 @@
  * does not send it (no CMCD). A run is one viewer's stretch of segments of one media kind: segment
  * n continues the run that has fetched up to n - 1; a segment the run already fetched, or one
  * between its first and its highest, is a replacement (a player fetching a buffered segment again
- * at another rung, or retrying one) as long as it lies ahead of anything the player can have
- * played. Anything else starts a new run: a new viewer, a seek, a viewer back after a long pause.
+ * at another rung, or retrying one) as long as the player cannot have played all of it. Anything else starts a new run: a new viewer, a seek, a viewer back after a long pause.
  * Runs are keyed by who asks (CMCD `sid` when sent, else the client address) with the asset and
  * kind, so one viewer's several connections count together, and viewers behind one address are
  * told apart by their position.
@@ -104,12 +103,13 @@ export class ViewerRuns {
     let best: Run | undefined;
     for (const run of runs) {
       const continues = segment.number === run.highestNumber + 1;
-      // Playback cannot be past the run's first segment plus the time since: a segment from there on is still ahead of
-      // it.
+      // Playback cannot be past the run's first segment plus the time since: a segment that ends after that has not
+      // been played whole, and a player may still fetch it again at another rung (dash.js does for the segments just
+      // ahead of its playhead, whose start the bound has often passed: a new run there restarted the startup phase).
       const replaces =
         segment.number >= run.firstNumber &&
         segment.number <= run.highestNumber &&
-        segment.startSec >= run.firstStartSec + (nowMs - run.startedAtMs) / 1000;
+        segment.startSec + segment.durationSec > run.firstStartSec + (nowMs - run.startedAtMs) / 1000;
       if (!continues && !replaces) continue;
       if (best === undefined || run.lastSeenMs > best.lastSeenMs) best = run;
     }

@@ -36,6 +36,18 @@ describe('viewer runs', () => {
     assert.equal(runs.join('a', segment(12), 1400).fetchedSec, 22);
   });
 
+  it('keeps the run when a player fetches again the segment its playhead may have entered but not left', () => {
+    // dash.js on dsl-6mbit: 17 segments fetched from 0 s, then at 19 s segment 10 (18-20 s of media) again at a higher
+    // rung, then 11 onwards. Playback can be at most at 19 s: segment 10 is not played whole, a replacement.
+    const runs = new ViewerRuns();
+    for (let n = 1; n <= 17; n++) runs.join('a', segment(n), (n - 1) * 1000);
+    assert.equal(runs.join('a', segment(10), 19_000).fetchedSec, 34);
+    for (let n = 11; n <= 17; n++) runs.join('a', segment(n), 19_000 + n * 10);
+    assert.equal(runs.join('a', segment(18), 20_000).fetchedSec, 34, 'the run goes on: no second startup');
+    // At 20 s segment 9 (16-18 s of media) has been played whole if at all: fetching it again is a seek back.
+    assert.equal(runs.join('a', segment(9), 20_100).fetchedSec, 0);
+  });
+
   it('starts a new run on a seek forward, a seek back behind playback, a new key, or after a long pause', () => {
     const runs = new ViewerRuns();
     for (let n = 1; n <= 10; n++) runs.join('a', segment(n), n * 1000);
