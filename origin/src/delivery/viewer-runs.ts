@@ -3,7 +3,8 @@
  * does not send it (no CMCD). A run is one viewer's stretch of segments of one media kind: segment
  * n continues the run that has fetched up to n - 1; a segment the run already fetched, or one
  * between its first and its highest, is a replacement (a player fetching a buffered segment again
- * at another rung, or retrying one) as long as the player cannot have played all of it. Anything else starts a new run: a new viewer, a seek, a viewer back after a long pause.
+ * at another rung, or retrying one) as long as the player cannot have played all of it. Anything
+ * else starts a new run: a new viewer, a seek, a viewer back after a long pause.
  * Runs are keyed by who asks (CMCD `sid` when sent, else the client address) with the asset and
  * kind, so one viewer's several connections count together, and viewers behind one address are
  * told apart by their position.
