@@ -58,7 +58,11 @@ export async function main(argv: readonly string[]): Promise<void> {
       '190',
     )
     .option('--starts <secs>', 'where players begin, media seconds: a cell per start (e.g. 0,60)', '0')
-    .option('--parallel <n>', 'labs at once (startup is skewed when labs share cores: judge it with 1)', '3')
+    .option(
+      '--parallel <n>',
+      'labs at once (startup and probe queueing are skewed when labs share cores: judge them with 1)',
+      '3',
+    )
     .option('--congestion-control <cc>', "the origin's congestion control (the paper's servers: cubic)", 'cubic')
     .option('--media <dir>', 'media directory holding the asset', 'media')
     .option(

@@ -77,7 +77,7 @@ export function matrixReport(
     readonly defaultPolicy: string;
     readonly sessionSeconds: number;
     readonly commandLine: string;
-    /** Labs run at once, and the machine's cores: a browser's startup is skewed when labs share cores. */
+    /** Labs run at once, and the machine's cores: startup and the probe are skewed when labs share cores. */
     readonly labsAtOnce: number;
     readonly cores: number;
   },
