@@ -28,7 +28,7 @@ import {
   type Trace,
 } from '@trickle/player-sim';
 import { BenchError } from './errors.js';
-import { positiveNumberOption, wholeNumberOption } from './options.js';
+import { numberOption } from './options.js';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
 
@@ -101,8 +101,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     .addHelpText('after', examples('npx trickle bench abr-sweep', 'npx trickle bench abr-sweep --sessions 50 --cmcd'))
     .parse(['node', 'bench', ...argv])
     .opts<{ sessions: string; minutes: string; cmcd?: boolean }>();
-  const sessions = wholeNumberOption('--sessions', options.sessions, 1);
-  const minutes = positiveNumberOption('--minutes', options.minutes);
+  const sessions = numberOption('--sessions', options.sessions, 'positive-integer');
+  const minutes = numberOption('--minutes', options.minutes, 'positive');
   const manifest = join(root, 'media', 'demo', 'manifest.mpd');
   const content = await loadContent(manifest).catch(() => {
     throw new BenchError('BENCH_ERR_MEDIA', `no demo media at ${manifest}: run \`npx trickle media demo\` first`);

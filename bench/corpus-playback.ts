@@ -14,7 +14,7 @@ import { Command } from 'commander';
 import { labDown, labUp, launchChromium, playToEnd, profileLink, requireLabPrivileges, examples } from '@trickle/e2e';
 import { buildCorpus, inspectAsset, type AssetIndex, type FlowRecord } from '@trickle/origin';
 import { runIfMain } from './entry.js';
-import { positiveNumberOption } from './options.js';
+import { numberOption } from './options.js';
 import { writeResults } from './results-file.js';
 
 const checkout = resolve(import.meta.dirname, '..', '..');
@@ -57,7 +57,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .addHelpText('after', examples('sudo npx trickle bench corpus', 'sudo npx trickle bench corpus --link fast-20mbit'))
     .parse(['node', 'corpus', ...argv])
     .opts<{ corpus: string; duration: string; link: string }>();
-  const durationSec = positiveNumberOption('--duration', options.duration);
+  const durationSec = numberOption('--duration', options.duration, 'positive');
   requireLabPrivileges();
   const corpus = resolve(options.corpus);
   if (!existsSync(join(corpus, 'README.md'))) {

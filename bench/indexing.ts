@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { findShakaPackager, generateDemoMedia } from '@trickle/origin';
 import { BenchError } from './errors.js';
-import { positiveNumberOption, wholeNumberOption } from './options.js';
+import { numberOption } from './options.js';
 import { runIfMain } from './entry.js';
 import { writeResults } from './results-file.js';
 import { examples } from '@trickle/e2e';
@@ -258,9 +258,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     .addHelpText('after', examples('npx trickle bench indexing', 'npx trickle bench indexing --hours 1 --assets 200'))
     .parse(['node', 'indexing', ...argv])
     .opts<{ hours: string; assets: string; runs: string; work: string }>();
-  const hours = positiveNumberOption('--hours', options.hours);
-  const count = wholeNumberOption('--assets', options.assets, 1);
-  const runs = wholeNumberOption('--runs', options.runs, 1);
+  const hours = numberOption('--hours', options.hours, 'positive');
+  const count = numberOption('--assets', options.assets, 'positive-integer');
+  const runs = numberOption('--runs', options.runs, 'positive-integer');
   const work = resolve(options.work);
   const packager = findShakaPackager();
   if (packager === undefined)

@@ -1,25 +1,14 @@
 /**
- * A benchmark's numeric options, checked once before it touches the machine: commander hands over text, and
- * Number() of a typo is NaN (of '' is 0), which a benchmark would carry into its runs as no clients or NaN figures.
+ * A benchmark's numeric options, checked once before it touches the machine, by the rule the trickle CLI's options
+ * follow (@trickle/e2e's numberFromText), with a coded one-line error naming the option.
  */
+import { type NumberKind, numberExpectation, numberFromText } from '@trickle/e2e';
 import { BenchError } from './errors.js';
 
-/** `text` as a whole number of at least `min`; anything else a coded one-line error naming the option. */
-export function wholeNumberOption(flag: string, text: string, min: number): number {
-  const value = text.trim() === '' ? Number.NaN : Number(text);
-  if (!Number.isInteger(value) || value < min)
-    throw new BenchError('BENCH_ERR_USAGE', `${flag} takes a whole number from ${min}, not '${text}'`);
-  return value;
-}
-
-/** `text` as a finite number above 0 (with `allowZero`, from 0); anything else a coded one-line error. */
-export function positiveNumberOption(flag: string, text: string, options: { allowZero?: boolean } = {}): number {
-  const value = text.trim() === '' ? Number.NaN : Number(text);
-  const allowZero = options.allowZero === true;
-  if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero))
-    throw new BenchError(
-      'BENCH_ERR_USAGE',
-      `${flag} takes a number ${allowZero ? 'from 0' : 'above 0'}, not '${text}'`,
-    );
+/** `text` as a number of `kind`; anything else a coded one-line error naming the option. */
+export function numberOption(flag: string, text: string, kind: NumberKind): number {
+  const value = numberFromText(text, kind);
+  if (value === undefined)
+    throw new BenchError('BENCH_ERR_USAGE', `${flag} takes ${numberExpectation(kind)}, not '${text}'`);
   return value;
 }

@@ -16,7 +16,7 @@ import { copyFileSync, existsSync, linkSync, mkdirSync, rmSync, statSync, writeF
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { BenchError } from './errors.js';
-import { positiveNumberOption, wholeNumberOption } from './options.js';
+import { numberOption } from './options.js';
 import { runIfMain } from './entry.js';
 import { formatEstimate, mean, meanInterval, processCpuSeconds, examples } from '@trickle/e2e';
 import { requireNginx, startNginx } from './nginx-server.js';
@@ -194,9 +194,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     )
     .parse(['node', 'bench', ...argv])
     .opts<{ seconds: string; connections: string; media: string; rounds: string }>();
-  const seconds = positiveNumberOption('--seconds', options.seconds);
-  const connections = wholeNumberOption('--connections', options.connections, 1);
-  const rounds = wholeNumberOption('--rounds', options.rounds, 1);
+  const seconds = numberOption('--seconds', options.seconds, 'positive');
+  const connections = numberOption('--connections', options.connections, 'positive-integer');
+  const rounds = numberOption('--rounds', options.rounds, 'positive-integer');
   const media = resolve(options.media);
   const asset = join(media, 'demo');
   if (spawnSync('wrk', ['--version']).error !== undefined)

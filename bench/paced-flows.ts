@@ -42,7 +42,7 @@ import {
 import { quantileSorted } from '@trickle/player-sim';
 import { ByteTimeMap, readProgressiveLayout, resolveConfig, vbrBlocksOf, type VbrBlocks } from '@trickle/origin';
 import { BenchError } from './errors.js';
-import { positiveNumberOption, wholeNumberOption } from './options.js';
+import { numberOption } from './options.js';
 import { stopOnInterrupt, undoneAfter } from './interrupt.js';
 import { burstGapMs, periodRegularity, sizeRegularity } from './burst-span.js';
 import type { FlowClientPlan, FlowClientResult } from './flow-client.js';
@@ -830,18 +830,17 @@ export async function main(argv: readonly string[]): Promise<void> {
       cpuProf?: string;
     }>();
   resultsFileName(options.results);
-  const runs = wholeNumberOption('--runs', options.runs, 1);
-  const seconds = positiveNumberOption('--seconds', options.seconds);
-  const warmupSec =
-    options.warmup === undefined ? undefined : positiveNumberOption('--warmup', options.warmup, { allowZero: true });
+  const runs = numberOption('--runs', options.runs, 'positive-integer');
+  const seconds = numberOption('--seconds', options.seconds, 'positive');
+  const warmupSec = options.warmup === undefined ? undefined : numberOption('--warmup', options.warmup, 'non-negative');
   const windowOf = (regime: Regime['name']) => ({ warmupSec: warmupSec ?? defaultWarmupSec[regime], seconds });
-  const rttMs = positiveNumberOption('--rtt-ms', options.rttMs, { allowZero: true });
-  const flows = wholeNumberOption('--flows', options.flows, 1);
-  const loopbackFlows = wholeNumberOption('--loopback-flows', options.loopbackFlows, 1);
-  const viewers = wholeNumberOption('--viewers', options.viewers, 1);
-  const viewersClients = wholeNumberOption('--viewers-clients', options.viewersClients, 1);
-  const idleConnectionsAsked = wholeNumberOption('--idle-connections', options.idleConnections, 0);
-  const idleSeconds = positiveNumberOption('--idle-seconds', options.idleSeconds);
+  const rttMs = numberOption('--rtt-ms', options.rttMs, 'non-negative');
+  const flows = numberOption('--flows', options.flows, 'positive-integer');
+  const loopbackFlows = numberOption('--loopback-flows', options.loopbackFlows, 'positive-integer');
+  const viewers = numberOption('--viewers', options.viewers, 'positive-integer');
+  const viewersClients = numberOption('--viewers-clients', options.viewersClients, 'positive-integer');
+  const idleConnectionsAsked = numberOption('--idle-connections', options.idleConnections, 'non-negative-integer');
+  const idleSeconds = numberOption('--idle-seconds', options.idleSeconds, 'positive');
   const regimeNames = options.regimes.split(',');
   requireNginx();
   if (spawnSync('bpftool', ['version']).status !== 0)

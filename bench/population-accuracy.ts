@@ -22,7 +22,7 @@ import {
   examples,
 } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
-import { positiveNumberOption, wholeNumberOption } from './options.js';
+import { numberOption } from './options.js';
 import { writeResults } from './results-file.js';
 
 interface Flags {
@@ -96,10 +96,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     )
     .parse(['node', 'bench', ...argv])
     .opts<Flags>();
-  const viewers = wholeNumberOption('--viewers', flags.viewers, 1);
-  const seed = wholeNumberOption('--seed', flags.seed, 0);
-  const durationMs = positiveNumberOption('--seconds', flags.seconds) * 1000;
-  const loads = flags.rounds.split(',').map((rounds) => wholeNumberOption('--rounds', rounds, 1));
+  const viewers = numberOption('--viewers', flags.viewers, 'positive-integer');
+  const seed = numberOption('--seed', flags.seed, 'non-negative-integer');
+  const durationMs = numberOption('--seconds', flags.seconds, 'positive') * 1000;
+  const loads = flags.rounds.split(',').map((rounds) => numberOption('--rounds', rounds, 'positive-integer'));
   const measured: Measured[] = [];
   for (const distribution of flags.population.split(',')) {
     for (const rounds of loads) {

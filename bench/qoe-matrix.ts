@@ -28,7 +28,7 @@ import {
   examples,
 } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
-import { positiveNumberOption, wholeNumberOption } from './options.js';
+import { numberOption } from './options.js';
 import { resultsFileName, writeResults } from './results-file.js';
 
 const list = (value: string) =>
@@ -121,15 +121,15 @@ export async function main(argv: readonly string[]): Promise<void> {
     policies: list(options.policies).map(parseMatrixPolicy),
     players: players as MatrixPlayer[],
     cmcd: cmcd as ('off' | 'on')[],
-    sessions: wholeNumberOption('--sessions', options.sessions, 1),
-    sessionSeconds: positiveNumberOption('--seconds', options.seconds),
-    starts: list(options.starts).map((start) => positiveNumberOption('--starts', start, { allowZero: true })),
+    sessions: numberOption('--sessions', options.sessions, 'positive-integer'),
+    sessionSeconds: numberOption('--seconds', options.seconds, 'positive'),
+    starts: list(options.starts).map((start) => numberOption('--starts', start, 'non-negative')),
     congestionControl: options.congestionControl,
     probeIntervalMs: 100,
     asset: options.asset,
     media: options.media,
   };
-  const parallel = wholeNumberOption('--parallel', options.parallel, 1);
+  const parallel = numberOption('--parallel', options.parallel, 'positive-integer');
   const work = resolve(options.work);
   await mkdir(work, { recursive: true });
   const progress = stageProgress();

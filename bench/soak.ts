@@ -25,7 +25,7 @@ import {
   examples,
 } from '@trickle/e2e';
 import { runIfMain } from './entry.js';
-import { positiveNumberOption, wholeNumberOption } from './options.js';
+import { numberOption } from './options.js';
 import { writeResults } from './results-file.js';
 import { metricTotal } from './prometheus-text.js';
 
@@ -84,10 +84,10 @@ export async function main(argv: readonly string[]): Promise<void> {
       sampleSeconds: string;
       media: string;
     }>();
-  const minutes = positiveNumberOption('--minutes', options.minutes);
-  const players = wholeNumberOption('--players', options.players, 1);
-  const sessionSeconds = positiveNumberOption('--session-seconds', options.sessionSeconds);
-  const sampleSeconds = positiveNumberOption('--sample-seconds', options.sampleSeconds);
+  const minutes = numberOption('--minutes', options.minutes, 'positive');
+  const players = numberOption('--players', options.players, 'positive-integer');
+  const sessionSeconds = numberOption('--session-seconds', options.sessionSeconds, 'positive');
+  const sampleSeconds = numberOption('--sample-seconds', options.sampleSeconds, 'positive');
   requireLabPrivileges();
   const durationMs = minutes * 60_000;
   const lab = await labUp('soak', profileLink(options.link));

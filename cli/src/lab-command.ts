@@ -6,6 +6,7 @@ import type { LabHost, LabPlace, LinkPopulation, LinkSpec } from '@trickle/e2e';
 import { examples } from '@trickle/e2e/command-help';
 import { linkDistributions, profileLink, profiles } from '@trickle/e2e/links';
 import { parseTrace } from '@trickle/player-sim/traces';
+import { nonNegativeInteger, positiveInteger, positiveNumber } from './number-arguments.js';
 
 /** The lab, loaded when a lab command runs: the other commands and --help go without it. */
 const labModule = () => import('@trickle/e2e');
@@ -15,15 +16,15 @@ interface UpOptions {
   rate?: string;
   upRate?: string;
   rtt?: string;
-  bufferBdp?: string;
+  bufferBdp?: number;
   buffer?: string;
   loss?: string;
   trace?: string;
-  seed?: string;
+  seed?: number;
   backend: 'auto' | 'netem' | 'delayline';
   cross?: boolean;
   population?: string;
-  viewers?: string;
+  viewers?: number;
   uplinkRate?: string;
 }
 
@@ -39,12 +40,10 @@ async function populationFrom(opts: UpOptions): Promise<LinkPopulation> {
           `--${single.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
       );
   }
-  const seed = opts.seed === undefined ? 1 : Number(opts.seed);
-  if (!Number.isInteger(seed) || seed < 0)
-    throw new E2eError('E2E_ERR_POPULATION', `--seed must be a whole number >= 0 (got "${opts.seed}")`);
+  const seed = opts.seed ?? 1;
   const uplinkRateBps = opts.uplinkRate === undefined ? undefined : parseRate(opts.uplinkRate);
   if (source in linkDistributions) {
-    const viewers = Number(opts.viewers ?? '100');
+    const viewers = opts.viewers ?? 100;
     return linkPopulation(drawLinks(source, viewers, seed), { source, seed, uplinkRateBps });
   }
   if (!source.endsWith('.csv'))
@@ -79,7 +78,7 @@ async function linkFrom(opts: UpOptions): Promise<LinkSpec> {
     return {
       ...link,
       ...(trace === undefined ? {} : { trace }),
-      ...(opts.seed === undefined ? {} : { seed: Number(opts.seed) }),
+      ...(opts.seed === undefined ? {} : { seed: opts.seed }),
     };
   }
   if (opts.rate === undefined || opts.rtt === undefined)
@@ -91,10 +90,10 @@ async function linkFrom(opts: UpOptions): Promise<LinkSpec> {
     rateBps: parseRate(opts.rate),
     upRateBps: opts.upRate === undefined ? undefined : parseRate(opts.upRate),
     rttMs: parseDurationMs(opts.rtt),
-    bufferBdp: opts.bufferBdp === undefined ? undefined : Number(opts.bufferBdp),
+    bufferBdp: opts.bufferBdp,
     bufferBytes: opts.buffer === undefined ? undefined : parseBytes(opts.buffer),
     lossRate: opts.loss === undefined ? undefined : parseLoss(opts.loss),
-    seed: opts.seed === undefined ? undefined : Number(opts.seed),
+    seed: opts.seed,
     trace,
   });
 }
@@ -112,11 +111,11 @@ function linkOptions(command: Command): Command {
     .option('--rate <rate>', 'downlink rate, e.g. 6mbit')
     .option('--up-rate <rate>', 'uplink rate (default: the downlink rate)')
     .option('--rtt <duration>', 'round-trip propagation delay, e.g. 40ms')
-    .option('--buffer-bdp <n>', 'bottleneck buffer in multiples of the BDP (default: 2)')
+    .option('--buffer-bdp <n>', 'bottleneck buffer in multiples of the BDP (default: 2)', positiveNumber('buffer-bdp'))
     .option('--buffer <bytes>', 'bottleneck buffer in bytes, e.g. 64kb')
     .option('--loss <rate>', 'random downlink loss, e.g. 0.5%')
     .option('--trace <file>', 'downlink bandwidth trace (Sabre JSON, cooked "<s> <Mbit/s>", or Mahimahi)')
-    .option('--seed <n>', 'seed of the random loss')
+    .option('--seed <n>', 'seed of the random loss', nonNegativeInteger('seed'))
     .addOption(
       new Option('--backend <name>', 'link emulation').choices(['auto', 'netem', 'delayline']).default('auto'),
     );
@@ -198,7 +197,7 @@ export function registerLabCommands(program: Command): void {
         `all: ${Object.keys(linkDistributions).join(', ')} (fitted to the Trickle paper's ` +
         `data centres) or a CSV file of rate,rtt,buffer[,loss] rows; --seed draws`,
     )
-    .option('--viewers <n>', 'viewers of a drawn population (default: 100)')
+    .option('--viewers <n>', 'viewers of a drawn population (default: 100)', positiveInteger('viewers'))
     .option('--uplink-rate <rate>', "the origin's uplink that a population's viewers share (default: 1gbit)")
     .addHelpText(
       'after',

@@ -1,19 +1,16 @@
-/** commander argument parsers for numbers, one rule each, with the message naming the flag. */
+/** commander argument parsers for numbers, by the rule the benchmarks use too, with the message naming the option. */
+import { type NumberKind, numberExpectation, numberFromText } from '@trickle/e2e/command-help';
 import { InvalidArgumentError } from 'commander';
 
-function numberArgument(name: string, accepts: (value: number) => boolean, expectation: string) {
-  return (value: string): number => {
-    const parsed = Number(value);
-    if (!accepts(parsed)) throw new InvalidArgumentError(`${name} must be ${expectation}`);
-    return parsed;
+function numberArgument(name: string, kind: NumberKind) {
+  return (text: string): number => {
+    const value = numberFromText(text, kind);
+    if (value === undefined) throw new InvalidArgumentError(`${name} must be ${numberExpectation(kind)}`);
+    return value;
   };
 }
 
-export const positiveNumber = (name: string) =>
-  numberArgument(name, (n) => Number.isFinite(n) && n > 0, 'a positive number');
-export const positiveInteger = (name: string) =>
-  numberArgument(name, (n) => Number.isInteger(n) && n >= 1, 'a positive integer');
-export const nonNegativeNumber = (name: string) =>
-  numberArgument(name, (n) => Number.isFinite(n) && n >= 0, 'a number >= 0');
-export const nonNegativeInteger = (name: string) =>
-  numberArgument(name, (n) => Number.isInteger(n) && n >= 0, 'an integer >= 0');
+export const positiveNumber = (name: string) => numberArgument(name, 'positive');
+export const positiveInteger = (name: string) => numberArgument(name, 'positive-integer');
+export const nonNegativeNumber = (name: string) => numberArgument(name, 'non-negative');
+export const nonNegativeInteger = (name: string) => numberArgument(name, 'non-negative-integer');

@@ -186,6 +186,20 @@ describe('trickle CLI', () => {
     const badPort = trickle(['serve', '--port', '99999']);
     assert.notEqual(badPort.status, 0);
     assert.match(badPort.stderr, /port must be an integer/);
+    // Numbers follow one rule: blank text is not 0, and a lab's seed or buffer is refused before it needs root.
+    for (const [args, message] of [
+      [['lab', 'up', 't', '--profile', 'dsl-6mbit', '--seed', 'abc'], 'seed must be a whole number from 0'],
+      [
+        ['lab', 'up', 't', '--rate', '6mbit', '--rtt', '40ms', '--buffer-bdp', ''],
+        'buffer-bdp must be a number above 0',
+      ],
+      [['lab', 'up', 'p', '--population', 'dc1-like', '--viewers', '2.5'], 'viewers must be a whole number from 1'],
+      [['serve', '--startup-seconds', ' '], 'startup-seconds must be a number from 0'],
+    ] as const) {
+      const refused = trickle([...args]);
+      assert.equal(refused.status, 1, args.join(' '));
+      assert.ok(refused.stderr.includes(message), `${args.join(' ')}: ${refused.stderr}`);
+    }
     const badEnv = trickle(['serve', '--media', work, '--port', '0'], { env: { TRICKLE_LOG_LEVEL: 'chatty' } });
     assert.equal(badEnv.status, 1);
     assert.match(badEnv.stderr, /"logLevel" \(from environment\)/);

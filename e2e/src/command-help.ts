@@ -2,6 +2,7 @@
  * `@trickle/e2e/command-help`: what the trickle CLI and the benchmarks take from this package before a command runs,
  * without the lab, the browser harness or the simulator they load.
  */
+export { numberExpectation, numberFromText, type NumberKind } from './command-numbers.js';
 export { stageProgress, type StageProgress } from './progress.js';
 
 /**

@@ -7,7 +7,14 @@ export {
   type LaunchOptions,
 } from './chromium.js';
 export { E2eError, e2eErrorCodes, type E2eErrorCode } from './errors.js';
-export { examples, stageProgress, type StageProgress } from './command-help.js';
+export {
+  examples,
+  numberExpectation,
+  numberFromText,
+  stageProgress,
+  type NumberKind,
+  type StageProgress,
+} from './command-help.js';
 export * from './lab/index.js';
 export { runE2e, defaultConcurrency, startLabOrigin, type E2eRunOptions } from './qoe/run.js';
 export { playSession, type SessionOptions } from './qoe/session.js';
