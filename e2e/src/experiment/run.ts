@@ -424,26 +424,29 @@ function machine(): ExperimentResults['machine'] {
 
 /**
  * Checks `out` belongs to this experiment before resuming into it. Runs depend on everything but
- * the list of profiles, and on their own profile: adding a profile keeps the others' runs; a
- * changed profile's runs are discarded; any other change refuses (another --out, or --fresh).
+ * the list of profiles and the list of seeds (a run is its seed's, in a file named by it, and the
+ * results read only the planned runs' files), and on their own profile: adding a profile or seeds
+ * keeps the runs there are; a changed profile's runs are discarded; any other change refuses
+ * (another --out, or --fresh).
  */
 export async function prepareOut(options: Pick<ExperimentOptions, 'config' | 'out' | 'fresh'>): Promise<void> {
   const marker = join(options.out, 'experiment.json');
   const existing = await readJson<{ config: ExperimentConfig }>(marker);
   if (options.fresh === true) await rm(join(options.out, 'runs'), { recursive: true, force: true });
   else if (existing !== undefined) {
-    const { profiles: oldProfiles, ...oldRest } = existing.config;
-    const { profiles: newProfiles, ...newRest } = options.config;
+    const { profiles: oldProfiles, seeds: _oldSeeds, ...oldRest } = existing.config;
+    const { profiles: newProfiles, seeds: _newSeeds, ...newRest } = options.config;
     if (JSON.stringify(oldRest) !== JSON.stringify(newRest)) {
       throw new E2eError(
         'E2E_ERR_EXPERIMENT',
-        `${options.out} holds runs of a different experiment configuration (groups, load, ` +
-          `seeds or transport changed); give another --out, or --fresh to discard them`,
+        `${options.out} holds runs of a different experiment configuration (groups, load ` +
+          `or transport changed); give another --out, or --fresh to discard them`,
       );
     }
+    const withoutSeeds = ({ seeds: _seeds, ...profile }: ExperimentConfig['profiles'][number]) => profile;
     for (const profile of newProfiles) {
       const old = oldProfiles.find((p) => p.name === profile.name);
-      if (old !== undefined && JSON.stringify(old) !== JSON.stringify(profile))
+      if (old !== undefined && JSON.stringify(withoutSeeds(old)) !== JSON.stringify(withoutSeeds(profile)))
         await rm(join(options.out, 'runs', profile.name), { recursive: true, force: true });
     }
   }

@@ -42,7 +42,8 @@ describe('experiment runner', () => {
   });
 
   it(
-    "resumes into --out: keeps unchanged profiles' runs, drops a changed profile's, " + 'refuses another experiment',
+    "resumes into --out: keeps unchanged profiles' runs and every run when seeds are added, drops a changed " +
+      "profile's, refuses another experiment",
     async () => {
       const out = await mkdtemp(join(tmpdir(), 'trickle-exp-'));
       try {
@@ -55,6 +56,19 @@ describe('experiment runner', () => {
         await prepareOut({ config, out });
         assert.ok(
           existsSync(join(out, 'runs', 'fast', 'mixed.json')) && existsSync(join(out, 'runs', 'slow', 'mixed.json')),
+        );
+        // More seeds, for the experiment and for a profile: each run is its seed's, so every run there is stays.
+        await prepareOut({
+          config: parseExperimentConfig({
+            ...input,
+            seeds: [1, 2, 3, 4],
+            profiles: [input.profiles[0], { ...input.profiles[1], seeds: [5, 6] }],
+          }),
+          out,
+        });
+        assert.ok(
+          existsSync(join(out, 'runs', 'fast', 'mixed.json')) && existsSync(join(out, 'runs', 'slow', 'mixed.json')),
+          'runs kept when seeds are added',
         );
         const slower = parseExperimentConfig({
           ...input,
