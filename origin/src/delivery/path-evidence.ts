@@ -16,7 +16,10 @@
  * segments of dc2-like connections retransmitted 8 % of their packets). Only a transfer without retransmissions
  * (a loss breaks the model) that lasted `fullSpeedExtraRtts` base RTTs longer than slow start alone would have
  * (delayed ACKs and the request's turn account for less) says anything: over abr-slow3's dc2-like connections the
- * most such transfers showed was 0.98-1.16 x the link's rate (1st to 90th percentile).
+ * most such transfers showed was 0.98-1.16 x the link's rate (1st to 90th percentile). A paced phase too short for
+ * its goodput to show the link (under `minPhaseBytes`) is judged by the same model: the asset's 2 s audio segments
+ * (32 kB) are all such phases, and a connection that carries them never learnt its path (abr-dc2-ab48: 271 of the
+ * 481 responses whose clamp exceeded the path with nothing holding it came after one).
  * Pure: the engine passes each completed segment's outcome.
  */
 
@@ -48,7 +51,12 @@ export interface PhaseOutcome {
   /** What the phase's bytes arrived at (bits/s). */
   readonly goodputBps: number;
   readonly bytes: number;
+  /** The phase as a transfer, what a phase under `minPhaseBytes` is judged by (undefined: no such figures). */
+  readonly transfer?: PhaseTransfer | undefined;
 }
+
+/** A transfer's timing and the connection's figures, for the model of slow start then the link. */
+export type PhaseTransfer = Omit<FullSpeedOutcome, 'bytes' | 'retransmittedSegments'>;
 
 /** A completed segment sent whole at full speed. */
 export interface FullSpeedOutcome {
@@ -77,15 +85,24 @@ export function nextPathHold(
   outcome: PhaseOutcome,
   options: PathOptions,
 ): PathHold | undefined {
-  if (outcome.bytes < options.minPhaseBytes || !(outcome.aimBps > 0) || !(outcome.goodputBps > 0)) return previous;
-  const reached = outcome.goodputBps / outcome.aimBps;
+  if (!(outcome.aimBps > 0) || !(outcome.goodputBps > 0)) return previous;
+  let shownBps = outcome.goodputBps;
+  if (outcome.bytes < options.minPhaseBytes) {
+    // Its goodput reads slow start's ramp (32 kB restarted from 10 packets takes 2-3 RTTs at any rate): the model,
+    // from the initial window, the slowest start the phase can have had, so the rate it gives is if anything above
+    // the link's. Under two initial windows (one or two round trips, which a 40 ms delayed ACK can double), or too
+    // short even for the model: the evidence stays.
+    const transfer = outcome.transfer;
+    if (transfer === undefined || outcome.bytes < 2 * transfer.initialWindowPackets * transfer.mssBytes)
+      return previous;
+    const linkBps = linkRateOfTransfer({ ...transfer, bytes: outcome.bytes }, options.fullSpeedExtraRtts);
+    if (linkBps === undefined) return previous;
+    shownBps = linkBps;
+  }
+  const reached = shownBps / outcome.aimBps;
   const limited = reached < (previous === undefined ? options.limitedBelow : options.recoveredAbove);
   if (!limited) return undefined;
-  return {
-    holdBps: options.headroom * outcome.goodputBps,
-    goodputBps: outcome.goodputBps,
-    aimBps: outcome.aimBps,
-  };
+  return { holdBps: options.headroom * shownBps, goodputBps: shownBps, aimBps: outcome.aimBps };
 }
 
 /** The evidence after a segment sent at full speed: the link's rate, when its duration shows one. */
@@ -126,7 +143,10 @@ export function slowStartTransferSec(
  * The link rate that explains a full-speed transfer's duration (bits/s), undefined when it took less than
  * `extraRtts` base RTTs longer than slow start alone. The duration falls as the rate grows: bisection.
  */
-export function linkRateOfTransfer(outcome: FullSpeedOutcome, extraRtts: number): number | undefined {
+export function linkRateOfTransfer(
+  outcome: Omit<FullSpeedOutcome, 'retransmittedSegments'>,
+  extraRtts: number,
+): number | undefined {
   const baseRttSec = outcome.minRttUs / 1e6;
   const durationSec = outcome.durationMs / 1000;
   if (!(baseRttSec > 0) || !(outcome.mssBytes > 0) || !(outcome.initialWindowPackets > 0)) return undefined;

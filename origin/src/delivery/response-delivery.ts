@@ -468,15 +468,25 @@ export class ResponseDelivery implements BlockDriver {
     const report = this.kernel?.report() ?? this.enforcement.report();
     const record = buildFlowRecord(response, this.meter.facts(), report, ending);
     const throttled = record.throttling;
+    const { minRttUs } = record;
+    const mssBytes = ending.end.info?.mss;
     if (record.completed && record.role === 'segment' && throttled?.goodputBps != null && record.targetRateBps !== null)
       spec.connection.segmentPaced({
         aimBps: record.targetRateBps.mean,
         goodputBps: throttled.goodputBps,
         bytes: throttled.bytes,
+        transfer:
+          minRttUs === null || mssBytes === undefined
+            ? undefined
+            : {
+                durationMs: throttled.durationMs,
+                minRttUs,
+                mssBytes,
+                initialWindowPackets: initialWindowInUse(response.initialWindow),
+              },
       });
     else if (record.completed && record.drained && record.role === 'segment' && throttled === null) {
-      const { minRttUs, startup } = record;
-      const mssBytes = ending.end.info?.mss;
+      const { startup } = record;
       if (minRttUs !== null && mssBytes !== undefined && startup.retransmittedSegments !== null)
         spec.connection.segmentAtFullSpeed({
           bytes: startup.bytes,

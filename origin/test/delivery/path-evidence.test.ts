@@ -116,6 +116,40 @@ describe('path evidence', () => {
     assert.equal(nextPathHold(hold, outcome(850e3, 800e3), options), undefined);
   });
 
+  it('judges a paced phase too short for its goodput by the model: a slow link holds, a fast one says nothing', () => {
+    const figures = (durationMs: number, minRttUs: number) => ({
+      durationMs,
+      minRttUs,
+      mssBytes: 1448,
+      initialWindowPackets: 10,
+    });
+    // A 2 s audio segment of abr-dc2-ab48 (32,183 B aimed at 1.24 Mbit/s) over a 221 kbit/s link with a 213 ms
+    // base RTT took 1,344.7 ms: the model gives the link (227 kbit/s) where the goodput read 191.
+    const audio = (durationMs: number, minRttUs: number, goodputBps: number): PhaseOutcome => ({
+      aimBps: 1_241_708,
+      goodputBps,
+      bytes: 32_183,
+      transfer: figures(durationMs, minRttUs),
+    });
+    const held = nextPathHold(undefined, audio(1344.681, 212_700, 191_468), options);
+    assert.ok(held !== undefined && Math.abs(held.goodputBps / 227_347 - 1) < 0.002, JSON.stringify(held));
+    assert.ok(Math.abs(held.holdBps / (1.25 * held.goodputBps) - 1) < 1e-9);
+    // The same bytes on a 20 ms path in 80-140 ms (slow start's two round trips, a delayed ACK, the request's
+    // turn): 2.1-4.3 Mbit/s, the aim reached: nothing held.
+    for (const durationMs of [60, 80, 140])
+      assert.equal(nextPathHold(undefined, audio(durationMs, 20_000, 3e6), options), undefined, String(durationMs));
+    // Within one round trip of slow start alone: too short to say, the evidence stays (here: a hold).
+    assert.equal(nextPathHold(held, audio(847, 422_500, 303_945), options), held);
+    // Under two initial windows (28,960 B): one or two round trips say nothing, however long they took.
+    const tiny: PhaseOutcome = { aimBps: 1_241_708, goodputBps: 141_326, bytes: 3003, transfer: figures(170, 75_500) };
+    assert.equal(nextPathHold(undefined, tiny, options), undefined);
+    assert.equal(nextPathHold(held, tiny, options), held);
+    // Held at 284 kbit/s, the next audio segment reaches 0.8 of it by the model: still held; a faster link lets go.
+    const again = nextPathHold(held, { ...audio(1344.681, 212_700, 191_468), aimBps: held.holdBps }, options);
+    assert.ok(again !== undefined && Math.abs(again.holdBps / held.holdBps - 1) < 1e-9);
+    assert.equal(nextPathHold(held, { ...audio(700, 212_700, 370e3), aimBps: held.holdBps }, options), undefined);
+  });
+
   it("starts the model from the initial window the kernel applied, Linux's 10 otherwise", () => {
     assert.equal(initialWindowInUse({ packets: 32, status: 'applied' }), 32);
     for (const status of ['failed', 'unsupported', 'pending'])
