@@ -169,9 +169,9 @@ export const deliverySchema = z.strictObject({
       /**
        * A connection whose last paced segment reached less than `limitedBelow` of its aim was held back by the path:
        * its next aims no higher than `headroom` x the goodput it got, until one reaches `recoveredAbove` of its aim
-       * (path-evidence.ts). A paced phase under `minPhaseBytes` is judged by the full-speed model below instead. A
-       * segment sent whole at full speed without a loss that took `fullSpeedExtraRtts` base RTTs longer than slow
-       * start alone holds the next at `headroom` x the link rate its duration shows.
+       * (path-evidence.ts). A segment sent whole at full speed without a loss that took `fullSpeedExtraRtts` base
+       * RTTs longer than slow start alone holds the next at `headroom` x the link rate its duration shows. A paced
+       * phase under `minPhaseBytes` is judged by that model too, and can only hold.
        */
       pathHold: z
         .strictObject({

@@ -90,13 +90,16 @@ export function nextPathHold(
   if (outcome.bytes < options.minPhaseBytes) {
     // Its goodput reads slow start's ramp (32 kB restarted from 10 packets takes 2-3 RTTs at any rate): the model,
     // from the initial window, the slowest start the phase can have had, so the rate it gives is if anything above
-    // the link's. Under two initial windows (one or two round trips, which a 40 ms delayed ACK can double), or too
-    // short even for the model: the evidence stays.
+    // the link's. It can show a path slower than the aim, never that the path has recovered: on a warm connection
+    // there was no ramp, and the model reads the link high (letting go on it, abr-dc2-short: 270 responses after a
+    // released hold overflowed the path). Under two initial windows (one or two round trips, which a 40 ms delayed
+    // ACK can double), or too short even for the model: the evidence stays. A loss reads the link low; unlike at full
+    // speed it still counts: such phases are the ones that lose (6-8 % on dc2-like links).
     const transfer = outcome.transfer;
     if (transfer === undefined || outcome.bytes < 2 * transfer.initialWindowPackets * transfer.mssBytes)
       return previous;
     const linkBps = linkRateOfTransfer({ ...transfer, bytes: outcome.bytes }, options.fullSpeedExtraRtts);
-    if (linkBps === undefined) return previous;
+    if (linkBps === undefined || linkBps >= options.limitedBelow * outcome.aimBps) return previous;
     shownBps = linkBps;
   }
   const reached = shownBps / outcome.aimBps;
