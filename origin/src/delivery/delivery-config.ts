@@ -171,7 +171,10 @@ export const deliverySchema = z.strictObject({
        * its next aims no higher than `headroom` x the goodput it got, until one reaches `recoveredAbove` of its aim
        * (path-evidence.ts). A segment sent whole at full speed without a loss that took `fullSpeedExtraRtts` base
        * RTTs longer than slow start alone holds the next at `headroom` x the link rate its duration shows. A paced
-       * phase under `minPhaseBytes` is judged by that model too, and can only hold.
+       * phase under `minPhaseBytes` is judged by that model too, and can only hold. A held connection's cwnd clamp
+       * has `floorPackets` as its floor instead of the enforcer's (the paper's 10): on a path whose BDP and buffer
+       * hold fewer than 10 packets, the paper's floor alone overflows it (abr-dc2-fix48: 658 held responses, 3.3-3.7 %
+       * of their packets retransmitted); 4 keeps fast retransmit's three duplicate ACKs.
        */
       pathHold: z
         .strictObject({
@@ -180,6 +183,7 @@ export const deliverySchema = z.strictObject({
           recoveredAbove: z.number().gt(0).max(1).default(0.9),
           minPhaseBytes: z.number().int().min(0).default(32_768),
           fullSpeedExtraRtts: z.number().min(0).default(1),
+          floorPackets: z.number().int().min(1).max(1000).default(4),
         })
         .refine((hold) => hold.limitedBelow <= hold.recoveredAbove, {
           message: 'limitedBelow must not exceed recoveredAbove',

@@ -112,11 +112,14 @@ export class ResponseDelivery implements BlockDriver {
   ) {
     const { connection, policy } = spec;
     const socket = connection.socket;
-    this.enforcement = policy.enforcer.start({
-      socket,
-      control: services.control,
-      socketError: (operation, error) => services.socketError(operation, error),
-    });
+    this.enforcement = policy.enforcer.start(
+      {
+        socket,
+        control: services.control,
+        socketError: (operation, error) => services.socketError(operation, error),
+      },
+      { floorPackets: spec.plan.floorPackets },
+    );
     this.meter = new FlowMeter(
       () => connection.tcpInfo(),
       { atMs: performance.now(), info: spec.startReading },

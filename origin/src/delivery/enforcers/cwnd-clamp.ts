@@ -10,7 +10,7 @@
 import type { ClampBackend, ClampRtt, TcpInfo } from '@trickle/native';
 import { RateStats, RunningStats } from '../running-stats.js';
 import { trickleDecision } from '../trickle-algorithm.js';
-import { setNotsentLowat, type Enforcer, type EnforcerReport, type UnsentStartup } from './enforcer.js';
+import { floorPacketsOf, setNotsentLowat, type Enforcer, type EnforcerReport, type UnsentStartup } from './enforcer.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
 import { kernelPhaseReason, kernelPhaseRun, type KernelPhaseRun, type PhaseClocks } from './kernel-phase.js';
 
@@ -33,8 +33,9 @@ export function cwndClampEnforcer(name: string, options: CwndClampOptions): Enfo
     paced: true,
     usesClamp: true,
     headroom: options.gain,
-    start(port) {
+    start(port, limits) {
       const clamp: ClampBackend = port.control.clamp;
+      const floorPackets = floorPacketsOf(options.floorPackets, limits);
       const computed = new RunningStats();
       const applied = new RunningStats();
       const cwndWhileClamped = new RunningStats();
@@ -52,7 +53,7 @@ export function cwndClampEnforcer(name: string, options: CwndClampOptions): Enfo
             {
               limit: 'clamp',
               gain: options.gain,
-              floorPackets: options.floorPackets,
+              floorPackets,
               sendBufferSeconds: options.sendBufferSeconds,
               release: options.release,
               clampRtt: options.clampRtt,
@@ -77,7 +78,7 @@ export function cwndClampEnforcer(name: string, options: CwndClampOptions): Enfo
           clamp.setRate(port.socket, {
             rateBytesPerSec,
             gain: options.gain,
-            minPackets: options.floorPackets,
+            minPackets: floorPackets,
             clampRtt: options.clampRtt,
           });
           clampedRate = rateBytesPerSec;
@@ -128,7 +129,7 @@ export function cwndClampEnforcer(name: string, options: CwndClampOptions): Enfo
               : { goodputTargetBytesPerSec: progress.targetBytesPerSec }),
             appLimited: info.deliveryRateAppLimited === true,
             gain: options.gain,
-            floorPackets: options.floorPackets,
+            floorPackets,
           });
           reason = decision.reason;
           if (decision.action === 'unclamp') {

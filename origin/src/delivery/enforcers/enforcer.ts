@@ -215,7 +215,20 @@ export interface Enforcer {
   readonly usesClamp: boolean;
   /** Its headroom over R (what it aims at above the floor; the player simulator models it). */
   readonly headroom: number;
-  start(port: SocketPort): Enforcement;
+  /** `limits`: what the rate rule knows of this response's path (its plan's). */
+  start(port: SocketPort, limits?: ResponseLimits): Enforcement;
+}
+
+/** A response's own limits from its rate plan. */
+export interface ResponseLimits {
+  /** The floor in packets, where the path holds fewer than the enforcer's: taken only when lower. */
+  readonly floorPackets?: number | undefined;
+}
+
+/** The enforcer's floor, or the response's where that is lower. */
+export function floorPacketsOf(configured: number, limits: ResponseLimits | undefined): number {
+  const asked = limits?.floorPackets;
+  return asked !== undefined && asked >= 1 && asked < configured ? Math.floor(asked) : configured;
 }
 
 /** Socket calls several enforcers make, never throwing on the request path. */

@@ -23,7 +23,14 @@
  * Trickle's floor branch does in the kernel.
  */
 import { RateStats } from '../running-stats.js';
-import { setNotsentLowat, type Block, type Enforcer, type EnforcerReport, type Observation } from './enforcer.js';
+import {
+  floorPacketsOf,
+  setNotsentLowat,
+  type Block,
+  type Enforcer,
+  type EnforcerReport,
+  type Observation,
+} from './enforcer.js';
 import { FloorWriteThrottle } from './floor-write-throttle.js';
 import { kernelPhaseReason, kernelPhaseRun, type KernelPhaseRun, type PhaseClocks } from './kernel-phase.js';
 
@@ -47,7 +54,8 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
     // The program carries the in-kernel phase; without it (not root, no BPF) pacing goes block by block.
     usesClamp: options.inKernel,
     headroom: options.headroom,
-    start(port) {
+    start(port, limits) {
+      const floorPackets = floorPacketsOf(options.floorPackets, limits);
       /** The pacing rate in force (bytes/s); null: lifted for catch-up; undefined: never set. */
       let appliedBytesPerSec: number | null | undefined;
       const writeThrottle = new FloorWriteThrottle();
@@ -65,7 +73,7 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
             {
               limit: 'pacing',
               gain: options.headroom,
-              floorPackets: options.floorPackets,
+              floorPackets,
               sendBufferSeconds: options.sendBufferSeconds,
               release: 'gradual',
               clocks: options.clocks,
@@ -114,7 +122,7 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
         catchingUp = false;
         const floorBytesPerSec =
           info?.mss !== undefined && info.rttUs !== undefined && info.rttUs > 0
-            ? (options.floorPackets * info.mss * 1e6) / info.rttUs
+            ? (floorPackets * info.mss * 1e6) / info.rttUs
             : 0;
         let waitMs = 0;
         let queueBytesPerSec: number;
@@ -171,7 +179,7 @@ export function kernelPacingEnforcer(options: KernelPacingOptions): Enforcer {
           reason:
             writeThrottle.throttledBlocks > 0
               ? `${reason}; ${writeThrottle.throttledBlocks} block(s) below the floor ` +
-                `of ${options.floorPackets} packets per srtt had writes throttled at the rate`
+                `of ${floorPackets} packets per srtt had writes throttled at the rate`
               : reason,
           enforcer: {
             kind: 'kernel-pacing',

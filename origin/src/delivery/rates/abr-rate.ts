@@ -21,7 +21,9 @@
  * what holds it back, that costs nothing). When the path held the connection's last paced segment
  * back (it reached less than 0.7 of its aim, see path-evidence.ts), the aim is held to 1.25 x the
  * goodput the path gave, never below the segment's own rate: the flow still fills the link, and its
- * clamp no longer queues past a slow link's buffer. Progressive files have no ladder: the paper's media rate.
+ * clamp no longer queues past a slow link's buffer; the clamp's floor falls from the paper's 10 packets to
+ * `pathHold.floorPackets`, as a path that slow may hold fewer. Progressive files have no ladder: the paper's media
+ * rate.
  */
 import { CmsdObjectType, CmsdStreamType, encodeCmsdDynamic, encodeCmsdStatic } from '@svta/common-media-library/cmsd';
 import { SfItem } from '@svta/common-media-library/structuredfield';
@@ -40,6 +42,8 @@ export interface AbrRateOptions {
   readonly fullBufferMs: number;
   /** Below this buffer a segment goes at full speed, like startup. */
   readonly lowBufferMs: number;
+  /** A connection the path holds: its clamp's floor in packets (path-evidence.ts; the enforcer's own otherwise). */
+  readonly pathHold: { readonly floorPackets: number };
 }
 
 /** The CMCD keys the rule reads (kbit/s and ms, as CTA-5004 sends them). */
@@ -63,7 +67,13 @@ export interface AbrInput {
 
 export type AbrDecision =
   | { readonly fullSpeed: true; readonly reason: string }
-  | { readonly fullSpeed: false; readonly rateBps: number; readonly reason: string };
+  | {
+      readonly fullSpeed: false;
+      readonly rateBps: number;
+      readonly reason: string;
+      /** The clamp's floor where the path holds the connection (undefined: the enforcer's). */
+      readonly floorPackets?: number | undefined;
+    };
 
 /** The rung above `renditionBps` on the ladder, or undefined at the top. */
 export function nextRungBps(ladderBps: readonly number[], renditionBps: number): number | undefined {
@@ -163,18 +173,22 @@ export function abrDecision(input: AbrInput, options: AbrRateOptions): AbrDecisi
   }
   // Last: a path that held the previous segment back would hold this one too, and an aim above it only queues.
   const path = input.path;
-  if (path !== undefined) {
-    const heldBps = Math.max(path.holdBps, segment.bitrateBps);
-    if (heldBps < rateBps) {
-      rateBps = heldBps;
-      const got =
-        path.aimBps === undefined
-          ? `a ${Math.round(path.goodputBps / 1000)} kbit/s link at full speed`
-          : `${Math.round(path.goodputBps / 1000)} of its ${Math.round(path.aimBps / 1000)} kbit/s`;
-      reason += `, held to ${Math.round(heldBps / 1000)} kbit/s: the connection's last segment got ${got} (the path's limit)`;
-    }
-  }
-  return { fullSpeed: false, rateBps, reason };
+  const heldBps = path === undefined ? Number.POSITIVE_INFINITY : Math.max(path.holdBps, segment.bitrateBps);
+  if (path === undefined || heldBps >= rateBps) return { fullSpeed: false, rateBps, reason };
+  const got =
+    path.aimBps === undefined
+      ? `a ${Math.round(path.goodputBps / 1000)} kbit/s link at full speed`
+      : `${Math.round(path.goodputBps / 1000)} of its ${Math.round(path.aimBps / 1000)} kbit/s`;
+  // A path this slow can hold fewer packets than the paper's floor of 10: at that floor the clamp alone overflows it.
+  const { floorPackets } = options.pathHold;
+  return {
+    fullSpeed: false,
+    rateBps: heldBps,
+    reason:
+      `${reason}, held to ${Math.round(heldBps / 1000)} kbit/s: the connection's last segment got ${got} (the ` +
+      `path's limit), clamp floor ${floorPackets} packets`,
+    floorPackets,
+  };
 }
 
 function quoted(text: string): string {
@@ -215,6 +229,7 @@ export function abrRateRule(options: AbrRateOptions): RateRule {
         media,
         reason: `abr: ${decision.reason}`,
         headers,
+        ...(decision.floorPackets === undefined ? {} : { floorPackets: decision.floorPackets }),
       };
     },
   };

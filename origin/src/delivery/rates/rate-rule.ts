@@ -85,6 +85,11 @@ export interface RatePlan extends MediaRates {
   readonly reason: string;
   /** Response headers the rule adds (CMSD, Server-Timing rate). */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The floor of the response's cwnd clamp in packets, where the rule knows the path holds fewer than the enforcer's
+   * (the abr rule on a connection the path holds); undefined: the enforcer's own. An enforcer only lowers its floor.
+   */
+  readonly floorPackets?: number | undefined;
 }
 
 export interface RateRule {

@@ -10,7 +10,12 @@ import { describe, it } from 'node:test';
 import type { ClampBackend, SocketControl, TcpInfo } from '@trickle/native';
 import { cwndClampEnforcer } from '../../../src/delivery/enforcers/cwnd-clamp.js';
 import type { PhaseClocks } from '../../../src/delivery/enforcers/kernel-phase.js';
-import type { Block, EnforcerReport, ScheduleProgress } from '../../../src/delivery/enforcers/enforcer.js';
+import type {
+  Block,
+  EnforcerReport,
+  ResponseLimits,
+  ScheduleProgress,
+} from '../../../src/delivery/enforcers/enforcer.js';
 import { drive } from './schedule-harness.js';
 
 function recordingClamp() {
@@ -71,7 +76,11 @@ const block = (rateBytesPerSec: number, nowMs: number): Block => ({
 const clocks: PhaseClocks = { monotonicMs: () => 1_000_000, engineMs: () => 993_000 };
 
 /** The cwnd clamp with its phase in the kernel: the paper's gain and floor, a 4 s send buffer, the fixed clocks. */
-function startInKernel(control: SocketControl, socketError: (operation: string) => void = assert.fail) {
+function startInKernel(
+  control: SocketControl,
+  socketError: (operation: string) => void = assert.fail,
+  limits: ResponseLimits | undefined = undefined,
+) {
   return cwndClampEnforcer('cwnd-clamp', {
     gain: 1.2,
     floorPackets: 10,
@@ -81,11 +90,15 @@ function startInKernel(control: SocketControl, socketError: (operation: string) 
     inKernel: true,
     sendBufferSeconds: 4,
     clocks,
-  }).start({ socket: 3, control, socketError });
+  }).start({ socket: 3, control, socketError }, limits);
 }
 
 describe('cwnd-clamp enforcer (Algorithm 1)', () => {
-  const start = (control: SocketControl, info: () => TcpInfo | undefined = () => reading()) => {
+  const start = (
+    control: SocketControl,
+    info: () => TcpInfo | undefined = () => reading(),
+    limits: ResponseLimits | undefined = undefined,
+  ) => {
     const clamp = cwndClampEnforcer('cwnd-clamp', {
       gain: 1.2,
       floorPackets: 10,
@@ -94,9 +107,29 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
       clampRtt: 'srtt',
       inKernel: false,
       sendBufferSeconds: 4,
-    }).start({ socket: 3, control, socketError: assert.fail });
+    }).start({ socket: 3, control, socketError: assert.fail }, limits);
     return { clamp, run: drive(clamp, info) };
   };
+
+  it("takes a response's own floor (a path that holds fewer packets) only when it is below its own", () => {
+    // 250 kB/s: 8.3 packets at 40 ms (9), under the floor of 10 but over a floor of 4: clamped, writes not throttled.
+    const lower = recordingClamp();
+    const { clamp, run } = start(lower.control, () => reading(), { floorPackets: 4 });
+    run.start(0);
+    assert.equal(run.before(block(250_000, 0)), 0);
+    run.after(block(250_000, 0));
+    assert.equal(run.before(block(250_000, 0)), 0);
+    assert.deepEqual(lower.calls, ['rate 250000 gain 1.2 min 4']);
+    assert.equal(clampRecord(clamp.report()).throttledWriteBlocks, 0);
+    assert.deepEqual(clampRecord(clamp.report()).clampPackets, { min: 9, mean: 9, max: 9 });
+    assert.match(clamp.report().reason, /= 9 packets/);
+    // A higher one is not taken: the enforcer's floor is the operator's.
+    const higher = recordingClamp();
+    const held = start(higher.control, () => reading(), { floorPackets: 20 });
+    held.run.start(0);
+    held.run.before(block(250_000, 0));
+    assert.deepEqual(higher.calls, ['rate 250000 gain 1.2 min 10']);
+  });
 
   it(
     'clamps at R with the gain, lifts the clamp while goodput is behind the schedule, ' +
@@ -466,6 +499,26 @@ describe('cwnd-clamp enforcer (Algorithm 1)', () => {
     assert.equal(clampRecord(report).kernelPhase?.started, false);
     assert.match(report.reason, /acknowledged before its phase began/);
     assert.equal(enforcement.kernel!.phaseStart(), undefined);
+  });
+
+  it("in the kernel: hands the program a response's lower floor", () => {
+    const { calls, control } = recordingClamp();
+    const kernelControl = {
+      ...control,
+      setMaxPacingRate: () => undefined,
+      raiseSendBuffer: (_socket: unknown, bytes: number) => bytes,
+    } as unknown as SocketControl;
+    const enforcement = startInKernel(kernelControl, assert.fail, { floorPackets: 4 });
+    assert.equal(
+      enforcement.kernel!.handOver({
+        baseBytes: 0,
+        throttleOffsetBytes: 0,
+        pieces: [{ endOffsetBytes: 64_000, rateBytesPerSec: 30_000 }],
+        graceUs: 400_000,
+      }),
+      true,
+    );
+    assert.deepEqual(calls, ['schedule 0 64000@30000 gain 1.2 min 4 limit clamp']);
   });
 
   it('in the kernel: a refused send buffer is logged and the phase goes on', () => {

@@ -20,6 +20,7 @@ const options: AbrRateOptions = {
   multiplierAtTop: 1.5,
   fullBufferMs: 30_000,
   lowBufferMs: 5_000,
+  pathHold: { floorPackets: 4 },
 };
 const ladderBps = [400e3, 800e3, 1.4e6, 2.8e6];
 /** A segment of the 800k rung at 60 s, its own rate 600 kbit/s (below its rung's average: VBR). */
@@ -81,6 +82,9 @@ describe('the ABR-aware rate rule', () => {
     const held = abrDecision({ segment, cmcd: { bl: 30_000 }, viewer: undefined, path }, options);
     assert.equal(rateOf(held), 875e3);
     assert.match(held.reason, /held to 875 kbit\/s: the connection's last segment got 700 of its 2800 kbit\/s/);
+    // A path that slow may hold fewer packets than the paper's floor of 10: the held clamp's floor is the option's.
+    assert.equal(!held.fullSpeed && held.floorPackets, 4);
+    assert.match(held.reason, /clamp floor 4 packets$/);
     // Below the segment's own rate the hold stops there (the paper's R: the media must still arrive in time).
     assert.equal(
       rateOf(
@@ -94,7 +98,8 @@ describe('the ABR-aware rate rule', () => {
       options,
     );
     assert.equal(rateOf(above), 2 * 1.4e6);
-    assert.doesNotMatch(above.reason, /held/);
+    assert.doesNotMatch(above.reason, /held|floor/);
+    assert.equal(!above.fullSpeed && above.floorPackets, undefined);
     // Evidence from a segment sent at full speed says so.
     const fullSpeed = abrDecision(
       { segment, cmcd: { bl: 30_000 }, viewer: undefined, path: { ...path, aimBps: undefined } },
@@ -220,6 +225,12 @@ describe('the ABR-aware rate rule', () => {
     assert.equal(plan.headers['cmsd-dynamic'], '"trickle";etp=2800');
     assert.equal(plan.headers['cmsd-static'], 'ot=v,st=v');
     assert.match(plan.headers['server-timing']!, /2800 kbit\/s/);
+    assert.equal(plan.floorPackets, undefined, "the enforcer's floor where no path holds the connection");
+    // Held by the path: the plan carries the held clamp's floor to the enforcer.
+    const path = { holdBps: 875e3, goodputBps: 700e3, aimBps: 2.8e6 };
+    const held = rule.plan({ response, viewer: undefined, path, nowMs: 0 });
+    assert.equal(held.rateAt(0, 65_536), 875e3 / 8);
+    assert.equal(held.floorPackets, 4);
     const startup = rule.plan({ response: { ...response, cmcd: { su: true } }, viewer: undefined, nowMs: 0 });
     assert.equal(startup.startupEndOffset, 150_000);
     assert.equal(startup.headers['cmsd-dynamic'], undefined);
