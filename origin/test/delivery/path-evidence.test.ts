@@ -24,6 +24,7 @@ describe('path evidence', () => {
       recoveredAbove: 0.9,
       minPhaseBytes: 32_768,
       fullSpeedExtraRtts: 1,
+      floorPackets: 4,
     });
   });
 
