@@ -5,6 +5,8 @@
  */
 import { fromCmcdHeaders, fromCmcdQuery, type Cmcd } from '@svta/common-media-library/cmcd';
 
+const cmcdHeaderNames = ['cmcd-request', 'cmcd-object', 'cmcd-status', 'cmcd-session'] as const;
+
 export function readCmcd(
   query: string | undefined,
   headers: Record<string, string | string[] | undefined>,
@@ -17,12 +19,15 @@ export function readCmcd(
       return undefined;
     }
   }
-  const cmcdHeaders: Record<string, string> = {};
-  for (const name of ['cmcd-request', 'cmcd-object', 'cmcd-status', 'cmcd-session']) {
+  // Made only when one is there: most requests of an edge carry none, and this runs for every media response.
+  let cmcdHeaders: Record<string, string> | undefined;
+  for (const name of cmcdHeaderNames) {
     const value = headers[name];
-    if (typeof value === 'string') cmcdHeaders[name] = value;
+    if (typeof value !== 'string') continue;
+    cmcdHeaders ??= {};
+    cmcdHeaders[name] = value;
   }
-  if (Object.keys(cmcdHeaders).length === 0) return undefined;
+  if (cmcdHeaders === undefined) return undefined;
   try {
     return fromCmcdHeaders(cmcdHeaders) as Cmcd;
   } catch {

@@ -187,6 +187,15 @@ export class Connection {
     this.pathHoldState = pathAfterFullSpeed(this.pathHoldState, outcome, this.port.pathHold);
   }
 
+  // The SocketPort enforcers reach the socket through (the connection itself: none made per response).
+  get control(): SocketControl {
+    return this.port.control;
+  }
+
+  socketError(operation: string, error: unknown): void {
+    this.port.socketError(operation, error);
+  }
+
   /** TCP_INFO now; a failure is logged once, counted, and gives undefined. */
   tcpInfo(): TcpInfo | undefined {
     try {

@@ -59,6 +59,12 @@ export interface MeterFacts {
   readonly cwndPackets: Summary | null;
 }
 
+interface ThrottledStats {
+  readonly targets: RateStats;
+  readonly mediaRates: RateStats;
+  readonly cwnds: RunningStats;
+}
+
 export class FlowMeter {
   private latest: TcpSnapshot | undefined;
   private throttlingStart: TcpSnapshot | undefined;
@@ -67,10 +73,9 @@ export class FlowMeter {
   private startupBacklogBytes = 0;
   private unsentStartupBytes = 0;
   private readonly targets = new RateStats();
-  private readonly throttledTargets = new RateStats();
   private readonly mediaRates = new RateStats();
-  private readonly throttledMediaRates = new RateStats();
-  private readonly cwnds = new RunningStats();
+  /** The throttled blocks' figures, made when the first one is counted (most responses of an edge never throttle). */
+  private throttled: ThrottledStats | undefined;
   /** The reading of the block being considered (the observation given to the enforcer). */
   private blockReading: TcpInfo | undefined;
   // The throttling phase's schedule: bytes handed to the kernel and the seconds they should take at R.
@@ -113,8 +118,9 @@ export class FlowMeter {
     const throttledUnsentBytes = this.options.limitsInSocket ? unsentBytes : 0;
     this.unsentStartupBytes = throttledUnsentBytes;
     if (throttledUnsentBytes > 0) {
-      this.throttledTargets.add(unsent.rateBytesPerSec * 8, throttledUnsentBytes);
-      this.throttledMediaRates.add(plan.media.rateAt(offset - unsentBytes, unsentBytes) * 8, throttledUnsentBytes);
+      const throttled = this.throttledStats();
+      throttled.targets.add(unsent.rateBytesPerSec * 8, throttledUnsentBytes);
+      throttled.mediaRates.add(plan.media.rateAt(offset - unsentBytes, unsentBytes) * 8, throttledUnsentBytes);
     }
     this.startupBacklogBytes = Math.max(0, this.startupBytes - ackedSinceStart - throttledUnsentBytes);
     this.throttlingStart = { atMs: nowMs, info };
@@ -198,16 +204,23 @@ export class FlowMeter {
       return;
     }
     this.throttledBytes += block.sizeBytes;
-    this.throttledTargets.add(block.rateBytesPerSec * 8, block.sizeBytes);
-    this.throttledMediaRates.add(mediaBytesPerSec * 8, block.sizeBytes);
+    const throttled = this.throttledStats();
+    throttled.targets.add(block.rateBytesPerSec * 8, block.sizeBytes);
+    throttled.mediaRates.add(mediaBytesPerSec * 8, block.sizeBytes);
     this.handed(block.sizeBytes, block.rateBytesPerSec);
     const cwnd = this.blockReading?.cwnd;
     this.blockReading = undefined;
-    if (cwnd !== undefined) this.cwnds.add(cwnd);
+    if (cwnd !== undefined) throttled.cwnds.add(cwnd);
+  }
+
+  private throttledStats(): ThrottledStats {
+    this.throttled ??= { targets: new RateStats(), mediaRates: new RateStats(), cwnds: new RunningStats() };
+    return this.throttled;
   }
 
   facts(): MeterFacts {
-    const throttled = this.throttledTargets.size > 0;
+    const stats = this.throttled;
+    const throttledTarget = stats?.targets.summary() ?? null;
     return {
       start: this.start,
       throttlingStart: this.throttlingStart,
@@ -217,10 +230,10 @@ export class FlowMeter {
       startupBacklogBytes: this.startupBacklogBytes,
       unsentStartupBytes: this.unsentStartupBytes,
       // The target of a response that throttled is that of its throttled blocks; otherwise the rate of all it carried.
-      targetRateBps: throttled ? this.throttledTargets.summary() : this.targets.summary(),
-      throttledTargetMeanBps: this.throttledTargets.summary()?.mean,
-      mediaRateBps: throttled ? this.throttledMediaRates.summary() : this.mediaRates.summary(),
-      cwndPackets: this.cwnds.summary(),
+      targetRateBps: throttledTarget ?? this.targets.summary(),
+      throttledTargetMeanBps: throttledTarget?.mean,
+      mediaRateBps: throttledTarget !== null ? (stats?.mediaRates.summary() ?? null) : this.mediaRates.summary(),
+      cwndPackets: stats?.cwnds.summary() ?? null,
     };
   }
 }

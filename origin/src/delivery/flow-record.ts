@@ -160,22 +160,17 @@ function phase(from: TcpSnapshot, to: TcpSnapshot, bytes: number, creditedBytes:
     durationMs: Math.round(durationMs * 1000) / 1000,
     bytes,
     goodputBps: acked === undefined || durationMs <= 0 ? null : Math.round((acked * 8 * 1000) / durationMs),
-    ...retransmissions(retransmitted, segmentsOut),
+    retransmittedSegments: retransmitted ?? null,
+    dataSegmentsOut: segmentsOut ?? null,
+    retransmissionRate: retransmissionRate(retransmitted, segmentsOut),
   };
 }
 
-function retransmissions(
-  retransmitted: number | undefined,
-  segmentsOut: number | undefined,
-): Pick<PhaseRecord, 'retransmittedSegments' | 'dataSegmentsOut' | 'retransmissionRate'> {
-  return {
-    retransmittedSegments: retransmitted ?? null,
-    dataSegmentsOut: segmentsOut ?? null,
-    retransmissionRate:
-      retransmitted === undefined || segmentsOut === undefined || segmentsOut === 0
-        ? null
-        : retransmitted / segmentsOut,
-  };
+// Fields written out rather than spread from a helper's object: a record is built for every media response.
+function retransmissionRate(retransmitted: number | undefined, segmentsOut: number | undefined): number | null {
+  return retransmitted === undefined || segmentsOut === undefined || segmentsOut === 0
+    ? null
+    : retransmitted / segmentsOut;
 }
 
 export function buildFlowRecord(
@@ -198,6 +193,8 @@ export function buildFlowRecord(
           unsentStartupBytes: meter.unsentStartupBytes,
         };
   const targetMean = meter.throttledTargetMeanBps;
+  const retransmitted = delta(start.info, end.info, 'totalRetrans');
+  const segmentsOut = delta(start.info, end.info, 'dataSegsOut');
   return {
     id: response.id,
     ts: new Date(response.startedAtEpochMs + (end.atMs - start.atMs)).toISOString(),
@@ -224,7 +221,9 @@ export function buildFlowRecord(
     srttAtStartupEndUs: throttlingStart?.info?.rttUs ?? null,
     srttUs: end.info?.rttUs ?? null,
     minRttUs: end.info?.minRttUs ?? null,
-    ...retransmissions(delta(start.info, end.info, 'totalRetrans'), delta(start.info, end.info, 'dataSegsOut')),
+    retransmittedSegments: retransmitted ?? null,
+    dataSegmentsOut: segmentsOut ?? null,
+    retransmissionRate: retransmissionRate(retransmitted, segmentsOut),
     targetRateBps: meter.targetRateBps,
     mediaRateBps: meter.mediaRateBps,
     paceRateBps: report.paceRateBps,

@@ -18,9 +18,31 @@ export type SelectionResult = Selection | { readonly error: string };
 
 export class PolicySelector {
   private readonly assigner: AbAssigner<AbGroupConfig> | undefined;
+  // Every selection but an override's is one of these, made once: a media request allocates none.
+  private readonly groupSelections: ReadonlyMap<AbGroupConfig, Selection>;
+  private readonly ruleSelections: readonly {
+    readonly rule: DeliveryConfig['rules'][number];
+    readonly selection: Selection;
+  }[];
+  private readonly defaultSelection: Selection;
 
   constructor(private readonly config: DeliveryConfig) {
     this.assigner = config.ab === undefined ? undefined : new AbAssigner(config.ab, config.abSeed);
+    this.groupSelections = new Map(
+      (config.ab ?? []).map((group) => [
+        group,
+        Object.freeze({ policy: group.policy, source: 'group', reason: `A/B group ${group.name}` }),
+      ]),
+    );
+    this.ruleSelections = config.rules.map((rule) => ({
+      rule,
+      selection: Object.freeze({
+        policy: rule.policy,
+        source: 'rule',
+        reason: `rule ${rule.asset ?? '*'}/${rule.role ?? '*'}`,
+      }),
+    }));
+    this.defaultSelection = Object.freeze({ policy: config.policy, source: 'default', reason: 'default policy' });
   }
 
   /** The A/B group of a new connection (undefined without A/B). */
@@ -40,12 +62,19 @@ export class PolicySelector {
       return { policy: input.override, source: 'override', reason: `?policy=${input.override}` };
     }
     if (input.group !== undefined)
-      return { policy: input.group.policy, source: 'group', reason: `A/B group ${input.group.name}` };
-    const rule = this.config.rules.find(
-      (r) => (r.asset === undefined || r.asset === input.asset) && (r.role === undefined || r.role === input.role),
-    );
-    if (rule !== undefined)
-      return { policy: rule.policy, source: 'rule', reason: `rule ${rule.asset ?? '*'}/${rule.role ?? '*'}` };
-    return { policy: this.config.policy, source: 'default', reason: 'default policy' };
+      return (
+        this.groupSelections.get(input.group) ?? {
+          policy: input.group.policy,
+          source: 'group',
+          reason: `A/B group ${input.group.name}`,
+        }
+      );
+    for (const { rule, selection } of this.ruleSelections)
+      if (
+        (rule.asset === undefined || rule.asset === input.asset) &&
+        (rule.role === undefined || rule.role === input.role)
+      )
+        return selection;
+    return this.defaultSelection;
   }
 }

@@ -112,14 +112,7 @@ export class ResponseDelivery implements BlockDriver {
   ) {
     const { connection, policy } = spec;
     const socket = connection.socket;
-    this.enforcement = policy.enforcer.start(
-      {
-        socket,
-        control: services.control,
-        socketError: (operation, error) => services.socketError(operation, error),
-      },
-      { floorPackets: spec.plan.floorPackets },
-    );
+    this.enforcement = policy.enforcer.start(connection, spec.plan);
     this.meter = new FlowMeter(
       () => connection.tcpInfo(),
       { atMs: performance.now(), info: spec.startReading },
@@ -165,14 +158,13 @@ export class ResponseDelivery implements BlockDriver {
     services.countActive(1);
     if (policy.enforcer.paced) services.metrics.flowStarted(policy.name, this.groupLabel);
     const detail = this.enforcement.detail;
+    const headers = plan.headers;
+    let timing = `policy;desc="${policy.name}${detail === undefined ? '' : ` (${detail})`}"`;
+    if (headers['server-timing'] !== undefined) timing += `, ${headers['server-timing']}`;
     // Clients of an A/B experiment learn their connection's group (to attribute their QoE to it).
-    const timing = [
-      `policy;desc="${policy.name}${detail === undefined ? '' : ` (${detail})`}"`,
-      plan.headers['server-timing'],
-      connection.group === undefined ? undefined : `ab;desc="${connection.group.name}"`,
-    ];
-    for (const [name, value] of Object.entries(plan.headers)) if (name !== 'server-timing') reply.header(name, value);
-    reply.header('server-timing', timing.filter((entry) => entry !== undefined).join(', '));
+    if (connection.group !== undefined) timing += `, ab;desc="${connection.group.name}"`;
+    for (const name in headers) if (name !== 'server-timing') reply.header(name, headers[name]);
+    reply.header('server-timing', timing);
     // Without it Resource Timing hides Server-Timing from a player page on another origin.
     reply.header('timing-allow-origin', services.timingAllowOrigin);
     // Headers about this viewer (its A/B group, a rate from its buffer, a ?policy= pin) must not be
@@ -180,8 +172,8 @@ export class ResponseDelivery implements BlockDriver {
     // cacheable; a cache that ignores the qualifier treats the response as private.
     if (
       connection.group !== undefined ||
-      plan.headers['server-timing'] !== undefined ||
-      plan.headers['cmsd-dynamic'] !== undefined ||
+      headers['server-timing'] !== undefined ||
+      headers['cmsd-dynamic'] !== undefined ||
       this.spec.selectionSource === 'override'
     ) {
       reply.header(
@@ -233,15 +225,17 @@ export class ResponseDelivery implements BlockDriver {
     const rangeBytes = range.end - range.start + 1;
     // Unpaced and small enough to hold: one buffer (a view of the cache), no block-by-block stream.
     if (!policy.enforcer.paced && (file.body !== undefined || rangeBytes <= wholeRangeMaxBytes)) {
+      const mediaBytesPerSec = plan.media.rateAt(range.start, rangeBytes);
       this.meter.written(
         {
           offset: range.start,
           sizeBytes: rangeBytes,
-          rateBytesPerSec: plan.rateAt(range.start, rangeBytes),
+          // bulk's plan rates its bytes by the media's own function: one lookup for both.
+          rateBytesPerSec: plan.rateAt === plan.media.rateAt ? mediaBytesPerSec : plan.rateAt(range.start, rangeBytes),
           nowMs: performance.now(),
         },
         'startup',
-        plan.media.rateAt(range.start, rangeBytes),
+        mediaBytesPerSec,
       );
       const bytes = this.read(range.start, rangeBytes);
       if (Buffer.isBuffer(bytes)) void reply.send(bytes);

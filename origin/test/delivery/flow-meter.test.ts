@@ -78,4 +78,18 @@ describe('flow meter', () => {
     );
     assert.deepEqual(flow.facts().cwndPackets, { min: 10, mean: 10, max: 10 });
   });
+
+  it('gives a response that never throttled the rates of all its bytes and no throttled figures', () => {
+    const { flow } = meter(false);
+    flow.written({ offset: 0, sizeBytes: 400_000, rateBytesPerSec: 100_000, nowMs: 0 }, 'startup', 50_000);
+    flow.written({ offset: 400_000, sizeBytes: 200_000, rateBytesPerSec: 200_000, nowMs: 10 }, 'startup', 100_000);
+    const facts = flow.facts();
+    assert.equal(facts.throttlingStart, undefined);
+    assert.equal(facts.startupBytes, 600_000);
+    // Byte-weighted harmonic means: 600 kB over 4 s + 1 s at R, over 8 s + 2 s at the media's rate.
+    assert.deepEqual(facts.targetRateBps, { min: 800_000, mean: 960_000, max: 1_600_000 });
+    assert.deepEqual(facts.mediaRateBps, { min: 400_000, mean: 480_000, max: 800_000 });
+    assert.equal(facts.throttledTargetMeanBps, undefined);
+    assert.equal(facts.cwndPackets, null);
+  });
 });

@@ -173,8 +173,9 @@ export function abrDecision(input: AbrInput, options: AbrRateOptions): AbrDecisi
   }
   // Last: a path that held the previous segment back would hold this one too, and an aim above it only queues.
   const path = input.path;
-  const heldBps = path === undefined ? Number.POSITIVE_INFINITY : Math.max(path.holdBps, segment.bitrateBps);
-  if (path === undefined || heldBps >= rateBps) return { fullSpeed: false, rateBps, reason };
+  if (path === undefined) return { fullSpeed: false, rateBps, reason };
+  const heldBps = Math.max(path.holdBps, segment.bitrateBps);
+  if (heldBps >= rateBps) return { fullSpeed: false, rateBps, reason };
   const got =
     path.aimBps === undefined
       ? `a ${Math.round(path.goodputBps / 1000)} kbit/s link at full speed`

@@ -5,11 +5,32 @@
  * connection in the paper), R is the media's own rate: a segment's size over its duration, a
  * progressive block's bytes over the media seconds they carry (rate-plan.ts: exact per VBR block).
  */
-import { MediaClock, segmentRateBytesPerSec, startupEndByte } from '../rate-plan.js';
+import { MediaClock, segmentRateBytesPerSec, startupEndByte, type VbrBlocks } from '../rate-plan.js';
 import { constantRate, type MediaRates, type MediaResponse, type RatePlan, type RateRule } from './rate-rule.js';
 
 export interface MediaRateOptions {
   readonly startupSec: number;
+}
+
+/** Clock-backed rates of a progressive file's bytes, anchored at the given offsets (see MediaClock). */
+function clockRates(blocks: VbrBlocks, cutOffsets: readonly number[]): MediaRates {
+  const clock = new MediaClock(blocks, cutOffsets);
+  return {
+    rateAt: (offset, sizeBytes) => clock.rateAt(offset, sizeBytes),
+    stepsWithin: (startOffset, endOffset) => clock.stepsWithin(startOffset, endOffset),
+  };
+}
+
+/**
+ * The media's own rate of a response's bytes and nothing else (a rule that needs no plan from it):
+ * a segment's size over its duration, a progressive range's blocks with the range's ends as anchors.
+ */
+export function mediaRatesOf(response: MediaResponse): MediaRates {
+  const { segment, progressive } = response;
+  if (segment !== undefined) return constantRate(segmentRateBytesPerSec(segment));
+  if (progressive === undefined)
+    throw new Error(`media response ${response.file} has neither segment nor progressive facts`);
+  return clockRates(progressive.blocks, [response.rangeStart, response.rangeEnd + 1]);
 }
 
 /** The paper's plan for a response: also what other rules fall back to (progressive files, records' media rate). */
@@ -42,11 +63,7 @@ export function mediaRatePlan(response: MediaResponse, options: MediaRateOptions
       startupEndByte(blocks.map, response.rangeStart, options.startupSec, blocks.fileSizeBytes),
     ),
   );
-  const clock = new MediaClock(blocks, [response.rangeStart, startupEnd, response.rangeEnd + 1]);
-  const media: MediaRates = {
-    rateAt: (offset, sizeBytes) => clock.rateAt(offset, sizeBytes),
-    stepsWithin: (startOffset, endOffset) => clock.stepsWithin(startOffset, endOffset),
-  };
+  const media = clockRates(blocks, [response.rangeStart, startupEnd, response.rangeEnd + 1]);
   return {
     startupEndOffset: startupEnd,
     ...media,

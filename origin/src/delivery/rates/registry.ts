@@ -8,7 +8,7 @@ import type { RateRule } from './rate-rule.js';
 import { unthrottledRule } from './unthrottled.js';
 
 export const rateRules: Readonly<Record<RateRuleName, (config: DeliveryConfig) => RateRule>> = {
-  unthrottled: (config) => unthrottledRule(config),
+  unthrottled: () => unthrottledRule(),
   media: (config) => mediaRateRule(config),
   abr: (config) => abrRateRule({ ...config.abr, startupSec: config.startupSec }),
   sammy: (config) => sammyRateRule({ ...config.sammy, startupSec: config.startupSec }),

@@ -1,19 +1,23 @@
 /** unthrottled: no throttling phase, every byte at full speed (bulk's rule). */
-import { mediaRatePlan, type MediaRateOptions } from './media-rate.js';
+import { mediaRatesOf } from './media-rate.js';
 import type { RateRule } from './rate-rule.js';
 
-export function unthrottledRule(options: MediaRateOptions): RateRule {
+/** Shared: bulk adds no header, and a plan per response needs no object of its own for that. */
+const noHeaders: Readonly<Record<string, string>> = Object.freeze({});
+
+export function unthrottledRule(): RateRule {
   return {
     name: 'unthrottled',
     plan: ({ response }) => {
-      // The media plan still says what rate the bytes carry (for records).
-      const media = mediaRatePlan(response, options).media;
+      // The media's rate of the bytes, for records (no plan of the media rule: its startup end and reason go unused).
+      const media = mediaRatesOf(response);
       return {
         startupEndOffset: response.rangeEnd + 1,
-        ...media,
+        rateAt: media.rateAt,
+        stepsWithin: media.stepsWithin,
         media,
         reason: 'no throttling phase',
-        headers: {},
+        headers: noHeaders,
       };
     },
   };

@@ -39,7 +39,7 @@ describe('the media rate rule', () => {
   });
 
   it('lets bulk send everything at full speed, still knowing the media rate', () => {
-    const plan = unthrottledRule({ startupSec: 35 }).plan({ response: segment(60), viewer: undefined, nowMs: 0 });
+    const plan = unthrottledRule().plan({ response: segment(60), viewer: undefined, nowMs: 0 });
     assert.equal(plan.startupEndOffset, 250_000);
     assert.equal(plan.media.rateAt(0, 1000), 125_000);
   });
