@@ -16,6 +16,10 @@ export interface Selection {
 
 export type SelectionResult = Selection | { readonly error: string };
 
+function groupSelection(group: AbGroupConfig): Selection {
+  return { policy: group.policy, source: 'group', reason: `A/B group ${group.name}` };
+}
+
 export class PolicySelector {
   private readonly assigner: AbAssigner<AbGroupConfig> | undefined;
   // Every selection but an override's is one of these, made once: a media request allocates none.
@@ -28,12 +32,7 @@ export class PolicySelector {
 
   constructor(private readonly config: DeliveryConfig) {
     this.assigner = config.ab === undefined ? undefined : new AbAssigner(config.ab, config.abSeed);
-    this.groupSelections = new Map(
-      (config.ab ?? []).map((group) => [
-        group,
-        Object.freeze({ policy: group.policy, source: 'group', reason: `A/B group ${group.name}` }),
-      ]),
-    );
+    this.groupSelections = new Map((config.ab ?? []).map((group) => [group, Object.freeze(groupSelection(group))]));
     this.ruleSelections = config.rules.map((rule) => ({
       rule,
       selection: Object.freeze({
@@ -61,14 +60,7 @@ export class PolicySelector {
         return { error: `unknown policy "${input.override}"; known: ${policyNames.join(', ')}` };
       return { policy: input.override, source: 'override', reason: `?policy=${input.override}` };
     }
-    if (input.group !== undefined)
-      return (
-        this.groupSelections.get(input.group) ?? {
-          policy: input.group.policy,
-          source: 'group',
-          reason: `A/B group ${input.group.name}`,
-        }
-      );
+    if (input.group !== undefined) return this.groupSelections.get(input.group) ?? groupSelection(input.group);
     for (const { rule, selection } of this.ruleSelections)
       if (
         (rule.asset === undefined || rule.asset === input.asset) &&

@@ -225,17 +225,15 @@ export class ResponseDelivery implements BlockDriver {
     const rangeBytes = range.end - range.start + 1;
     // Unpaced and small enough to hold: one buffer (a view of the cache), no block-by-block stream.
     if (!policy.enforcer.paced && (file.body !== undefined || rangeBytes <= wholeRangeMaxBytes)) {
-      const mediaBytesPerSec = plan.media.rateAt(range.start, rangeBytes);
       this.meter.written(
         {
           offset: range.start,
           sizeBytes: rangeBytes,
-          // bulk's plan rates its bytes by the media's own function: one lookup for both.
-          rateBytesPerSec: plan.rateAt === plan.media.rateAt ? mediaBytesPerSec : plan.rateAt(range.start, rangeBytes),
+          rateBytesPerSec: plan.rateAt(range.start, rangeBytes),
           nowMs: performance.now(),
         },
         'startup',
-        mediaBytesPerSec,
+        plan.media.rateAt(range.start, rangeBytes),
       );
       const bytes = this.read(range.start, rangeBytes);
       if (Buffer.isBuffer(bytes)) void reply.send(bytes);

@@ -37,28 +37,23 @@ export class RunningStats {
  * blocks' rates overstates it whenever the rate varies.
  */
 export class RateStats {
-  // Flat rather than a RunningStats inside: every media response makes two of these.
-  private count = 0;
-  private minBps = Infinity;
-  private maxBps = -Infinity;
+  private readonly extremes = new RunningStats();
   private bits = 0;
   private seconds = 0;
 
   add(rateBps: number, bytes: number): void {
     if (!(rateBps > 0) || bytes <= 0) return;
-    this.count++;
-    if (rateBps < this.minBps) this.minBps = rateBps;
-    if (rateBps > this.maxBps) this.maxBps = rateBps;
+    this.extremes.add(rateBps);
     this.bits += bytes * 8;
     this.seconds += (bytes * 8) / rateBps;
   }
 
   get size(): number {
-    return this.count;
+    return this.extremes.size;
   }
 
   summary(): Summary | null {
-    if (this.count === 0) return null;
-    return { min: Math.round(this.minBps), mean: Math.round(this.bits / this.seconds), max: Math.round(this.maxBps) };
+    const extremes = this.extremes.summary();
+    return extremes === null ? null : { ...extremes, mean: Math.round(this.bits / this.seconds) };
   }
 }

@@ -21,21 +21,26 @@ function clockRates(blocks: VbrBlocks, cutOffsets: readonly number[]): MediaRate
   };
 }
 
+/** A progressive response's VBR blocks (every media response is a segment or a progressive range). */
+function progressiveBlocks(response: MediaResponse): VbrBlocks {
+  if (response.progressive === undefined)
+    throw new Error(`media response ${response.file} has neither segment nor progressive facts`);
+  return response.progressive.blocks;
+}
+
 /**
  * The media's own rate of a response's bytes and nothing else (a rule that needs no plan from it):
  * a segment's size over its duration, a progressive range's blocks with the range's ends as anchors.
  */
 export function mediaRatesOf(response: MediaResponse): MediaRates {
-  const { segment, progressive } = response;
+  const { segment } = response;
   if (segment !== undefined) return constantRate(segmentRateBytesPerSec(segment));
-  if (progressive === undefined)
-    throw new Error(`media response ${response.file} has neither segment nor progressive facts`);
-  return clockRates(progressive.blocks, [response.rangeStart, response.rangeEnd + 1]);
+  return clockRates(progressiveBlocks(response), [response.rangeStart, response.rangeEnd + 1]);
 }
 
 /** The paper's plan for a response: also what other rules fall back to (progressive files, records' media rate). */
 export function mediaRatePlan(response: MediaResponse, options: MediaRateOptions): RatePlan {
-  const { segment, progressive } = response;
+  const { segment } = response;
   if (segment !== undefined) {
     const rateBytesPerSec = segmentRateBytesPerSec(segment);
     const startup = segment.presentationSec < options.startupSec;
@@ -53,9 +58,7 @@ export function mediaRatePlan(response: MediaResponse, options: MediaRateOptions
       headers: {},
     };
   }
-  if (progressive === undefined)
-    throw new Error(`media response ${response.file} has neither segment nor progressive facts`);
-  const blocks = progressive.blocks;
+  const blocks = progressiveBlocks(response);
   const startupEnd = Math.min(
     response.rangeEnd + 1,
     Math.max(
