@@ -6,23 +6,21 @@
  * under their standard names (process_cpu_seconds_total, nodejs_eventloop_lag_p99_seconds, ...), so
  * stock dashboards read them.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { BoundCounter, BoundHistogram, type CounterSeries, type HistogramSeries } from './bound-metrics.js';
 import { catchUpsOf, type FlowRecord } from './flow-record.js';
 
 const labelNames = ['policy', 'group'] as const;
 
-/**
- * One (policy, group)'s series, bound once: prom-client hashes a label object on every call, which
- * was most of a flow record's metric work (six observations per response).
- */
+/** One (policy, group)'s series, looked up once per response (bound-metrics.ts: no label work per count). */
 interface FlowSeries {
-  readonly responses: Map<string, { inc(value?: number): void }>;
-  readonly bytes: { inc(value: number): void };
-  readonly retransmissionRate: { observe(value: number): void };
-  readonly srtt: { observe(value: number): void };
-  readonly goodputRatio: { observe(value: number): void };
+  readonly responses: Map<string, CounterSeries>;
+  readonly bytes: CounterSeries;
+  readonly retransmissionRate: HistogramSeries;
+  readonly srtt: HistogramSeries;
+  readonly goodputRatio: HistogramSeries;
   readonly activeFlows: { inc(): void; dec(): void };
-  readonly catchUps: { inc(value: number): void };
+  readonly catchUps: CounterSeries;
 }
 
 /** How often the event loop's delay is sampled for the nodejs_eventloop_lag_p* series. */
@@ -30,18 +28,18 @@ const eventLoopSampleMs = 100;
 
 export class DeliveryMetrics {
   readonly registry = new Registry();
-  private readonly responses: Counter<'policy' | 'group' | 'role' | 'outcome'>;
-  private readonly bytes: Counter<'policy' | 'group'>;
-  private readonly retransmissionRate: Histogram<'policy' | 'group'>;
-  private readonly srtt: Histogram<'policy' | 'group'>;
-  private readonly goodputRatio: Histogram<'policy' | 'group'>;
+  private readonly responses: BoundCounter<'policy' | 'group' | 'role' | 'outcome'>;
+  private readonly bytes: BoundCounter<'policy' | 'group'>;
+  private readonly retransmissionRate: BoundHistogram<'policy' | 'group'>;
+  private readonly srtt: BoundHistogram<'policy' | 'group'>;
+  private readonly goodputRatio: BoundHistogram<'policy' | 'group'>;
   private readonly activeFlows: Gauge<'policy' | 'group'>;
   private readonly socketErrors: Counter<'operation' | 'code'>;
-  private readonly catchUps: Counter<'policy' | 'group'>;
-  private readonly httpDuration: Histogram<'route' | 'status_code'>;
+  private readonly catchUps: BoundCounter<'policy' | 'group'>;
+  private readonly httpDuration: BoundHistogram<'route' | 'status_code'>;
   /** Bound series by `${policy}\n${group}` and by `${route}\n${status}`: both sets are small (policies x groups, routes x codes). */
   private readonly flowSeries = new Map<string, FlowSeries>();
-  private readonly httpSeries = new Map<string, { observe(value: number): void }>();
+  private readonly httpSeries = new Map<string, HistogramSeries>();
 
   constructor() {
     // The loop-delay percentiles sample on a timer: prom-client's default, every 10 ms, woke an idle
@@ -49,39 +47,40 @@ export class DeliveryMetrics {
     // flows). Every 100 ms still sees a blocked loop; nodejs_eventloop_lag_seconds is measured at each scrape.
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: eventLoopSampleMs });
     const registers = [this.registry];
-    this.responses = new Counter({
-      name: 'trickle_responses_total',
-      help: 'Media responses by policy, A/B group, role and outcome (completed, aborted)',
-      labelNames: [...labelNames, 'role', 'outcome'],
-      registers,
-    });
-    this.bytes = new Counter({
-      name: 'trickle_response_bytes_total',
-      help: 'Body bytes written to media responses',
+    const registry = this.registry;
+    this.responses = new BoundCounter(
+      'trickle_responses_total',
+      'Media responses by policy, A/B group, role and outcome (completed, aborted)',
+      [...labelNames, 'role', 'outcome'],
+      registry,
+    );
+    this.bytes = new BoundCounter(
+      'trickle_response_bytes_total',
+      'Body bytes written to media responses',
       labelNames,
-      registers,
-    });
-    this.retransmissionRate = new Histogram({
-      name: 'trickle_retransmission_ratio',
-      help: 'Retransmitted / data segments sent, per response',
+      registry,
+    );
+    this.retransmissionRate = new BoundHistogram(
+      'trickle_retransmission_ratio',
+      'Retransmitted / data segments sent, per response',
       labelNames,
-      buckets: [0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2],
-      registers,
-    });
-    this.srtt = new Histogram({
-      name: 'trickle_srtt_seconds',
-      help: 'Smoothed RTT at the end of each response',
+      [0, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2],
+      registry,
+    );
+    this.srtt = new BoundHistogram(
+      'trickle_srtt_seconds',
+      'Smoothed RTT at the end of each response',
       labelNames,
-      buckets: [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2],
-      registers,
-    });
-    this.goodputRatio = new Histogram({
-      name: 'trickle_throttled_goodput_ratio',
-      help: 'Goodput of the throttling phase / target media rate, per response that throttled',
+      [0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2],
+      registry,
+    );
+    this.goodputRatio = new BoundHistogram(
+      'trickle_throttled_goodput_ratio',
+      'Goodput of the throttling phase / target media rate, per response that throttled',
       labelNames,
-      buckets: [0.5, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.3, 1.5, 2, 5],
-      registers,
-    });
+      [0.5, 0.8, 0.9, 0.95, 1, 1.05, 1.1, 1.2, 1.3, 1.5, 2, 5],
+      registry,
+    );
     this.activeFlows = new Gauge({
       name: 'trickle_active_paced_flows',
       help: 'Responses being delivered under a paced policy',
@@ -94,20 +93,20 @@ export class DeliveryMetrics {
       labelNames: ['operation', 'code'],
       registers,
     });
-    this.catchUps = new Counter({
-      name: 'trickle_clamp_catchups_total',
-      help: 'Times a paced response lifted its limit (the clamp, or the pacing rate) because goodput fell below R',
+    this.catchUps = new BoundCounter(
+      'trickle_clamp_catchups_total',
+      'Times a paced response lifted its limit (the clamp, or the pacing rate) because goodput fell below R',
       labelNames,
-      registers,
-    });
-    this.httpDuration = new Histogram({
-      name: 'trickle_http_request_duration_seconds',
+      registry,
+    );
+    this.httpDuration = new BoundHistogram(
+      'trickle_http_request_duration_seconds',
       // A paced media response lasts as long as its pacing: seconds to minutes.
-      help: 'Time from request to the last byte handed to the socket, by route (its pattern) and status code',
-      labelNames: ['route', 'status_code'],
-      buckets: [0.001, 0.005, 0.025, 0.1, 0.25, 1, 2.5, 10, 30, 120],
-      registers,
-    });
+      'Time from request to the last byte handed to the socket, by route (its pattern) and status code',
+      ['route', 'status_code'],
+      [0.001, 0.005, 0.025, 0.1, 0.25, 1, 2.5, 10, 30, 120],
+      registry,
+    );
   }
 
   /** A response ended: `route` is its route pattern (not the URL, which would make a series per file). */
