@@ -56,14 +56,14 @@ function somaxconn(): number | undefined {
 }
 
 /**
- * V8's allocation-site pretenuring, off for the origin's process. The flow records the origin keeps
- * (flows.keep) outlive many minor collections, so V8 learns to allocate some object literals of the
- * request path straight in the old generation; the ones that die at once there (a response's spec,
- * plan, TCP_INFO readings) still hold the young objects they point at (reply, request, socket
- * buffers) through every minor collection until the next major one, and those get promoted in turn:
- * about 7 kB per range response were promoted with it, 2 kB (the kept records) without, and a
- * scavenge took 4-6 ms instead of 2-3 (bench/results/origin-vs-nginx.md, 2026-12-07). Read at each
- * collection, so setting it at boot acts like the command-line flag.
+ * V8's allocation-site pretenuring, off for the origin's process. V8 had learned to allocate some
+ * object literals of the request path straight in the old generation (a response's spec, plan,
+ * TCP_INFO readings: V8 does so for literals whose objects mostly outlive a minor collection).
+ * Dead there at once, they still held what they point at (reply, request, socket buffers) through
+ * every minor collection until the next major one, and that got promoted in turn: about 7 kB per
+ * range response with it, 2 kB (the kept flow records) without; a scavenge took 4-6 ms instead of
+ * 2-3 (bench/results/origin-vs-nginx.md, 2026-12-07). Set at boot, it measured as the command-line
+ * flag does.
  */
 function stopPretenuring(): void {
   setFlagsFromString('--no-allocation-site-pretenuring');

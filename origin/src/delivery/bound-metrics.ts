@@ -4,8 +4,8 @@
  * it and look the series up by that string on every call (about a microsecond each, five to six
  * per media response); these keep each series' numbers in the series itself. They register in a
  * prom-client Registry as custom metrics (name, help, type, get, reset), so /metrics is written by
- * prom-client in its format, line for line what its Counter and Histogram write (the Registry awaits get(), so
- * a value does as well as a promise).
+ * prom-client in its format, line for line what its Counter and Histogram write (the Registry awaits get(),
+ * so a value does as well as a promise).
  */
 import type { Metric, Registry } from 'prom-client';
 
@@ -34,7 +34,12 @@ function seriesKey<L extends string>(labelNames: readonly L[], labels: Labels<L>
   return key;
 }
 
-abstract class BoundMetric<L extends string, S> {
+/** A series' numbers; reset() takes it back to never counted, and it stays bound. */
+interface Series {
+  reset(): void;
+}
+
+abstract class BoundMetric<L extends string, S extends Series> {
   readonly aggregator = 'sum' as const;
   protected readonly series = new Map<string, { readonly labels: Labels<L>; readonly series: S }>();
 
@@ -61,14 +66,15 @@ abstract class BoundMetric<L extends string, S> {
     return entry.series;
   }
 
+  /** As prom-client's reset: no series written until counted again (bound series keep counting into the metric). */
   reset(): void {
-    this.series.clear();
+    for (const { series } of this.series.values()) series.reset();
   }
 
   protected abstract create(): S;
 }
 
-export class CounterSeries {
+export class CounterSeries implements Series {
   value = 0;
   /** Counted at least once (by any amount): as with prom-client, a series is written from its first count on. */
   counted = false;
@@ -77,6 +83,11 @@ export class CounterSeries {
     this.counted = true;
     // A counter only goes up (prom-client throws for a negative increment; a response's metrics never throw).
     if (amount > 0) this.value += amount;
+  }
+
+  reset(): void {
+    this.value = 0;
+    this.counted = false;
   }
 }
 
@@ -100,7 +111,7 @@ export class BoundCounter<L extends string> extends BoundMetric<L, CounterSeries
   }
 }
 
-export class HistogramSeries {
+export class HistogramSeries implements Series {
   /** Observations per bucket (not cumulative); the last one counts those above every bound. */
   readonly counts: Float64Array;
   sum = 0;
@@ -119,6 +130,12 @@ export class HistogramSeries {
     this.counts[bucket]! += 1;
     this.sum += value;
     this.count += 1;
+  }
+
+  reset(): void {
+    this.counts.fill(0);
+    this.sum = 0;
+    this.count = 0;
   }
 }
 
