@@ -382,6 +382,15 @@ export async function labUp(name: string, spec: LinkSpec, options: LabOptions = 
 /** The file a lab's replayer writes once it has applied its trace's first point: that moment, ISO time. */
 export const traceStartedFile = 'trace-started';
 
+/** The file a lab's replayer appends each downlink rate it applied to, one JSON line each (TraceRateChange). */
+export const traceRatesFile = 'trace-rates.jsonl';
+
+/** A rate the replayer applied, and when its change returned (the link ran at it from then at the latest). */
+export interface TraceRateChange {
+  readonly rateBps: number;
+  readonly appliedAtEpochMs: number;
+}
+
 /**
  * Waits for a new replayer to start its trace (a loaded host took seconds to start a Node process; a
  * guest kernel under emulation, ~3 s): the trace's clock starts there, not at the lab's creation.
@@ -517,6 +526,18 @@ export class Lab {
   setRate(direction: 'down' | 'up', rateBps: number): void {
     const spec: DirectionSpec = { ...this.state.spec[direction], rateBps };
     linkBackends[this.state.backend]().setRate(this.state.ports, direction, spec);
+  }
+
+  /**
+   * The downlink rates a lab's trace replayer applied so far, in order: where a trace's step took effect, which a
+   * slow host (a guest kernel under emulation spends ~1 s starting `tc`) makes later than the trace says.
+   */
+  async traceRateChanges(): Promise<TraceRateChange[]> {
+    const text = await readFile(join(this.state.ports.stateDir, traceRatesFile), 'utf8').catch(() => '');
+    return text
+      .split('\n')
+      .filter((line) => line.endsWith('}'))
+      .map((line) => JSON.parse(line) as TraceRateChange);
   }
 
   async setDelay(downMs: number, upMs: number): Promise<void> {

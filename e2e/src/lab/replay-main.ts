@@ -3,9 +3,10 @@
  * lab's link until the lab goes down (which kills this process).
  */
 import { E2eError } from '../errors.js';
+import { appendFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openLab, traceStartedFile } from './lab.js';
+import { openLab, traceRatesFile, traceStartedFile, type TraceRateChange } from './lab.js';
 import { replayTrace } from './trace-replay.js';
 
 async function main(name: string): Promise<void> {
@@ -15,10 +16,15 @@ async function main(name: string): Promise<void> {
   // The trace's clock starts here, with its first point applied (synchronously, in replayTrace's
   // first step); labUp waits for the file that says so, and dates the trace from it.
   const startedMs = Date.now();
+  const ratesFile = join(lab.state.ports.stateDir, traceRatesFile);
   replayTrace(
     trace,
     {
-      setDownRate: (rateBps) => lab.setRate('down', rateBps),
+      setDownRate: (rateBps) => {
+        lab.setRate('down', rateBps);
+        const change: TraceRateChange = { rateBps, appliedAtEpochMs: Date.now() };
+        appendFileSync(ratesFile, `${JSON.stringify(change)}\n`);
+      },
       setDownDelay: (delayMs) => lab.setDelay(delayMs, lab.state.spec.up.delayMs),
     },
     startedMs,
