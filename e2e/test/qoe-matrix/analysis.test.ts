@@ -5,7 +5,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SessionResult } from '@trickle/player-sim';
-import { agreements, goalChecks, summarizeCell, type MatrixRunData } from '../../src/qoe-matrix/analysis.js';
+import {
+  agreements,
+  goalChecks,
+  sammyAgainstBulk,
+  summarizeCell,
+  type MatrixRunData,
+} from '../../src/qoe-matrix/analysis.js';
 import {
   cellsOf,
   parseMatrixPolicy,
@@ -305,6 +311,43 @@ describe('QoE matrix figures', () => {
       ],
     );
     assert.match(goals[1]!.measured, /^0\.07 \[0\.\d\d, 0\.\d\d\] % vs 2\.0\d \[/);
+  });
+
+  it("sets sammy's own change against bulk beside the paper's, with no figure where bulk retransmitted nothing", () => {
+    const cells = cellsOf({
+      ...options,
+      links: ['dsl-6mbit', 'fast-20mbit'],
+      policies: ['bulk', 'sammy', 'trickle-abr'].map(parseMatrixPolicy),
+      players: ['dashjs'],
+      cmcd: ['off'],
+    });
+    const at = (link: string, policy: string) => cells.find((c) => c.link === link && c.policy.label === policy)!;
+    const byCell = new Map<string, MatrixRunData[]>();
+    const fill = (link: string, policy: string, queueingMs: number, afterStartupRetransmitted: (i: number) => number) =>
+      byCell.set(
+        at(link, policy).id,
+        Array.from({ length: 8 }, (_, i) =>
+          run(at(link, policy), i, [session(2e6, 0)], [queueingMs], 0, 160, afterStartupRetransmitted(i)),
+        ),
+      );
+    // dsl-6mbit: sammy 30 of bulk's 40-41 segments of 2,000 a run (-25 %), queueing 60 against 80 ms (-25 %).
+    fill('dsl-6mbit', 'bulk', 80, (i) => 40 + (i % 2));
+    fill('dsl-6mbit', 'sammy', 60, () => 30);
+    // fast-20mbit: bulk retransmitted nothing, so a change against it has no value.
+    fill('fast-20mbit', 'bulk', 20, () => 0);
+    fill('fast-20mbit', 'sammy', 10, (i) => i % 2);
+    const data = { cells: cells.map((c) => summarizeCell(c, byCell.get(c.id) ?? [])), runsByCell: byCell };
+    const [dsl, fast, ...rest] = sammyAgainstBulk(data);
+    assert.equal(rest.length, 0, 'one row per place and player that has both sammy and bulk');
+    assert.deepEqual([dsl!.place.link, dsl!.player, dsl!.sessions], ['dsl-6mbit', 'dashjs', { sammy: 8, bulk: 8 }]);
+    const retransmissions = dsl!.retransmissionChangePercent;
+    assert.ok(Math.abs(retransmissions.value - (100 * 30) / 40.5 + 100) < 1e-9, `${retransmissions.value}`);
+    assert.ok(retransmissions.low <= retransmissions.value && retransmissions.value <= retransmissions.high);
+    assert.ok(retransmissions.high < 0, 'fewer in every resample');
+    assert.ok(Math.abs(dsl!.queueingP95ChangePercent.value + 25) < 1e-9);
+    assert.equal(fast!.place.link, 'fast-20mbit');
+    assert.ok(!Number.isFinite(fast!.retransmissionChangePercent.value), 'against none, no figure');
+    assert.ok(Math.abs(fast!.queueingP95ChangePercent.value + 50) < 1e-9);
   });
 
   it('judges each start on its own, and says whether cells are long enough and the 3G-like chance narrow enough', () => {
