@@ -43,6 +43,11 @@ function headline(results: ExperimentResults): string {
       }
     }
   }
+  for (const design of results.designs)
+    lines.push(
+      `${design.population} (a link per viewer) against ${design.shared} (one shared bottleneck): ` +
+        `${design.differ} of ${design.judged} judged effects differ`,
+    );
   return lines.join('\n');
 }
 

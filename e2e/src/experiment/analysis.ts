@@ -623,6 +623,39 @@ export function compassChecks(kind: KindSummary, trickleGroup: string, baselineG
   ];
 }
 
+/**
+ * A group's effect from a population and from its shared-bottleneck twin (design-comparison.ts). agree: the
+ * difference's interval holds 0; differ: it does not.
+ */
+export type DesignVerdict = 'agree' | 'differ' | 'too few' | 'no data';
+
+export interface DesignEffect {
+  readonly kind: TransferKind;
+  readonly group: string;
+  readonly policy: string;
+  /** What is compared, e.g. "retransmissions (throttling), % lower than baseline1". */
+  readonly effect: string;
+  readonly population: Estimate;
+  readonly shared: Estimate;
+  /** shared - population, in percentage points, with its 95 % interval (MOVER from the two intervals). */
+  readonly difference: Estimate;
+  readonly verdict: DesignVerdict;
+  /** The fewest connections behind either side (a group's or its reference group's, whichever is smaller). */
+  readonly connections: number;
+}
+
+export interface DesignComparison {
+  /** The population profile (per-viewer links) and the shared-bottleneck profile standing for its viewers. */
+  readonly population: string;
+  readonly shared: string;
+  readonly effects: readonly DesignEffect[];
+  /** Effects with a verdict of agree or differ. */
+  readonly judged: number;
+  readonly differ: number;
+  /** Median |shared - population| over the judged effects, percentage points (NaN when none). */
+  readonly medianAbsoluteDifferencePoints: number;
+}
+
 /** An experiment's results: what `trickle experiment` writes as results.json, and its reports read. */
 export interface ExperimentResults {
   readonly name: string;
@@ -640,4 +673,6 @@ export interface ExperimentResults {
     readonly link: RunData['link'];
     readonly compass: Readonly<Record<string, ReturnType<typeof compassChecks>>>;
   })[];
+  /** Each shared-bottleneck profile's effects beside its population's (config: sharedBottleneckOf). */
+  readonly designs: readonly DesignComparison[];
 }

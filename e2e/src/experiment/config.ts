@@ -161,6 +161,12 @@ const experimentSchema = z
           link: linkSchema.optional(),
           /** ... or one link per viewer: progressive, DASH and browser viewers each on their own. */
           population: populationSchema.optional(),
+          /**
+           * A shared link's profile standing for the same viewers as the population profile named here, on one
+           * bottleneck: the naive A/B design beside the unbiased one (Spang et al., IMC 2021). The report sets each
+           * effect from the two side by side.
+           */
+          sharedBottleneckOf: z.string().optional(),
           /** This profile's seeds and isolated runs, when they differ from the experiment's. */
           seeds: z.array(z.number().int().min(0).max(0xffffffff)).min(1).optional(),
           isolatedRuns: z.boolean().optional(),
@@ -197,6 +203,15 @@ const experimentSchema = z
           path: ['profiles', index],
           message: 'give a link (one shared by all viewers) or a population (one per viewer), one of them',
         });
+      if (profile.sharedBottleneckOf !== undefined) {
+        const counterpart = config.profiles.find((p) => p.name === profile.sharedBottleneckOf);
+        if (profile.link === undefined || counterpart?.population === undefined)
+          context.addIssue({
+            code: 'custom',
+            path: ['profiles', index, 'sharedBottleneckOf'],
+            message: 'a shared link (this profile) can stand for a population profile (the one named): give both',
+          });
+      }
       if (profile.population !== undefined && config.load.crossTrafficFlows > 0)
         context.addIssue({
           code: 'custom',

@@ -17,7 +17,8 @@ import {
   type ProfileSummary,
   type QueueingDistribution,
 } from './analysis.js';
-import type { ExperimentResults } from './analysis.js';
+import type { DesignComparison, ExperimentResults } from './analysis.js';
+import { designReading } from './design-comparison.js';
 import { formatEstimate, formatNumber } from './statistics.js';
 import { dataCentreOf, paperComparison, paperFigures } from './paper.js';
 import { minimumPairs, simBrowserVerdicts } from './population-analysis.js';
@@ -629,6 +630,73 @@ function profileSections(
   return sections;
 }
 
+/** A design comparison's section: its table and each effect from both designs with their intervals. */
+function designSection(design: DesignComparison): ReportSection {
+  const points = design.effects.flatMap((e) =>
+    (
+      [
+        ['population', e.population],
+        ['shared bottleneck', e.shared],
+      ] as const
+    )
+      .filter(([, estimate]) => Number.isFinite(estimate.value))
+      .map(([name, estimate]) => ({
+        effect: `${e.kind}, ${e.group}: ${e.effect}`,
+        design: name,
+        value: estimate.value,
+        low: Number.isFinite(estimate.low) ? estimate.low : estimate.value,
+        high: Number.isFinite(estimate.high) ? estimate.high : estimate.value,
+      })),
+  );
+  const y = { field: 'effect', type: 'nominal', title: null, sort: null };
+  const yOffset = { field: 'design', type: 'nominal' };
+  const color = { field: 'design', type: 'nominal', title: 'design' };
+  return {
+    heading: `Unbiased and naive side by side: ${design.population} and ${design.shared}`,
+    text: designReading(design),
+    table: {
+      columns: ['transfer', 'group', 'effect', 'population', 'shared bottleneck', 'shared - population', 'verdict'],
+      rows: design.effects.map((e) => [
+        e.kind,
+        `${e.group} (${e.policy})`,
+        e.effect,
+        ci(e.population, 0),
+        ci(e.shared, 0),
+        ci(e.difference, 0),
+        e.verdict,
+      ]),
+    },
+    chart: {
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      title: 'Each effect from both designs (95 % intervals)',
+      width: 620,
+      data: { values: points },
+      layer: [
+        {
+          mark: { type: 'rule' },
+          encoding: {
+            y,
+            yOffset,
+            color,
+            x: { field: 'low', type: 'quantitative', title: '% lower', scale: { type: 'symlog' } },
+            x2: { field: 'high' },
+          },
+        },
+        {
+          mark: { type: 'point', filled: true },
+          encoding: {
+            y,
+            yOffset,
+            color,
+            x: { field: 'value', type: 'quantitative' },
+            tooltip: [{ field: 'effect' }, { field: 'design' }, { field: 'value', format: '.1f' }],
+          },
+        },
+      ],
+    },
+  };
+}
+
 export async function writeExperimentReport(path: string, results: ExperimentResults): Promise<void> {
   const config = results.config;
   const baseline = config.baseline ?? config.groups[0]!.name;
@@ -645,7 +713,10 @@ export async function writeExperimentReport(path: string, results: ExperimentRes
       `of media; congestion ` +
       `control ${config.transport.congestionControl ?? 'kernel default'}; slow start after ` +
       `idle ${config.transport.slowStartAfterIdle ? 'on' : 'off'}.`,
-    sections: results.profiles.flatMap((profile) => profileSections(profile, config, baseline)),
+    sections: [
+      ...results.profiles.flatMap((profile) => profileSections(profile, config, baseline)),
+      ...results.designs.map(designSection),
+    ],
   });
   await writeFile(path, html);
 }

@@ -15,6 +15,7 @@ import { originPort, startLabOrigin } from '../qoe/run.js';
 import { playSession } from '../qoe/session.js';
 import type { SessionRecord } from '../qoe/session-record.js';
 import { compassChecks, summarizeProfile, type ExperimentResults } from './analysis.js';
+import { compareDesigns } from './design-comparison.js';
 import { linkOf, type ExperimentConfig, type ExperimentPopulation, type ExperimentProfile } from './config.js';
 import { drawLinks, linkPopulation, parseLinksCsv, type LinkDraw, type LinkPopulation } from '../lab/population.js';
 import { populationUp } from '../lab/population-lab.js';
@@ -531,6 +532,12 @@ export async function writeResults(
       for (const kind of summary.kinds) compass[kind.kind] = compassChecks(kind, trickle.name, baseline.name);
     profiles.push({ ...summary, link: data[0]!.link, compass });
   }
+  const baselineName = config.baseline ?? config.groups[0]!.name;
+  const designs = config.profiles.flatMap((profile) => {
+    const shared = profiles.find((p) => p.profile === profile.name);
+    const population = profiles.find((p) => p.profile === profile.sharedBottleneckOf);
+    return shared === undefined || population === undefined ? [] : [compareDesigns(population, shared, baselineName)];
+  });
   const results: ExperimentResults = {
     name: config.name,
     description: config.description,
@@ -538,6 +545,7 @@ export async function writeResults(
     machine: machine(),
     config,
     profiles,
+    designs,
   };
   await writeFile(join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
   await writeTables(out, results, allRuns);

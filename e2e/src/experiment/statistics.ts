@@ -97,6 +97,24 @@ export function bootstrapComparison<T>(
   return { value, low: quantileSorted(stats, 0.025), high: quantileSorted(stats, 0.975), n };
 }
 
+/**
+ * a - b for two estimates from independent samples (different runs), with a 95 % interval from their own intervals
+ * by MOVER (Zou and Donner, "Construction of confidence limits about effect measures", 2008): each side's distance to
+ * its bound, combined in quadrature. No interval when either has none.
+ */
+export function differenceOfIndependent(a: Estimate, b: Estimate): Estimate {
+  const value = a.value - b.value;
+  const n = Math.min(a.n, b.n);
+  if ([a.value, a.low, a.high, b.value, b.low, b.high].some((v) => !Number.isFinite(v)))
+    return { value, low: Number.NaN, high: Number.NaN, n };
+  return {
+    value,
+    low: value - Math.hypot(a.value - a.low, b.high - b.value),
+    high: value + Math.hypot(a.high - a.value, b.value - b.low),
+    n,
+  };
+}
+
 /** Two-sided 95 % quantiles of Student's t by degrees of freedom (1-10); z beyond. */
 const t95 = [Number.NaN, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228];
 

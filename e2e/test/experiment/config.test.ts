@@ -147,6 +147,33 @@ describe('experiment config', () => {
     },
   );
 
+  it('pairs a shared link with a population (sharedBottleneckOf): the naive design beside the unbiased one', () => {
+    const population = { name: 'dc2', population: { distribution: 'dc2-like' } };
+    const shared = { name: 'dc2-shared', link: { rate: '70mbit', rtt: '180ms' }, sharedBottleneckOf: 'dc2' };
+    const paired = parseExperimentConfig({ ...minimal, profiles: [population, shared] });
+    assert.equal(paired.profiles[1]!.sharedBottleneckOf, 'dc2');
+    const message = /profiles\.1\.sharedBottleneckOf: a shared link \(this profile\) can stand for a population/;
+    refused({ ...minimal, profiles: [population, { ...shared, sharedBottleneckOf: 'nowhere' }] }, message);
+    refused(
+      {
+        ...minimal,
+        profiles: [
+          { ...population, name: 'fast' },
+          { ...shared, sharedBottleneckOf: 'dc2' },
+        ],
+      },
+      message,
+    );
+    refused(
+      {
+        ...minimal,
+        profiles: [shared, { name: 'dc2', link: { rate: '1mbit', rtt: '180ms' } }],
+      },
+      /profiles\.0\.sharedBottleneckOf/,
+    );
+    refused({ ...minimal, profiles: [population, { ...population, name: 'p2', sharedBottleneckOf: 'dc2' }] }, message);
+  });
+
   it(
     "draws each run's population from the profile's seed and the run's, browsers on " + "their DASH twins' links",
     async () => {

@@ -2,8 +2,8 @@
  * A population experiment (experiments/population-smoke.yaml) end to end on the lab (root,
  * Chromium): each run draws its own links, every viewer's responses come from its own address
  * (so its own link), the browser on a host of its own shares a simulated player's link, and
- * results.json, summary.md and the report carry the population, the paper side by side and the
- * sim-vs-browser pairs.
+ * results.json, summary.md and the report carry the population, the paper side by side, the
+ * sim-vs-browser pairs and the population's effects beside its shared-bottleneck twin's.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -79,7 +79,12 @@ describe('trickle experiment experiments/population-smoke.yaml', { skip }, () =>
     async () => {
       const written = JSON.parse(await readFile(join(out, 'results.json'), 'utf8')) as ExperimentResults;
       assert.deepEqual(written, JSON.parse(JSON.stringify(results)));
-      for (const profile of written.profiles) {
+      const populations = written.profiles.filter((p) => p.population !== null);
+      assert.deepEqual(
+        written.profiles.map((p) => p.profile),
+        ['dc1-like', 'dc2-like', 'dc2-like-shared'],
+      );
+      for (const profile of populations) {
         const population = profile.population!;
         assert.equal(population.viewersPerRun, 7);
         assert.equal(population.links.count, 7);
@@ -99,10 +104,18 @@ describe('trickle experiment experiments/population-smoke.yaml', { skip }, () =>
       assert.match(summary, /### Side by side with the paper \(DC2;/);
       assert.match(summary, /Table 2, BW 4 - 8 Mbit\/s/);
       assert.match(summary, /too few \(1 pairs, fewer than 10\)/);
+      // The shared twin: dc2-like's groups on one link, each effect beside the population's.
+      assert.equal(written.designs.length, 1);
+      const design = written.designs[0]!;
+      assert.deepEqual([design.population, design.shared], ['dc2-like', 'dc2-like-shared']);
+      // No bulk group here: every effect is a group's against baseline1, never baseline1's against itself.
+      assert.ok(design.effects.length > 0 && design.effects.every((e) => e.group !== 'baseline1'));
+      assert.match(summary, /## Unbiased and naive side by side: dc2-like \(a link per viewer\) and dc2-like-shared/);
       const report = await readFile(join(out, 'report.html'), 'utf8');
       assert.ok(
         report.includes('side by side with the paper (DC1)') &&
-          report.includes('player-sim against dash.js on identical links'),
+          report.includes('player-sim against dash.js on identical links') &&
+          report.includes('Unbiased and naive side by side: dc2-like and dc2-like-shared'),
       );
     },
   );

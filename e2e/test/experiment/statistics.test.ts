@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import {
   bootstrap,
   bootstrapComparison,
+  differenceOfIndependent,
   ecdfPoints,
   intervalsOverlap,
   mean,
@@ -30,6 +31,25 @@ describe('experiment statistics', () => {
     const one = meanInterval([5, Number.NaN]);
     assert.equal(one.value, 5);
     assert.ok(Number.isNaN(one.low) && Number.isNaN(one.high));
+  });
+
+  it('difference of independent estimates (MOVER): 10 [6, 13] - 4 [3, 8] is 6 in [0.34, 9.16]; none without', () => {
+    // low: 6 - sqrt((10 - 6)^2 + (8 - 4)^2) = 6 - 5.657; high: 6 + sqrt((13 - 10)^2 + (4 - 3)^2) = 6 + 3.162.
+    const d = differenceOfIndependent({ value: 10, low: 6, high: 13, n: 40 }, { value: 4, low: 3, high: 8, n: 25 });
+    assert.equal(d.value, 6);
+    close(d.low, 0.3431);
+    close(d.high, 9.1623);
+    assert.equal(d.n, 25);
+    // Symmetric normal intervals: the half-widths add in quadrature, as for a difference of independent means.
+    const symmetric = differenceOfIndependent(
+      { value: 5, low: 2, high: 8, n: 9 },
+      { value: 1, low: -3, high: 5, n: 9 },
+    );
+    close(symmetric.low, -1);
+    close(symmetric.high, 9);
+    const none = differenceOfIndependent({ value: 5, low: Number.NaN, high: Number.NaN, n: 1 }, symmetric);
+    assert.equal(none.value, 1);
+    assert.ok(Number.isNaN(none.low) && Number.isNaN(none.high));
   });
 
   it('Wilson score interval: 5 of 20 is 25 % in [11.19 %, 46.87 %]; 0 of 10 still has an upper bound', () => {
