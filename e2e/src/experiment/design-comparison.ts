@@ -12,7 +12,7 @@ import {
   type GroupRow,
   type ProfileSummary,
 } from './analysis.js';
-import { differenceOfIndependent, median, type Estimate } from './statistics.js';
+import { differenceOfIndependent, formatEstimate, median, type Estimate } from './statistics.js';
 
 interface EffectPick {
   readonly effect: (baseline: string, bulk: string) => string;
@@ -111,4 +111,28 @@ export function designReading(design: DesignComparison): string {
     `"differ" when it excludes 0, "too few" under ${minimumVerdictConnections} connections on a side. ` +
     `${design.differ} of ${design.judged} judged effects differ between the designs${spread}.`
   );
+}
+
+/** The comparison's table, effect by effect, for summary.md and report.html alike. */
+export function designTable(design: DesignComparison): { columns: string[]; rows: string[][] } {
+  return {
+    columns: [
+      'transfer',
+      'group',
+      'effect',
+      'population',
+      'shared bottleneck',
+      'shared - population (points)',
+      'verdict',
+    ],
+    rows: design.effects.map((e) => [
+      e.kind,
+      `${e.group} (${e.policy})`,
+      e.effect,
+      formatEstimate(e.population, 0),
+      formatEstimate(e.shared, 0),
+      formatEstimate(e.difference, 0),
+      e.verdict,
+    ]),
+  };
 }

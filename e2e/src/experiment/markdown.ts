@@ -1,7 +1,7 @@
 /** summary.md of an experiment: the headline tables (the shape of bench/results/trickle-ab.md). */
 import { writeFile } from 'node:fs/promises';
 import type { DesignComparison, ExperimentResults } from './analysis.js';
-import { designReading } from './design-comparison.js';
+import { designReading, designTable } from './design-comparison.js';
 import { dataCentreOf, paperComparison } from './paper.js';
 import { minimumPairs, simBrowserVerdicts } from './population-analysis.js';
 import { formatEstimate, formatNumber } from './statistics.js';
@@ -178,19 +178,16 @@ export function summaryMarkdown(results: ExperimentResults, command: string): st
 
 /** The unbiased design (a link per viewer) and the naive one (one shared bottleneck), effect by effect. */
 function designMarkdown(design: DesignComparison): string[] {
+  const { columns, rows } = designTable(design);
   return [
     `## Unbiased and naive side by side: ${design.population} (a link per viewer) and ${design.shared} ` +
       '(one shared bottleneck)',
     '',
     designReading(design),
     '',
-    '| transfer | group | effect | population | shared bottleneck | shared - population (points) | verdict |',
+    `| ${columns.join(' | ')} |`,
     '| --- | --- | --- | ---: | ---: | ---: | --- |',
-    ...design.effects.map(
-      (e) =>
-        `| ${e.kind} | ${e.group} (${e.policy}) | ${e.effect} | ${ci(e.population, 0)} | ${ci(e.shared, 0)} ` +
-        `| ${ci(e.difference, 0)} | ${e.verdict} |`,
-    ),
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
   ];
 }
 

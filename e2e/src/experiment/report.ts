@@ -18,7 +18,7 @@ import {
   type QueueingDistribution,
 } from './analysis.js';
 import type { DesignComparison, ExperimentResults } from './analysis.js';
-import { designReading } from './design-comparison.js';
+import { designReading, designTable } from './design-comparison.js';
 import { formatEstimate, formatNumber } from './statistics.js';
 import { dataCentreOf, paperComparison, paperFigures } from './paper.js';
 import { minimumPairs, simBrowserVerdicts } from './population-analysis.js';
@@ -654,18 +654,7 @@ function designSection(design: DesignComparison): ReportSection {
   return {
     heading: `Unbiased and naive side by side: ${design.population} and ${design.shared}`,
     text: designReading(design),
-    table: {
-      columns: ['transfer', 'group', 'effect', 'population', 'shared bottleneck', 'shared - population', 'verdict'],
-      rows: design.effects.map((e) => [
-        e.kind,
-        `${e.group} (${e.policy})`,
-        e.effect,
-        ci(e.population, 0),
-        ci(e.shared, 0),
-        ci(e.difference, 0),
-        e.verdict,
-      ]),
-    },
+    table: designTable(design),
     chart: {
       $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
       title: 'Each effect from both designs (95 % intervals)',

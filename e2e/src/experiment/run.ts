@@ -508,6 +508,8 @@ export async function writeResults(
   const runs = options.runs ?? planRuns(config);
   const profiles: ExperimentResults['profiles'][number][] = [];
   const allRuns: RunData[] = [];
+  const trickle = config.groups.find((g) => g.policy === 'trickle');
+  const baseline = config.groups.find((g) => g.name === (config.baseline ?? config.groups[0]!.name))!;
   for (const profile of config.profiles) {
     const data: RunData[] = [];
     for (const run of runs.filter((r) => r.profile === profile.name)) {
@@ -525,18 +527,15 @@ export async function writeResults(
     }
     allRuns.push(...data);
     const summary = summarizeProfile(profile.name, data, config);
-    const trickle = config.groups.find((g) => g.policy === 'trickle');
-    const baseline = config.groups.find((g) => g.name === (config.baseline ?? config.groups[0]!.name))!;
     const compass: Record<string, ReturnType<typeof compassChecks>> = {};
     if (trickle !== undefined && baseline.policy === 'app-pacing')
       for (const kind of summary.kinds) compass[kind.kind] = compassChecks(kind, trickle.name, baseline.name);
     profiles.push({ ...summary, link: data[0]!.link, compass });
   }
-  const baselineName = config.baseline ?? config.groups[0]!.name;
   const designs = config.profiles.flatMap((profile) => {
     const shared = profiles.find((p) => p.profile === profile.name);
     const population = profiles.find((p) => p.profile === profile.sharedBottleneckOf);
-    return shared === undefined || population === undefined ? [] : [compareDesigns(population, shared, baselineName)];
+    return shared === undefined || population === undefined ? [] : [compareDesigns(population, shared, baseline.name)];
   });
   const results: ExperimentResults = {
     name: config.name,

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { GroupRow, KindSummary, ProfileSummary } from '../../src/experiment/analysis.js';
-import { compareDesigns, designReading } from '../../src/experiment/design-comparison.js';
+import { compareDesigns, designReading, designTable } from '../../src/experiment/design-comparison.js';
 import type { Estimate } from '../../src/experiment/statistics.js';
 
 const none: Estimate = { value: Number.NaN, low: Number.NaN, high: Number.NaN, n: 0 };
@@ -117,11 +117,22 @@ describe('unbiased and naive designs side by side', () => {
     assert.equal(verdicts['trickle: retransmissions (whole responses), % lower than bulk']!.verdict, 'no data');
   });
 
-  it('counts the judged effects, those that differ, and the median distance between the designs', () => {
+  it('counts the judged effects, those that differ, the median distance, and tables them for the reports', () => {
     // Judged: -50 (differ), 2, 5, 1 (agree): median |difference| of 1, 2, 5, 50 is 3.5.
     assert.equal(design.judged, 4);
     assert.equal(design.differ, 1);
     assert.equal(design.medianAbsoluteDifferencePoints, 3.5);
+    const table = designTable(design);
+    assert.equal(table.rows.length, design.effects.length);
+    assert.deepEqual(table.rows[2], [
+      'progressive',
+      'trickle (trickle)',
+      'retransmissions (throttling), % lower than baseline1',
+      '60 [50, 70]',
+      '10 [0, 20]',
+      '-50 [-64, -36]',
+      'differ',
+    ]);
     assert.match(
       designReading(design),
       /1 of 4 judged effects differ between the designs; the median effect moved 4 points/,
