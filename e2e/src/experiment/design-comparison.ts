@@ -55,8 +55,8 @@ function verdictOf(population: Estimate, shared: Estimate, difference: Estimate,
 
 /**
  * Every effect the two profiles both report: per transfer kind, each group against the baseline (the throttling
- * phase) and against unpaced delivery (whole responses, when a group's policy is bulk). Effects neither design could
- * measure (a reference group against itself, bulk's throttling phase) are left out.
+ * phase) and against unpaced delivery (whole responses, when the experiment has a group whose policy is bulk).
+ * Effects neither design could measure (a reference group against itself, bulk's throttling phase) are left out.
  */
 export function compareDesigns(population: ProfileSummary, shared: ProfileSummary, baseline: string): DesignComparison {
   const effects: DesignEffect[] = [];
