@@ -9,7 +9,6 @@
  * `npx trickle bench qoe [--links ..] [--policies ..] [--players ..] [--cmcd off,on] [--sessions 10]` (root; needs
  * media/demo).
  */
-import { availableParallelism } from 'node:os';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
@@ -133,7 +132,6 @@ export async function main(argv: readonly string[]): Promise<void> {
   const work = resolve(options.work);
   await mkdir(work, { recursive: true });
   const progress = stageProgress();
-  let failures = 0;
   const data = await runMatrix({
     ...matrix,
     work,
@@ -141,10 +139,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     fresh: options.fresh === true,
     reportOnly: options.reportOnly === true,
     onProgress: (p) => {
-      if (p.stage === 'failed') {
-        failures++;
-        process.stderr.write(`\n${p.key}: ${p.error}\n`);
-      }
+      if (p.stage === 'failed') process.stderr.write(`\n${p.key}: ${p.error}\n`);
       progress.update('sessions', p.done / p.total);
     },
   });
@@ -154,9 +149,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     defaultPolicy: defaultDeliveryConfig.policy,
     sessionSeconds: matrix.sessionSeconds,
     commandLine,
-    labsAtOnce: parallel,
-    cores: availableParallelism(),
   });
+  const { harnessRetries, retriesUnrecorded } = report.conditions;
   await writeResults(`${options.results}.md`, 'QoE matrix: what pacing costs viewers, and what it saves the network', [
     `Links: ${matrix.links.join(', ')}; ` +
       `policies: ${matrix.policies.map((p) => p.label).join(', ')} (congestion ` +
@@ -164,7 +158,8 @@ export async function main(argv: readonly string[]): Promise<void> {
       `players: ${matrix.players.join(', ')}; ` +
       `CMCD: ${matrix.cmcd.join(', ')}; players begin at ${matrix.starts.map((s) => `${s} s`).join(', ')}; ` +
       `${matrix.sessions} sessions ` +
-      `of ${matrix.sessionSeconds} s per cell; ${failures} harness retries. Charts: ` +
+      `of ${matrix.sessionSeconds} s per cell; ${harnessRetries} harness retries` +
+      `${retriesUnrecorded > 0 ? ` (${retriesUnrecorded} sessions did not record theirs)` : ''}. Charts: ` +
       `bench/results/${options.results}.html.`,
     ...report.markdown,
   ]);

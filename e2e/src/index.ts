@@ -82,9 +82,11 @@ export {
   agreements,
   bitrateRatio,
   minimumSessions,
+  runConditions,
   type CellSummary,
   type MatrixData,
   type MatrixRunData,
+  type RunConditions,
   type GoalCheck,
   type Verdict,
 } from './qoe-matrix/analysis.js';

@@ -15,9 +15,11 @@ import {
   minimumSessions,
   placesOf,
   placeTitle,
+  runConditions,
   sammyAgainstBulk,
   type CellSummary,
   type MatrixData,
+  type RunConditions,
 } from './analysis.js';
 import { matrixLinks } from './config.js';
 
@@ -77,6 +79,34 @@ function row(c: CellSummary): string[] {
 export interface MatrixReport {
   readonly markdown: string[];
   readonly sections: ReportSection[];
+  /** What the machine did while the reported sessions ran, from their records. */
+  readonly conditions: RunConditions;
+}
+
+/**
+ * The report's warning when the sessions' labs shared cores (or may have): a browser's startup and the probe's
+ * queueing are then the harness's contention as much as the policy's.
+ */
+function sharedCoresNote(conditions: RunConditions): string[] {
+  const { labsAtOnce, labsUnrecorded, sessions, cores } = conditions;
+  if ((labsAtOnce === null || labsAtOnce <= 1) && labsUnrecorded === 0) return [];
+  const ran =
+    labsAtOnce !== null && labsAtOnce > 1
+      ? `Labs ran up to ${labsAtOnce} at once${cores === null ? '' : ` on ${cores} cores`}`
+      : 'Labs may have run several at once';
+  const unrecorded =
+    labsUnrecorded > 0
+      ? ` (${labsUnrecorded} of ${sessions} sessions were written before their records said how many labs ran ` +
+        `beside them)`
+      : '';
+  return [
+    '',
+    `${ran}${unrecorded}: with labs sharing cores a browser's startup came later under the paced policies than ` +
+      `under bulk in every such cell measured (up to 450 ms), and 16 ms apart one lab at a time ` +
+      `(bench/results/qoe-startup-probe.md). Read startup here as the harness's contention, and the probe's ` +
+      `queueing too (the delay line and the ping wait behind the browsers); judge both from a run with ` +
+      `\`--parallel 1\`.`,
+  ];
 }
 
 export function matrixReport(
@@ -85,14 +115,12 @@ export function matrixReport(
     readonly defaultPolicy: string;
     readonly sessionSeconds: number;
     readonly commandLine: string;
-    /** Labs run at once, and the machine's cores: startup and the probe are skewed when labs share cores. */
-    readonly labsAtOnce: number;
-    readonly cores: number;
   },
 ): MatrixReport {
   // A section per link and start (mid-asset starts after the link's own).
   const places = placesOf(data.cells);
-  const goals = goalChecks(data, options.defaultPolicy, options.labsAtOnce);
+  const goals = goalChecks(data, options.defaultPolicy);
+  const conditions = runConditions([...data.runsByCell.values()].flat());
   const agree = agreements(data.cells);
   const sammy = sammyAgainstBulk(data);
   const md: string[] = [
@@ -117,16 +145,7 @@ export function matrixReport(
       `after a response's bytes went out counts their retransmissions over few segments); ` +
       `"retrans. after startup" counts every response begun after the startup window, the ` +
       `same bytes under every policy, bulk's included.`,
-    ...(options.labsAtOnce > 1
-      ? [
-          '',
-          `Labs ran ${options.labsAtOnce} at once on ${options.cores} cores: with labs sharing cores a ` +
-            `browser's startup came later under the paced policies than under bulk in every such cell measured ` +
-            `(up to 450 ms), and 16 ms apart one lab at a time (bench/results/qoe-startup-probe.md). Read ` +
-            `startup here as the harness's contention, and the probe's queueing too (the delay line and the ping ` +
-            `wait behind the browsers); judge both from a run with \`--parallel 1\`.`,
-        ]
-      : []),
+    ...sharedCoresNote(conditions),
     '',
     '## Goals',
     '',
@@ -320,7 +339,7 @@ export function matrixReport(
       table: { columns: agreeColumns, rows: agreeRows },
     });
   }
-  return { markdown: md, sections };
+  return { markdown: md, sections, conditions };
 }
 
 /**

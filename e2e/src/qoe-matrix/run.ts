@@ -11,6 +11,7 @@
  */
 import { once } from 'node:events';
 import { copyFile, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { buildAssetIndex, type AssetIndex, type FlowRecord } from '@trickle/origin';
 import { defaultDeliveryConfig } from '@trickle/origin/rules';
@@ -324,6 +325,15 @@ export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixDat
       options.onProgress?.({ done, total: runs.length, key: runKey(run), stage: 'resumed' });
     } else pending.push(run);
   }
+  // The labs running now, each with the most that ran at once since it came up: a session records it, since labs
+  // sharing the cores skew what it measures, and the invocation that reports a work directory cannot know it.
+  const running = new Set<{ peak: number }>();
+  const labStarted = () => {
+    const lab = { peak: 0 };
+    running.add(lab);
+    for (const other of running) other.peak = Math.max(other.peak, running.size);
+    return lab;
+  };
   const slot = async (slotIndex: number) => {
     const labName = `qm${slotIndex}`;
     const workDir = join(options.work, 'slots', String(slotIndex));
@@ -332,11 +342,17 @@ export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixDat
       options.onProgress?.({ done, total: runs.length, key: runKey(run), stage: 'started' });
       for (let attempt = 0; ; attempt++) {
         let lab: Lab | undefined;
+        const labsAtOnce = labStarted();
         try {
           await labDown(labName);
           lab = await labUp(labName, matrixLinks[run.cell.link]!.spec(run.index), { cross: true });
           const file = runFile(options.work, run);
-          const data = await executeRun(options, run, lab, workDir, index, file.replace(/\.json$/, ''));
+          const data: MatrixRunData = {
+            ...(await executeRun(options, run, lab, workDir, index, file.replace(/\.json$/, ''))),
+            labsAtOnce: labsAtOnce.peak,
+            cores: availableParallelism(),
+            harnessRetries: attempt,
+          };
           await writeFile(file, `${JSON.stringify(data)}\n`);
           done++;
           options.onProgress?.({ done, total: runs.length, key: runKey(run), stage: 'finished' });
@@ -355,6 +371,7 @@ export async function runMatrix(options: MatrixRunnerOptions): Promise<MatrixDat
           if (!harness || attempt >= (options.retries ?? 2)) throw error;
         } finally {
           if (lab !== undefined) await labDown(labName);
+          running.delete(labsAtOnce);
         }
       }
     }

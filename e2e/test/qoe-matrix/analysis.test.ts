@@ -8,6 +8,7 @@ import type { SessionResult } from '@trickle/player-sim';
 import {
   agreements,
   goalChecks,
+  runConditions,
   sammyAgainstBulk,
   summarizeCell,
   type MatrixRunData,
@@ -80,6 +81,9 @@ function run(
         : { afterStartupRetransmittedSegments: afterStartupRetransmitted, afterStartupDataSegments: 2000 }),
       bottleneckDrops: retransmitted,
     },
+    labsAtOnce: 1,
+    cores: 2,
+    harnessRetries: 0,
   };
 }
 
@@ -154,6 +158,33 @@ describe('QoE matrix figures', () => {
     assert.equal(summarizeCell(cell('bulk', 'dashjs'), runs.slice(0, 3)).tooFew, true);
   });
 
+  it('says what the machine did while sessions ran from their own records, old records counted as unknown', () => {
+    const base = run(cell('bulk', 'dashjs'), 0, [session(2.7e6, 0)], [10]);
+    const { labsAtOnce: _labs, cores: _cores, harnessRetries: _retries, ...old } = base;
+    const conditions = runConditions([
+      { ...base, labsAtOnce: 1, cores: 4, harnessRetries: 0 },
+      { ...base, labsAtOnce: 2, cores: 2, harnessRetries: 1 },
+      { ...base, labsAtOnce: 1, cores: 2, harnessRetries: 2 },
+      old,
+    ]);
+    assert.deepEqual(conditions, {
+      sessions: 4,
+      labsAtOnce: 2,
+      labsUnrecorded: 1,
+      cores: 2,
+      harnessRetries: 3,
+      retriesUnrecorded: 1,
+    });
+    assert.deepEqual(runConditions([old]), {
+      sessions: 1,
+      labsAtOnce: null,
+      labsUnrecorded: 1,
+      cores: null,
+      harnessRetries: 0,
+      retriesUnrecorded: 1,
+    });
+  });
+
   it('checks the goals against bulk and application pacing, "too few" below the minimum', () => {
     const byCell = new Map<string, MatrixRunData[]>();
     const fill = (
@@ -182,12 +213,23 @@ describe('QoE matrix figures', () => {
     assert.equal(find(/rebuffering chance not worse/, 'fast-20mbit, dashjs').verdict, 'met');
     assert.equal(find(/queueing p95 <= 25 %.*whole session/, 'fast-20mbit, dashjs').verdict, 'met');
     assert.equal(find(/queueing p95 <= 25 %.*whole session/, 'fast-20mbit, sim').verdict, 'too few');
-    // Labs that shared the cores: the probe waited behind the browsers, the queueing goal is not judged.
-    const shared = goalChecks(data, 'trickle-abr', 3).find(
-      (g) => /queueing p95 <= 25 %.*whole session/.test(g.goal) && g.scope === 'fast-20mbit, dashjs',
-    )!;
+    // Labs that shared the cores, by the sessions' own records (a work directory can mix invocations): the probe
+    // waited behind the browsers, the queueing goal is not judged; nor where a session did not record it.
+    const queueingGoal = (labsAtOnce: (index: number) => number | undefined) => {
+      const runsByCell = new Map(
+        [...byCell].map(([id, runs]) => [id, runs.map((r) => ({ ...r, labsAtOnce: labsAtOnce(r.index) }))]),
+      );
+      return goalChecks({ ...data, runsByCell }, 'trickle-abr').find(
+        (g) => /queueing p95 <= 25 %.*whole session/.test(g.goal) && g.scope === 'fast-20mbit, dashjs',
+      )!;
+    };
+    const shared = queueingGoal((index) => (index === 4 ? 3 : 1));
     assert.equal(shared.verdict, 'not judged');
-    assert.match(shared.measured, /3 labs at once: judge with `--parallel 1`$/);
+    assert.match(shared.measured, /; up to 3 labs at once: judge with `--parallel 1`$/);
+    const unrecorded = queueingGoal((index) => (index < 2 ? undefined : 1));
+    assert.equal(unrecorded.verdict, 'not judged');
+    assert.match(unrecorded.measured, /; labs at once not recorded for 4 of 20 sessions: judge with/);
+    assert.equal(queueingGoal(() => 1).verdict, 'met');
     // Agreement: the simulator against dash.js, cell by cell.
     const agreeing = agreements(data.cells).find((a) => a.policy === 'trickle-abr')!;
     assert.ok(Math.abs(agreeing.rebufferChanceDiffPoints - 100 / 3) < 1e-9);
