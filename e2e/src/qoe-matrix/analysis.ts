@@ -503,7 +503,7 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
       goal: `rebuffering chance known within +-${maximumChanceHalfWidthPoints} points on the 3G-like trace`,
       scope: place.title,
       measured:
-        `widest +-${halfWidth(widest).toFixed(1)} points (${widest.cell.policy.label} ${widest.cell.player}, ` +
+        `widest +-${halfWidth(widest).toFixed(2)} points (${widest.cell.policy.label} ${widest.cell.player}, ` +
         `${widest.sessions} sessions: ${fmt(widest.rebufferChancePercent, 1)} %)`,
       verdict: verdictOf(here, halfWidth(widest), halfWidth(widest) <= maximumChanceHalfWidthPoints),
     });
