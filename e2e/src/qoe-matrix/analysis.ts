@@ -63,7 +63,7 @@ export interface MatrixRunData {
    */
   readonly labsAtOnce?: number | undefined;
   readonly cores?: number | undefined;
-  /** Sessions the harness retried before this one ran (absent in runs written before it was recorded). */
+  /** How often the harness retried this session before it ran through (absent in runs written before it was kept). */
   readonly harnessRetries?: number | undefined;
 }
 
