@@ -17,6 +17,7 @@ import {
   placeTitle,
   runConditions,
   sammyAgainstBulk,
+  sharedCoresReason,
   type CellSummary,
   type MatrixData,
   type RunConditions,
@@ -88,8 +89,8 @@ export interface MatrixReport {
  * queueing are then the harness's contention as much as the policy's.
  */
 function sharedCoresNote(conditions: RunConditions): string[] {
+  if (sharedCoresReason(conditions) === null) return [];
   const { labsAtOnce, labsUnrecorded, sessions, cores } = conditions;
-  if ((labsAtOnce === null || labsAtOnce <= 1) && labsUnrecorded === 0) return [];
   const ran =
     labsAtOnce !== null && labsAtOnce > 1
       ? `Labs ran up to ${labsAtOnce} at once${cores === null ? '' : ` on ${cores} cores`}`
