@@ -259,6 +259,9 @@ const fmt = (e: Estimate, digits = 2) =>
       `${Number.isFinite(e.low) ? ` [${e.low.toFixed(digits)}, ${e.high.toFixed(digits)}]` : ''}`
     : '-';
 
+/** A ratio's estimate in per cent. */
+const asPercent = (e: Estimate): Estimate => ({ ...e, value: 100 * e.value, low: 100 * e.low, high: 100 * e.high });
+
 function verdictOf(cells: readonly (CellSummary | undefined)[], value: number, ok: boolean): Verdict {
   if (cells.some((c) => c === undefined || c.sessions === 0) || !Number.isFinite(value)) return 'no data';
   if (cells.some((c) => c!.tooFew)) return 'too few';
@@ -402,12 +405,11 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
         if (mine === undefined || bulk === undefined) continue;
         const scope = `${place.title}, ${player}${cmcd ? ', CMCD on' : ''}`;
         const ratio = bitrateRatio(runs(mine), runs(bulk));
+        const bulkMbps = fmt(bulk.meanBitrateMbps);
         checks.push({
           goal: `${defaultPolicy} mean bitrate >= 95 % of bulk's`,
           scope,
-          measured:
-            `${fmt({ ...ratio, value: 100 * ratio.value, low: 100 * ratio.low, high: 100 * ratio.high }, 1)} ` +
-            `% (${fmt(mine.meanBitrateMbps)} vs ${fmt(bulk.meanBitrateMbps)} Mbit/s)`,
+          measured: `${fmt(asPercent(ratio), 1)} % (${fmt(mine.meanBitrateMbps)} vs ${bulkMbps} Mbit/s)`,
           verdict: verdictOf([mine, bulk], ratio.value, ratio.value >= 0.95),
         });
         const a = mine.rebufferChancePercent;
@@ -442,18 +444,30 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
     const app = fast === undefined ? undefined : find(fast, 'app-pacing', player, false);
     if (mine !== undefined && app !== undefined) {
       const sharedCores = sharedCoresReason(runConditions([...runs(mine), ...runs(app)]));
-      for (const [label, pick] of [
-        ['whole session', (c: CellSummary) => c.queueingP95Ms],
-        ['after the startup window', (c: CellSummary) => c.queueingP95AfterStartupMs],
+      for (const [label, pick, samples] of [
+        ['whole session', (c: CellSummary) => c.queueingP95Ms, (n: RunNetwork) => n.queueingMs],
+        [
+          'after the startup window',
+          (c: CellSummary) => c.queueingP95AfterStartupMs,
+          (n: RunNetwork) => n.queueingAfterStartupMs,
+        ],
       ] as const) {
-        const ratio = pick(mine).value / pick(app).value;
+        // Judged on the point estimate, as the bitrate ratio is; the interval says how firmly.
+        const ratio = runComparison(
+          runs(mine),
+          runs(app),
+          pooledP95Of(samples),
+          (r) => samples(r.network).length > 0,
+          (x, y) => x / y,
+          1,
+        );
         checks.push({
           goal: `${defaultPolicy} probe queueing p95 <= 25 % of app-pacing's (${label})`,
           scope: `fast-20mbit, ${player}`,
           measured:
-            `${fmt(pick(mine), 1)} ms vs ${fmt(pick(app), 1)} ms (${(100 * ratio).toFixed(0)} %)` +
+            `${fmt(pick(mine), 1)} ms vs ${fmt(pick(app), 1)} ms (${fmt(asPercent(ratio), 0)} %)` +
             (sharedCores === null ? '' : `; ${sharedCores}: judge with \`--parallel 1\``),
-          verdict: sharedCores === null ? verdictOf([mine, app], ratio, ratio <= 0.25) : 'not judged',
+          verdict: sharedCores === null ? verdictOf([mine, app], ratio.value, ratio.value <= 0.25) : 'not judged',
         });
       }
     }

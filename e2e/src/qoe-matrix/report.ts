@@ -85,12 +85,20 @@ export interface MatrixReport {
 }
 
 /**
- * The report's warning when the sessions' labs shared cores (or may have): a browser's startup and the probe's
- * queueing are then the harness's contention as much as the policy's.
+ * How many labs ran at once, from the sessions' records: a warning when they shared cores (or may have), since a
+ * browser's startup and the probe's queueing are then the harness's contention as much as the policy's.
  */
-function sharedCoresNote(conditions: RunConditions): string[] {
-  if (sharedCoresReason(conditions) === null) return [];
+function labsAtOnceNote(conditions: RunConditions): string[] {
   const { labsAtOnce, labsUnrecorded, sessions, cores } = conditions;
+  if (sessions === 0) return [];
+  if (sharedCoresReason(conditions) === null) {
+    // Said as plainly as the shared case, so a reader knows the startup and queueing figures stand.
+    return [
+      '',
+      `Labs ran one at a time${cores === null ? '' : ` on ${cores} cores`} (every session's record says so): ` +
+        `startup and the probe's queueing are judged from this run.`,
+    ];
+  }
   const ran =
     labsAtOnce !== null && labsAtOnce > 1
       ? `Labs ran up to ${labsAtOnce} at once${cores === null ? '' : ` on ${cores} cores`}`
@@ -146,7 +154,7 @@ export function matrixReport(
       `after a response's bytes went out counts their retransmissions over few segments); ` +
       `"retrans. after startup" counts every response begun after the startup window, the ` +
       `same bytes under every policy, bulk's included.`,
-    ...sharedCoresNote(conditions),
+    ...labsAtOnceNote(conditions),
     '',
     '## Goals',
     '',
