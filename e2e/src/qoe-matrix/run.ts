@@ -4,9 +4,10 @@
  * (`startOrigin`, as `trickle serve`, with the cell's policy) on the origin side, the player
  * (dash.js or hls.js in Chromium, or the simulator's live player) on the player side, a ping
  * probe from the cross host through the same bottleneck, and the origin's flow records. Each
- * finished session slot is written to `<work>/runs/<cell>/<index>.json` at once (with the most labs that ran beside it,
- * the machine's cores and its harness retries, since a report of the directory may come from another invocation), so an
- * interrupted matrix resumes where it stopped (`fresh` discards what is there); beside it the
+ * finished session slot is written to `<work>/runs/<cell>/<index>.json` at once (with the most
+ * labs that ran beside it, the machine's cores and its harness retries, since a report of the
+ * directory may come from another invocation), so an interrupted matrix resumes where it
+ * stopped (`fresh` discards what is there); beside it the
  * evidence to explain a session by: the origin's flow records (`<index>.flows.jsonl`) and the
  * browser's own record of the session, its events and rendered bitrates (`<index>.player.json`).
  */
