@@ -22,7 +22,8 @@
  * own Chromium build decodes neither H.264 nor AAC, and says so in one line with the fix. Set
  * `qoeNamespace` to play from a lab's player namespace (root): the browser is then Debian's Chromium
  * started inside it. The test's timeout grows by each session's length, and every record is
- * attached to the test's report.
+ * attached to the test's report. `starvedStalls(record)` is a record's stalls the delivery made (the
+ * player starved of media), leaving out those of a machine too busy to decode or append in time.
  */
 import { test as base, expect, type Browser, type BrowserContext, type LaunchOptions } from '@playwright/test';
 import { defaultChromiumPath, playerPageArgs } from './chromium.js';
@@ -152,4 +153,5 @@ export const test = base.extend<QoeOptions & { qoeSession: QoeSession }>({
 });
 
 export { expect };
+export { starvedStalls } from './qoe/play-to-end.js';
 export type { SessionRecord };

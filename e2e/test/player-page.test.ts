@@ -78,7 +78,8 @@ describe('/player/ in Chromium', { skip }, () => {
       const { page, snapshot, consoleErrors } = await playFor(player, 4);
       assert.deepEqual(snapshot.errors, []);
       assert.deepEqual(consoleErrors, []);
-      assert.ok(snapshot.startupMs! > 0 && snapshot.startupMs! < 10_000, `startup ${snapshot.startupMs} ms`);
+      // Bounded only by the wait above: a startup's wall time beside other tests measures the machine (CI read 7.8 s).
+      assert.ok(snapshot.startupMs! > 0, `startup ${snapshot.startupMs} ms`);
       const frames = await page.evaluate(
         () => (window.document.getElementById('video') as HTMLVideoElement).getVideoPlaybackQuality().totalVideoFrames,
       );

@@ -37,10 +37,16 @@ const starvedBelowSec = 0.5;
  */
 const afterFreezeMs = 2_000;
 
-type Rebuffer = PlayedSession['rebuffers'][number];
+type Rebuffer = Readonly<PlayedSession['rebuffers'][number]>;
+
+/** What judging a session's stalls reads: a played session's, or a Playwright session record's. */
+interface StallEvidence<T extends Rebuffer> {
+  readonly rebuffers: readonly T[];
+  readonly videoFreezes: readonly Readonly<PlayedSession['videoFreezes'][number]>[];
+}
 
 /** A confirmed stall the delivery made: starved of media, and not right after a video freeze. */
-const deliveryMade = (session: Pick<PlayedSession, 'videoFreezes'>, rebuffer: Rebuffer) =>
+const deliveryMade = (session: Pick<StallEvidence<Rebuffer>, 'videoFreezes'>, rebuffer: Rebuffer) =>
   (rebuffer.bufferAheadSec ?? 0) < starvedBelowSec &&
   !session.videoFreezes.some(
     (freeze) =>
@@ -54,12 +60,12 @@ const deliveryMade = (session: Pick<PlayedSession, 'videoFreezes'>, rebuffer: Re
  * renderer's, and one right after a freeze the machine's (a CPU starved by the tests beside it):
  * those `machineStalls` returns, for the caller to print rather than blame on pacing.
  */
-export function starvedStalls(session: Pick<PlayedSession, 'rebuffers' | 'videoFreezes'>): Rebuffer[] {
+export function starvedStalls<T extends Rebuffer>(session: StallEvidence<T>): T[] {
   return session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog && deliveryMade(session, rebuffer));
 }
 
 /** Confirmed stalls the machine made: with media buffered ahead, or starved right after a video freeze. */
-export function machineStalls(session: Pick<PlayedSession, 'rebuffers' | 'videoFreezes'>): Rebuffer[] {
+export function machineStalls<T extends Rebuffer>(session: StallEvidence<T>): T[] {
   return session.rebuffers.filter((rebuffer) => rebuffer.confirmedByWatchdog && !deliveryMade(session, rebuffer));
 }
 

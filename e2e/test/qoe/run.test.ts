@@ -120,8 +120,10 @@ describe('trickle e2e harness through the lab', { skip }, () => {
     const types = session!.events.map((e) => e.type);
     assert.ok(types.includes('seek-requested') && types.includes('seeked'), `events: ${types.join(', ')}`);
     assert.deepEqual(session!.rebuffers, [], 'the wait after a seek is not a rebuffer');
-    // 2 s before the seek, 9 s after it: far less wall time than the 24 s of media.
-    assert.ok(session!.sessionMs < 18_000, `session ${session!.sessionMs} ms`);
+    // 2 s before the seek, 9 s after it: far less wall time after startup than the 24 s of media (the startup's own
+    // wall time follows the machine: CI once read 7.8 s beside other tests).
+    const afterStartupMs = session!.sessionMs - session!.startupMs!;
+    assert.ok(afterStartupMs < 18_000, `session ${session!.sessionMs} ms, ${afterStartupMs} ms after startup`);
   });
 
   const gapMs = 10_000;
