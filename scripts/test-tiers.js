@@ -65,7 +65,8 @@ const byTier = {
     'e2e/dist/test/aspect-ratios.test.js',
     'e2e/dist/test/qoe/codecs.test.js',
     'e2e/dist/test/fixture-package.test.js',
-    // root: users, cgroups, a compiler; the setup script
+    // root: users, cgroups, a compiler; the setup script; the BPF program on loopback, judging no timing
+    'native/dist/test/clamp/bpf-target.test.js',
     'dist/test/deploy/',
     'dist/test/setup.test.js',
   ],

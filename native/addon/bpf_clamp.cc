@@ -132,10 +132,13 @@ std::vector<uint8_t> ProgramTagOfLink(int linkFd) {
 }
 
 // A new target for the socket that keeps what the kernel has applied so far (a gradual release
-// grows from it), the congestion control's ssthresh it answers to, its initial window and the pacing rate
-// the program set; the rest zero.
+// grows from it), the congestion control's ssthresh it answers to and its initial window; the rest zero.
+// Not the pacing rate the program set: user space lifts it when a response ends, and a program that
+// took its own note for the socket's rate skipped setting the next response's same rate (that response
+// left unpaced: sammy's segments at a full buffer, one after another on a kept-alive connection).
 trickle_clamp_target CarriedOver(int targetsFd, uint64_t cookie) {
   trickle_clamp_target target{};
+  target.pacing_bytes_per_sec = TRICKLE_PACING_UNKNOWN;
   trickle_clamp_target previous{};
   if (bpf_map_lookup_elem(targetsFd, &cookie, &previous) == 0) {
     target.applied_packets = previous.applied_packets;
@@ -146,7 +149,6 @@ trickle_clamp_target CarriedOver(int targetsFd, uint64_t cookie) {
     target.cc_ssthresh = previous.cc_ssthresh;
     target.initial_window_packets = previous.initial_window_packets;
     target.initial_window_result = previous.initial_window_result;
-    target.pacing_bytes_per_sec = previous.pacing_bytes_per_sec;
   }
   return target;
 }

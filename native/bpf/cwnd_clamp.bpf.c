@@ -158,7 +158,7 @@ __noinline __u32 clamp_to_apply(struct bpf_sock_ops *skops, struct trickle_clamp
 	return raised < clamp ? raised : clamp;
 }
 
-/* SO_MAX_PACING_RATE in bytes/s (0: unlimited), set only when it changes. */
+/* SO_MAX_PACING_RATE in bytes/s (0: unlimited), set only when it changes or is not known. */
 static __always_inline void set_pacing(struct bpf_sock_ops *skops, struct trickle_clamp_target *t, __u64 bytes_per_sec)
 {
 	/* the socket option is an unsigned 32-bit rate; ~0U means unlimited */

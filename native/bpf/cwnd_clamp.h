@@ -124,7 +124,7 @@ struct trickle_clamp_target {
 	__u32 schedule_id;
 	struct trickle_schedule_piece pieces[TRICKLE_SCHEDULE_PIECES];
 
-	/* SO_MAX_PACING_RATE the program set (0: none) */
+	/* SO_MAX_PACING_RATE the program set (0: none; TRICKLE_PACING_UNKNOWN: not known, so its next set writes it) */
 	__u64 pacing_bytes_per_sec;
 	/* written by the program for the scheduled response */
 	struct trickle_schedule_run run;
@@ -170,5 +170,10 @@ enum trickle_stat {
 /* closed phases not taken yet (the oldest go first) */
 #define TRICKLE_MAX_CLOSED	4096
 #define TRICKLE_CLAMP_UNLIMITED 0x7fffffff
+/*
+ * pacing_bytes_per_sec of a target user space wrote: the socket's SO_MAX_PACING_RATE may have changed since the
+ * program last set it (the origin lifts it when a response ends), so the program's next set must write it.
+ */
+#define TRICKLE_PACING_UNKNOWN 0xffffffffffffffffULL
 
 #endif

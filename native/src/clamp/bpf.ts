@@ -30,6 +30,8 @@ export const clampMode = {
 
 /** Mirrors enum trickle_clamp_rtt. */
 const clampRttCodes: Record<ClampRtt, number> = { srtt: 0, 'min-rtt': 1 };
+/** TRICKLE_PACING_UNKNOWN (a u64 of all ones) as the addon reads it into a double. */
+const pacingUnknown = 2 ** 64;
 
 /** Mirrors enum trickle_schedule_state. */
 const scheduleStates = ['startup', 'clamped', 'floor', 'catching-up', 'done', 'paced'] as const;
@@ -163,7 +165,12 @@ export class BpfClampBackend implements ClampBackend {
             },
       updates: target.updates,
       lossSsthreshPackets: target.ccSsthresh === 0 ? undefined : target.ccSsthresh,
-      pacingRateBytesPerSec: target.pacingBytesPerSec === 0 ? null : target.pacingBytesPerSec,
+      pacingRateBytesPerSec:
+        target.pacingBytesPerSec === pacingUnknown
+          ? undefined
+          : target.pacingBytesPerSec === 0
+            ? null
+            : target.pacingBytesPerSec,
       ...(target.schedule === undefined ? {} : { schedule: scheduleState(target.schedule) }),
     };
     if (target.initialWindowPackets === 0) return state;

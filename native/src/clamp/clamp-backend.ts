@@ -134,7 +134,10 @@ export interface ClampSocketState {
    * one): from then on the clamp moves only where the window meets it, so it never restarts slow start.
    */
   readonly lossSsthreshPackets?: number | undefined;
-  /** pacing-rate: the SO_MAX_PACING_RATE set, bytes per second (null: unlimited). */
+  /**
+   * pacing-rate: the SO_MAX_PACING_RATE set, bytes per second (null: unlimited). bpf: the one the program last set (null:
+   * none; undefined: none since user space wrote the socket's target, which may have changed the option).
+   */
   readonly pacingRateBytesPerSec?: number | null;
   /** bpf: the initial window asked for, and what became of it. */
   readonly initialWindow?: InitialWindowState;

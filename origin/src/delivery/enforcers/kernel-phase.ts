@@ -203,8 +203,9 @@ export function kernelPhaseRun(
         const socketState = clamp.state(port.socket);
         state = socketState?.schedule;
         readMonotonicMs = clocks.monotonicMs();
-        // The next response on the connection must not start paced at this one's R.
-        if (socketState?.pacingRateBytesPerSec != null) port.control.setMaxPacingRate(port.socket, null);
+        // The next response on the connection must not start paced at this one's R (a rate not known may be it).
+        if (socketState !== undefined && socketState.pacingRateBytesPerSec !== null)
+          port.control.setMaxPacingRate(port.socket, null);
         // Leaves the schedule: a clamp (if any) is lifted, the program stops pacing.
         clamp.release(port.socket, { mode: options.release });
         // A viewer whose FIN came after the last byte was handed over (the program kept the phase then) ended it
