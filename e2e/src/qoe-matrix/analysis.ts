@@ -153,6 +153,9 @@ const pooledP95Of =
       95,
     );
 
+/** A run that has samples of the figure `pick` reads (runs without are left out of its bootstraps). */
+const hasSamplesOf = (pick: (n: RunNetwork) => readonly number[]) => (r: MatrixRunData) => pick(r.network).length > 0;
+
 /** Retransmitted over data segments of the segments `pick` counts in each run, the runs pooled, %. */
 const pooledPercentOf =
   (pick: (n: RunNetwork) => { readonly retransmitted: number; readonly segments: number }) =>
@@ -177,11 +180,7 @@ const pooledAfterStartupRetransmissionPercent = pooledPercentOf((n) => ({
 const hasAfterStartupSegments = (r: MatrixRunData) => (r.network.afterStartupDataSegments ?? 0) > 0;
 
 function pooledP95(runs: readonly MatrixRunData[], pick: (n: RunNetwork) => readonly number[], seed: number): Estimate {
-  return bootstrap(
-    runs.filter((r) => pick(r.network).length > 0),
-    pooledP95Of(pick),
-    { resamples, seed },
-  );
+  return bootstrap(runs.filter(hasSamplesOf(pick)), pooledP95Of(pick), { resamples, seed });
 }
 
 export function summarizeCell(cell: MatrixCell, runs: readonly MatrixRunData[], seed = 1): CellSummary {
@@ -457,7 +456,7 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
           runs(mine),
           runs(app),
           pooledP95Of(samples),
-          (r) => samples(r.network).length > 0,
+          hasSamplesOf(samples),
           (x, y) => x / y,
           1,
         );
@@ -570,7 +569,7 @@ export function goalChecks(data: MatrixData, defaultPolicy: string): GoalCheck[]
         runs(mine),
         runs(sammy),
         pooledP95Of((n) => n.queueingAfterStartupMs),
-        (r) => r.network.queueingAfterStartupMs.length > 0,
+        hasSamplesOf((n) => n.queueingAfterStartupMs),
       );
       checks.push({
         goal: `${defaultPolicy} probe queueing p95 after startup <= sammy's (difference's interval <= 0)`,
@@ -620,7 +619,7 @@ export function sammyAgainstBulk(data: MatrixData): SammyAgainstBulk[] {
           a,
           b,
           pooledP95Of((n) => n.queueingAfterStartupMs),
-          (r) => r.network.queueingAfterStartupMs.length > 0,
+          hasSamplesOf((n) => n.queueingAfterStartupMs),
         ),
       });
     }
